@@ -1,0 +1,102 @@
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { Command } from "commander";
+import type { App } from "../../src/app";
+import { TIERS } from "../../src/auth/tiers";
+import { startScheduler } from "../../src/jobs/scheduler";
+import { type CommonOptions, withApp, withDbOption } from "../context";
+
+interface ServeOptions extends CommonOptions {
+  demo?: boolean;
+  host?: string;
+  port?: string;
+  publicUrl?: string;
+}
+
+export function registerServe(program: Command): void {
+  withDbOption(program.command("serve"))
+    .description("migrate, then serve the API, the MCP endpoint and the scheduled jobs")
+    .option("--host <address>", "listen address (SMARTMONEY_HOST)")
+    .option("--port <port>", "listen port, 0 picks a free one (SMARTMONEY_PORT)")
+    .option("--public-url <url>", "base for profile links in webhooks (SMARTMONEY_PUBLIC_URL)")
+    .option(
+      "--demo",
+      "seed the small fixture world into an empty database and print a key per tier",
+    )
+    .action((options: ServeOptions) =>
+      withApp(options, (session) => runServer(session.app, options)),
+    );
+}
+
+/** Serves until SIGTERM or SIGINT, then shuts down in order: listener, in-flight requests, jobs. */
+async function runServer(app: App, options: ServeOptions): Promise<void> {
+  const { config, log } = app.deps;
+  if (config.webhookAllowPrivate) {
+    log.warn(
+      "SMARTMONEY_WEBHOOK_ALLOW_PRIVATE=1: webhooks may target http:// and private addresses. Development only.",
+    );
+    process.stderr.write(
+      "WARNING: SMARTMONEY_WEBHOOK_ALLOW_PRIVATE=1 lets webhooks reach private and loopback addresses. Never use it in production.\n",
+    );
+  }
+  const demoKeys = options.demo ? demoSetup(app) : [];
+
+  const server = serve({ fetch: app.http.fetch, hostname: config.host, port: config.port });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  }).catch((error: NodeJS.ErrnoException) => {
+    throw new Error(
+      `cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}`,
+    );
+  });
+  const { port } = server.address() as AddressInfo;
+  const base = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  log.info({ url: base, db: config.dbPath }, "listening");
+  process.stdout.write(`smartmoney listening on ${base}\n`);
+  if (demoKeys.length > 0) printDemo(base, demoKeys);
+
+  const scheduler = startScheduler([], log);
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log.info({ signal }, "shutting down");
+      process.off("SIGTERM", onTerm);
+      process.off("SIGINT", onInt);
+      server.close(() => resolve());
+      // Idle keep-alive sockets would hold close() open; requests in flight still finish.
+      if ("closeIdleConnections" in server) server.closeIdleConnections();
+    };
+    const onTerm = () => stop("SIGTERM");
+    const onInt = () => stop("SIGINT");
+    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", onInt);
+  });
+  await scheduler.stop();
+  log.info("stopped");
+}
+
+interface DemoKey {
+  tier: string;
+  key: string;
+}
+
+/** One fresh key per tier on fixed demo accounts (keys are shown once, so each start mints new ones). */
+function demoSetup(app: App): DemoKey[] {
+  return TIERS.map((tier) => {
+    const account = `demo-${tier.replace("_", "-")}`;
+    const existing = app.accounts.get(account);
+    if (existing && existing.tier !== tier) app.accounts.setTier(account, tier);
+    const minted = app.accounts.mintKey({ tier, account, kind: "api" });
+    if (!minted.ok) throw new Error(minted.reason);
+    return { tier, key: minted.value.key };
+  });
+}
+
+function printDemo(base: string, keys: DemoKey[]): void {
+  const lines = ["", "Demo keys (one per tier; shown once):"];
+  for (const { tier, key } of keys) lines.push(`  ${tier.padEnd(13)} ${key}`);
+  const pro = keys.find((k) => k.tier === "terminal_pro")?.key ?? keys[0]?.key;
+  lines.push("", "Try:", `  curl -s -H "Authorization: Bearer ${pro}" ${base}/v1/_ping`, "");
+  process.stdout.write(`${lines.join("\n")}\n`);
+}

@@ -1,0 +1,92 @@
+import type { Command } from "commander";
+import { type App, createApp } from "../src/app";
+import { systemClock } from "../src/clock";
+import { type Config, type ConfigFlags, loadConfig } from "../src/config";
+import { migrate } from "../src/db/migrate";
+import { type Db, openDb } from "../src/db/open";
+import { createLog, type Log } from "../src/log";
+import { CliError } from "./errors";
+
+/** Options every command accepts that touch configuration. */
+export interface CommonOptions extends ConfigFlags {
+  json?: boolean;
+}
+
+export function configFrom(options: ConfigFlags): Config {
+  const result = loadConfig(process.env, options);
+  if (!result.ok) {
+    throw new CliError(`invalid configuration: ${result.problems.join("; ")}`);
+  }
+  return result.config;
+}
+
+export interface Session {
+  app: App;
+  db: Db;
+  config: Config;
+  log: Log;
+}
+
+/**
+ * Opens the database (migrating it first), builds the app, runs `work`, and always closes both:
+ * each CLI command is one short session on the same app the server uses.
+ */
+export async function withApp<T>(
+  options: CommonOptions,
+  work: (session: Session) => Promise<T> | T,
+): Promise<T> {
+  const config = configFrom(options);
+  const log = createLog(config.logLevel);
+  const db = openDatabase(config.dbPath);
+  try {
+    migrate(db.writer);
+    const app = createApp({ db, config, clock: systemClock, log, fetch: globalThis.fetch });
+    try {
+      return await work({ app, db, config, log });
+    } finally {
+      app.close();
+    }
+  } finally {
+    db.close();
+    log.flush();
+  }
+}
+
+export function openDatabase(path: string): Db {
+  try {
+    return openDb(path);
+  } catch (error) {
+    throw new CliError(`cannot open database ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** Adds the flags every command shares. */
+export function withDbOption(command: Command): Command {
+  return command
+    .option("--db <path>", "SQLite database file (SMARTMONEY_DB)")
+    .option("--log-level <level>", "log level (SMARTMONEY_LOG_LEVEL)");
+}
+
+export function print(options: CommonOptions, data: unknown, human: () => string): void {
+  process.stdout.write(options.json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
+}
+
+/** A plain, aligned text table for humans. */
+export function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (rows.length === 0) return "(none)";
+  const cells = rows.map((row) => columns.map((c) => formatCell(row[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
+  return [line(columns), ...cells.map(line)].join("\n");
+}
+
+function formatCell(value: unknown): string {
+  if (value === null || value === undefined) return "-";
+  if (typeof value === "number" && value > 1e12 && value < 1e14)
+    return new Date(value).toISOString();
+  return String(value);
+}

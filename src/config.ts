@@ -1,0 +1,140 @@
+import { Cron } from "croner";
+import { parseDuration } from "./duration";
+
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  dbPath: string;
+  host: string;
+  port: number;
+  publicUrl: string;
+  /** Waits after failures 1..n; a delivery gets n + 1 attempts. */
+  webhookBackoffMs: number[];
+  webhookTimeoutMs: number;
+  webhookAllowPrivate: boolean;
+  refreshCron: string;
+  ingestCron: string | null;
+  logLevel: LogLevel;
+}
+
+/** Values given on the command line; they override the environment. */
+export interface ConfigFlags {
+  db?: string;
+  host?: string;
+  port?: string | number;
+  publicUrl?: string;
+  logLevel?: string;
+}
+
+/** Every setting, with its variable, flag and default: the README's configuration table is checked against this. */
+export const SETTINGS = [
+  { env: "SMARTMONEY_DB", flag: "--db", default: "./data/smartmoney.db" },
+  { env: "SMARTMONEY_HOST", flag: "--host", default: "127.0.0.1" },
+  { env: "SMARTMONEY_PORT", flag: "--port", default: "8080" },
+  { env: "SMARTMONEY_PUBLIC_URL", flag: "--public-url", default: "http://HOST:PORT" },
+  { env: "SMARTMONEY_WEBHOOK_BACKOFF", flag: null, default: "5s,30s,5m" },
+  { env: "SMARTMONEY_WEBHOOK_TIMEOUT", flag: null, default: "10s" },
+  { env: "SMARTMONEY_WEBHOOK_ALLOW_PRIVATE", flag: null, default: "0" },
+  { env: "SMARTMONEY_REFRESH_CRON", flag: null, default: "*/1 * * * *" },
+  { env: "SMARTMONEY_INGEST_CRON", flag: null, default: "" },
+  { env: "SMARTMONEY_LOG_LEVEL", flag: "--log-level", default: "info" },
+] as const;
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+
+/**
+ * Reads every setting once, at start. Collects all problems instead of stopping at the first,
+ * so an operator fixes a broken configuration in one go.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): ConfigResult {
+  const problems: string[] = [];
+  const pick = (flag: string | number | undefined, name: string, fallback: string): string => {
+    if (flag !== undefined) return String(flag);
+    const value = env[name];
+    return value === undefined || value === "" ? fallback : value;
+  };
+
+  const dbPath = pick(flags.db, "SMARTMONEY_DB", "./data/smartmoney.db");
+  if (dbPath.trim() === "") problems.push("SMARTMONEY_DB/--db: must not be empty");
+
+  const host = pick(flags.host, "SMARTMONEY_HOST", "127.0.0.1");
+  if (host.trim() === "") problems.push("SMARTMONEY_HOST/--host: must not be empty");
+
+  const portText = pick(flags.port, "SMARTMONEY_PORT", "8080");
+  const port = /^\d+$/.test(portText) ? Number(portText) : Number.NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    problems.push(`SMARTMONEY_PORT/--port: "${portText}" is not a port number (0-65535)`);
+  }
+
+  const publicUrlText = pick(flags.publicUrl, "SMARTMONEY_PUBLIC_URL", "");
+  let publicUrl = publicUrlText === "" ? `http://${host}:${port}` : publicUrlText;
+  if (publicUrlText !== "") {
+    try {
+      const url = new URL(publicUrlText);
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
+      publicUrl = publicUrlText.replace(/\/+$/, "");
+    } catch {
+      problems.push(
+        `SMARTMONEY_PUBLIC_URL/--public-url: "${publicUrlText}" is not an absolute http(s) URL`,
+      );
+    }
+  }
+
+  const backoffText = pick(undefined, "SMARTMONEY_WEBHOOK_BACKOFF", "5s,30s,5m");
+  const webhookBackoffMs = backoffText.split(",").map((part) => parseDuration(part));
+  if (webhookBackoffMs.some((ms) => ms === undefined)) {
+    problems.push(
+      `SMARTMONEY_WEBHOOK_BACKOFF: "${backoffText}" must be a comma-separated list of durations such as 5s,30s,5m`,
+    );
+  }
+
+  const timeoutText = pick(undefined, "SMARTMONEY_WEBHOOK_TIMEOUT", "10s");
+  const webhookTimeoutMs = parseDuration(timeoutText);
+  if (webhookTimeoutMs === undefined || webhookTimeoutMs <= 0) {
+    problems.push(
+      `SMARTMONEY_WEBHOOK_TIMEOUT: "${timeoutText}" must be a positive duration such as 10s`,
+    );
+  }
+
+  const allowText = pick(undefined, "SMARTMONEY_WEBHOOK_ALLOW_PRIVATE", "0");
+  if (allowText !== "0" && allowText !== "1") {
+    problems.push(`SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "${allowText}" must be 0 or 1`);
+  }
+
+  const refreshCron = pick(undefined, "SMARTMONEY_REFRESH_CRON", "*/1 * * * *");
+  const cronProblem = (name: string, pattern: string) => {
+    try {
+      new Cron(pattern, { paused: true }).stop();
+    } catch (error) {
+      problems.push(`${name}: "${pattern}" is not a cron pattern (${(error as Error).message})`);
+    }
+  };
+  cronProblem("SMARTMONEY_REFRESH_CRON", refreshCron);
+  const ingestCronText = pick(undefined, "SMARTMONEY_INGEST_CRON", "");
+  if (ingestCronText !== "") cronProblem("SMARTMONEY_INGEST_CRON", ingestCronText);
+
+  const logLevel = pick(flags.logLevel, "SMARTMONEY_LOG_LEVEL", "info");
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    problems.push(
+      `SMARTMONEY_LOG_LEVEL/--log-level: "${logLevel}" must be one of ${LOG_LEVELS.join(", ")}`,
+    );
+  }
+
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    config: {
+      dbPath,
+      host,
+      port,
+      publicUrl,
+      webhookBackoffMs: webhookBackoffMs as number[],
+      webhookTimeoutMs: webhookTimeoutMs as number,
+      webhookAllowPrivate: allowText === "1",
+      refreshCron,
+      ingestCron: ingestCronText === "" ? null : ingestCronText,
+      logLevel: logLevel as LogLevel,
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import * as sea from "node:sea";
+
+/** Name of the SEA asset holding better-sqlite3's compiled addon (see build/build-binary.ts). */
+export const NATIVE_ASSET = "better_sqlite3.node";
+
+let loaded: object | undefined;
+
+/**
+ * Inside the single executable, better-sqlite3 cannot `require` its addon: it travels as a SEA
+ * asset, is written once to a per-user cache keyed by its hash, and loaded with process.dlopen.
+ * From a checkout this returns undefined and better-sqlite3 finds its addon as usual.
+ */
+export function nativeBinding(): object | undefined {
+  if (!sea.isSea()) return undefined;
+  if (loaded) return loaded;
+  const bytes = Buffer.from(sea.getAsset(NATIVE_ASSET));
+  const hash = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
+  const file = writeCached(bytes, `better_sqlite3-${hash}.node`);
+  const module = { exports: {} as object };
+  process.dlopen(module, file);
+  loaded = module.exports;
+  return loaded;
+}
+
+function writeCached(bytes: Buffer, name: string): string {
+  const candidates = [join(homedir(), ".cache", "smartmoney"), join(tmpdir(), "smartmoney-cache")];
+  let lastError: unknown;
+  for (const dir of candidates) {
+    const file = join(dir, name);
+    try {
+      if (readFileSync(file).equals(bytes)) return file;
+    } catch {
+      // not cached yet
+    }
+    try {
+      mkdirSync(dir, { recursive: true });
+      const partial = `${file}.${process.pid}.tmp`;
+      writeFileSync(partial, bytes, { mode: 0o755 });
+      renameSync(partial, file);
+      return file;
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw new Error(`cannot write the SQLite addon to a cache directory: ${String(lastError)}`);
+}

@@ -1,0 +1,12 @@
+import type { Caller } from "../auth/accounts";
+import type { Tier } from "../auth/tiers";
+
+/** Per-request values set by the middleware chain. */
+export interface HttpEnv {
+  Variables: {
+    requestId: string;
+    caller: Caller | undefined;
+    /** The minimum tier of the matched route, for logs. */
+    minTier: Tier | undefined;
+  };
+}

@@ -1,0 +1,35 @@
+/** The closed list of error codes (SPEC §7) and the HTTP status each maps to. */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  rate_limited: 429,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413;
+
+/** An error a client caused or must be told about; anything else thrown becomes internal_error. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ErrorStatus;
+
+  constructor(code: ErrorCode, message: string, status?: ErrorStatus) {
+    super(message);
+    this.code = code;
+    this.status = status ?? ERROR_STATUS[code];
+  }
+}
+
+export const badRequest = (message: string) => new ApiError("bad_request", message);
+export const notFound = (message: string) => new ApiError("not_found", message);
+
+export interface ErrorEnvelope {
+  error: { code: ErrorCode; message: string; request_id: string };
+}
+
+export function envelope(code: ErrorCode, message: string, requestId: string): ErrorEnvelope {
+  return { error: { code, message, request_id: requestId } };
+}

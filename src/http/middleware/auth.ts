@@ -1,0 +1,75 @@
+import { createMiddleware } from "hono/factory";
+import type { Accounts, KeyKind } from "../../auth/accounts";
+import type { RateDecision, RateLimiter } from "../../auth/rate-limit";
+import { type Tier, tierAllows } from "../../auth/tiers";
+import type { HttpEnv } from "../env";
+import { ApiError } from "../errors";
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * Resolves the bearer key to a caller. A key of the other kind (an MCP key on /v1, an API key on
+ * /mcp) is refused like an unknown key, as DECISIONS §4 says.
+ */
+export function authenticate(accounts: Accounts, kind: KeyKind) {
+  return createMiddleware<HttpEnv>(async (c, next) => {
+    const header = c.req.header("authorization");
+    if (!header) {
+      throw new ApiError("unauthorized", "missing Authorization header: send 'Bearer <API_KEY>'");
+    }
+    const key = BEARER.exec(header)?.[1];
+    if (!key) {
+      throw new ApiError("unauthorized", "malformed Authorization header: send 'Bearer <API_KEY>'");
+    }
+    const caller = accounts.authenticate(key);
+    if (!caller) throw new ApiError("unauthorized", "invalid or revoked API key");
+    if (caller.kind !== kind) {
+      throw new ApiError(
+        "unauthorized",
+        kind === "api"
+          ? "an MCP key (svc_mcp_) cannot call the REST API: use an svc_api_ key"
+          : "an API key (svc_api_) cannot call the MCP endpoint: use an svc_mcp_ key",
+      );
+    }
+    c.set("caller", caller);
+    await next();
+  });
+}
+
+export function setRateHeaders(headers: (name: string, value: string) => void, d: RateDecision) {
+  headers("X-RateLimit-Limit", String(d.limit));
+  headers("X-RateLimit-Remaining", String(d.remaining));
+  headers("X-RateLimit-Reset", String(d.resetAt));
+  if (d.retryAfter !== undefined) headers("Retry-After", String(d.retryAfter));
+}
+
+/**
+ * The tier gate and the rate limit, in that order: a 403 is not counted, a 429 is not counted,
+ * everything that passes both is counted whatever it answers (DECISIONS §4).
+ */
+export function access(limiter: RateLimiter, minTier: Tier) {
+  return createMiddleware<HttpEnv>(async (c, next) => {
+    c.set("minTier", minTier);
+    const caller = c.get("caller");
+    if (!caller) throw new Error("access() mounted without authenticate()");
+    const { account } = caller;
+    const limits = { hourly: account.hourlyLimit, monthly: account.monthlyLimit };
+    const header = (name: string, value: string) => c.header(name, value);
+    if (!tierAllows(account.tier, minTier)) {
+      setRateHeaders(header, limiter.peek(account.id, limits));
+      throw new ApiError(
+        "forbidden",
+        `this endpoint needs the ${minTier} tier or above; this key's account is on ${account.tier}`,
+      );
+    }
+    const decision = limiter.admit(account.id, limits);
+    setRateHeaders(header, decision);
+    if (!decision.admitted) {
+      throw new ApiError(
+        "rate_limited",
+        `${decision.window === "hour" ? "hourly" : "30-day"} rate limit of ${decision.limit} calls reached; retry in ${decision.retryAfter} s`,
+      );
+    }
+    await next();
+  });
+}

@@ -1,0 +1,49 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { Log } from "../../log";
+import type { HttpEnv } from "../env";
+import { ApiError, envelope } from "../errors";
+
+/**
+ * Three tiers: our own errors carry their code; the framework's (body limit, malformed input)
+ * map by status; anything else is a bug, logged with its stack and answered as a bare 500 that
+ * leaks neither the stack nor any SQL.
+ */
+export function errorHandler(log: Log) {
+  return (error: Error, c: Context<HttpEnv>) => {
+    const requestId = c.get("requestId") ?? "req_unknown";
+    c.header("X-Request-Id", requestId);
+    if (error instanceof ApiError) {
+      return c.json(envelope(error.code, error.message, requestId), error.status);
+    }
+    if (error instanceof HTTPException) {
+      const status = error.status;
+      if (status === 413) {
+        return c.json(envelope("bad_request", "request body exceeds 64 KiB", requestId), 413);
+      }
+      if (status === 401) {
+        return c.json(envelope("unauthorized", "invalid or missing API key", requestId), 401);
+      }
+      if (status < 500) {
+        return c.json(envelope("bad_request", error.message || "bad request", requestId), 400);
+      }
+    }
+    log.error({ request_id: requestId, err: error }, "unhandled error");
+    return c.json(
+      envelope(
+        "internal_error",
+        "internal error; quote the request id when reporting it",
+        requestId,
+      ),
+      500,
+    );
+  };
+}
+
+export function notFoundHandler(c: Context<HttpEnv>) {
+  const requestId = c.get("requestId") ?? "req_unknown";
+  return c.json(
+    envelope("not_found", `no route for ${c.req.method} ${c.req.path}`, requestId),
+    404,
+  );
+}

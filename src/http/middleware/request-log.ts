@@ -1,0 +1,24 @@
+import { createMiddleware } from "hono/factory";
+import { routePath } from "hono/route";
+import type { Log } from "../../log";
+import type { HttpEnv } from "../env";
+
+/** One structured line per request. Never the Authorization header, a key or a body. */
+export function requestLog(log: Log) {
+  return createMiddleware<HttpEnv>(async (c, next) => {
+    const started = performance.now();
+    await next();
+    const status = c.res.status;
+    const line = {
+      request_id: c.get("requestId"),
+      account_id: c.get("caller")?.account.id ?? null,
+      method: c.req.method,
+      route: c.res.status === 404 && !c.get("minTier") ? null : routePath(c),
+      path: c.req.path,
+      status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+    };
+    if (status >= 500) log.error(line, "request");
+    else log.info(line, "request");
+  });
+}

@@ -1,0 +1,71 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { openAPIRouteHandler } from "hono-openapi";
+import type { App } from "../app";
+import type { HttpEnv } from "./env";
+import { ApiError } from "./errors";
+import { authenticate, setRateHeaders } from "./middleware/auth";
+import { errorHandler, notFoundHandler } from "./middleware/errors";
+import { requestId } from "./middleware/request-id";
+import { requestLog } from "./middleware/request-log";
+import { utilityRoutes } from "./routes/utility";
+
+export const API_VERSION = "1.0.0";
+const BODY_LIMIT = 64 * 1024;
+
+/**
+ * The HTTP surface. Middleware is bound in one visible order: request id, request log, body
+ * limit, then per area authentication, and per route the tier gate and rate limit (`access`).
+ */
+export function createRouter(app: App): Hono<HttpEnv> {
+  const { log } = app.deps;
+  const http = new Hono<HttpEnv>();
+  http.use(requestId);
+  http.use(requestLog(log));
+  http.use(
+    bodyLimit({
+      maxSize: BODY_LIMIT,
+      onError: () => {
+        throw new ApiError("bad_request", "request body exceeds 64 KiB", 413);
+      },
+    }),
+  );
+  http.onError(errorHandler(log));
+  http.notFound((c) => {
+    // An unknown route is not counted, but an authenticated caller still sees its quota.
+    const caller = c.get("caller");
+    if (caller) {
+      const { id, hourlyLimit, monthlyLimit } = caller.account;
+      const decision = app.limiter.peek(id, { hourly: hourlyLimit, monthly: monthlyLimit });
+      setRateHeaders((name, value) => c.header(name, value), decision);
+    }
+    return notFoundHandler(c);
+  });
+
+  // Public, unauthenticated: for supervisors and for API clients' code generators.
+  http.get("/healthz", (c) => c.json({ ok: true }));
+  http.get(
+    "/v1/openapi.json",
+    openAPIRouteHandler(http, {
+      documentation: {
+        openapi: "3.1.0",
+        info: {
+          title: "smartmoney API",
+          version: API_VERSION,
+          description:
+            "Read-only smart-money intelligence over Polymarket data. Authenticate with 'Authorization: Bearer svc_api_…'.",
+        },
+        servers: [{ url: app.deps.config.publicUrl }],
+        components: {
+          securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+        },
+        security: [{ bearer: [] }],
+      },
+      exclude: ["/healthz", "/v1/openapi.json"],
+    }),
+  );
+
+  http.use("/v1/*", authenticate(app.accounts, "api"));
+  http.route("/v1", utilityRoutes(app));
+  return http;
+}

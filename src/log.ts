@@ -1,0 +1,26 @@
+import pino, { type DestinationStream, type Logger } from "pino";
+import type { LogLevel } from "./config";
+
+export type Log = Logger;
+
+/**
+ * Structured JSON logs to stderr. Asynchronous destination so a log line per request does not
+ * cost a write(2) per request; flushed on exit. Anything that looks like a credential is redacted
+ * as a second line of defence: code must never log keys or secrets in the first place.
+ */
+export function createLog(level: LogLevel, destination?: DestinationStream): Log {
+  const stream = destination ?? pino.destination({ dest: 2, sync: false, minLength: 4096 });
+  return pino(
+    {
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: {
+        paths: ["key", "secret", "authorization", "*.key", "*.secret", "*.authorization"],
+        censor: "[redacted]",
+      },
+    },
+    stream,
+  );
+}

@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { type App, createApp } from "../../src/app";
+import type { Tier } from "../../src/auth/tiers";
+import { type Config, loadConfig } from "../../src/config";
+import { migrate } from "../../src/db/migrate";
+import { type Db, openDb } from "../../src/db/open";
+import { createLog } from "../../src/log";
+import { FakeClock } from "./clock";
+
+export interface TestApp {
+  app: App;
+  db: Db;
+  clock: FakeClock;
+  config: Config;
+  /** Every log line written so far, parsed. */
+  logs: Record<string, unknown>[];
+  /** The raw log text, for "never logged" assertions. */
+  logText(): string;
+  dir: string;
+  /** Mints a key on a fresh account (or the named one) and returns it. */
+  key(tier: Tier, options?: { account?: string; kind?: "api" | "mcp" }): string;
+  /** An in-process request through the whole middleware chain. */
+  get(path: string, key?: string, init?: RequestInit): Promise<Response>;
+  close(): void;
+}
+
+let accountSeq = 0;
+
+/** A fresh migrated SQLite file in a temp folder, a fake clock and captured logs. */
+export function createTestApp(
+  options: { env?: NodeJS.ProcessEnv; clock?: FakeClock } = {},
+): TestApp {
+  const dir = mkdtempSync(join(tmpdir(), "smartmoney-test-"));
+  const loaded = loadConfig({ SMARTMONEY_DB: join(dir, "test.db"), ...options.env });
+  if (!loaded.ok) throw new Error(loaded.problems.join("; "));
+  const config = loaded.config;
+  const db = openDb(config.dbPath);
+  migrate(db.writer);
+  const clock = options.clock ?? new FakeClock();
+  let text = "";
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  const log = createLog("info", sink);
+  const app = createApp({ db, config, clock, log, fetch: globalThis.fetch });
+  return {
+    app,
+    db,
+    clock,
+    config,
+    dir,
+    get logs() {
+      return text
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    },
+    logText: () => text,
+    key(tier, keyOptions = {}) {
+      const minted = app.accounts.mintKey({
+        tier,
+        account: keyOptions.account ?? `acct-${++accountSeq}`,
+        kind: keyOptions.kind ?? "api",
+      });
+      if (!minted.ok) throw new Error(minted.reason);
+      return minted.value.key;
+    },
+    get(path, key, init = {}) {
+      const headers = new Headers(init.headers);
+      if (key) headers.set("authorization", `Bearer ${key}`);
+      return Promise.resolve(app.http.request(path, { ...init, headers }));
+    },
+    close() {
+      app.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
