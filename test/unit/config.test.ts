@@ -1,0 +1,85 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { loadConfig, SETTINGS } from "../../src/config";
+
+describe("loadConfig", () => {
+  it("has a working default for every setting", () => {
+    const result = loadConfig({});
+    expect(result).toEqual({
+      ok: true,
+      config: {
+        dbPath: "./data/smartmoney.db",
+        host: "127.0.0.1",
+        port: 8080,
+        publicUrl: "http://127.0.0.1:8080",
+        webhookBackoffMs: [5_000, 30_000, 300_000],
+        webhookTimeoutMs: 10_000,
+        webhookAllowPrivate: false,
+        refreshCron: "*/1 * * * *",
+        ingestCron: null,
+        logLevel: "info",
+      },
+    });
+  });
+
+  it("lets flags override the environment", () => {
+    const result = loadConfig(
+      { SMARTMONEY_PORT: "9000", SMARTMONEY_DB: "/env.db", SMARTMONEY_LOG_LEVEL: "debug" },
+      { port: "0", db: "/flag.db" },
+    );
+    expect(result.ok && result.config).toMatchObject({
+      port: 0,
+      dbPath: "/flag.db",
+      logLevel: "debug",
+    });
+  });
+
+  it("parses durations and the public URL", () => {
+    const result = loadConfig({
+      SMARTMONEY_WEBHOOK_BACKOFF: "250ms,1s,2m,1h",
+      SMARTMONEY_WEBHOOK_TIMEOUT: "1.5s",
+      SMARTMONEY_PUBLIC_URL: "https://api.example.com/",
+      SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1",
+    });
+    expect(result.ok && result.config).toMatchObject({
+      webhookBackoffMs: [250, 1_000, 120_000, 3_600_000],
+      webhookTimeoutMs: 1_500,
+      publicUrl: "https://api.example.com",
+      webhookAllowPrivate: true,
+    });
+  });
+
+  it("reports every problem at once", () => {
+    const result = loadConfig({
+      SMARTMONEY_PORT: "70000",
+      SMARTMONEY_PUBLIC_URL: "ftp://x",
+      SMARTMONEY_WEBHOOK_BACKOFF: "5s,soon",
+      SMARTMONEY_WEBHOOK_TIMEOUT: "0s",
+      SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "yes",
+      SMARTMONEY_REFRESH_CRON: "every minute",
+      SMARTMONEY_INGEST_CRON: "* * *",
+      SMARTMONEY_LOG_LEVEL: "loud",
+    });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const names = [
+      "SMARTMONEY_PORT",
+      "SMARTMONEY_PUBLIC_URL",
+      "SMARTMONEY_WEBHOOK_BACKOFF",
+      "SMARTMONEY_WEBHOOK_TIMEOUT",
+      "SMARTMONEY_WEBHOOK_ALLOW_PRIVATE",
+      "SMARTMONEY_REFRESH_CRON",
+      "SMARTMONEY_INGEST_CRON",
+      "SMARTMONEY_LOG_LEVEL",
+    ];
+    expect(result.problems).toHaveLength(names.length);
+    for (const [i, name] of names.entries()) expect(result.problems[i]).toContain(name);
+  });
+
+  it("every setting is documented in the README's configuration table", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    for (const setting of SETTINGS) {
+      expect(readme, `${setting.env} missing from README.md`).toContain(`| ${setting.env} |`);
+    }
+  });
+});

@@ -1,0 +1,217 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { createRateLimiter } from "../../src/auth/rate-limit";
+import { createTestApp, type TestApp } from "../helpers/app";
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+const T0 = Date.parse("2026-11-01T00:00:30.000Z"); // 30 s into a minute
+
+let t: TestApp;
+afterEach(() => t?.close());
+
+function limiterApp(limits = { hourly: 50, monthly: 500 }) {
+  t = createTestApp();
+  t.clock.set(T0);
+  const account = t.app.accounts.create(`acct-${Math.random()}`, "free");
+  if (!account.ok) throw new Error(account.reason);
+  const id = account.value.id;
+  return {
+    admit: () => t.app.limiter.admit(id, limits),
+    peek: () => t.app.limiter.peek(id, limits),
+    id,
+  };
+}
+
+describe("hourly window", () => {
+  it("admits exactly the cap, then refuses with an exact Retry-After", () => {
+    const l = limiterApp();
+    for (let i = 0; i < 50; i++) {
+      const d = l.admit();
+      expect(d.admitted).toBe(true);
+      expect(d.remaining).toBe(49 - i);
+      expect(d.limit).toBe(50);
+    }
+    const refused = l.admit();
+    expect(refused).toMatchObject({ admitted: false, window: "hour", limit: 50, remaining: 0 });
+    // All 50 calls sit in minute M0; a call is admitted again once minute M0 leaves the
+    // (M - 60 .. M) window, i.e. at the start of minute M0 + 61: 61 min minus the 30 s elapsed.
+    expect(refused.retryAfter).toBe(61 * 60 - 30);
+    expect(refused.resetAt).toBe(Math.ceil(T0 / 1000) + refused.retryAfter!);
+
+    t.clock.advance((refused.retryAfter! - 1) * 1000);
+    expect(l.admit().admitted).toBe(false);
+    t.clock.advance(1000);
+    expect(l.admit().admitted).toBe(true);
+  });
+
+  it("frees calls minute by minute as they leave the window", () => {
+    const l = limiterApp();
+    for (let i = 0; i < 25; i++) l.admit(); // minute 0
+    t.clock.advance(30 * MIN);
+    for (let i = 0; i < 25; i++) l.admit(); // minute 30
+    t.clock.advance(29 * MIN); // minute 59
+    const refused = l.admit();
+    expect(refused.admitted).toBe(false);
+    // minute 0's calls leave at minute 61; we are at 59 min 30 s.
+    expect(refused.retryAfter).toBe(90);
+    t.clock.advance(90 * 1000);
+    for (let i = 0; i < 25; i++) expect(l.admit().admitted).toBe(true);
+    expect(l.admit().admitted).toBe(false);
+  });
+
+  it("never lets a true rolling hour hold more than the cap", () => {
+    const cap = 7;
+    const l = limiterApp({ hourly: cap, monthly: 1_000_000 });
+    let seed = 42;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const admitted: number[] = [];
+    for (let i = 0; i < 3000; i++) {
+      t.clock.advance(Math.floor(rand() * 4 * MIN));
+      if (l.admit().admitted) admitted.push(t.clock.now());
+    }
+    expect(admitted.length).toBeGreaterThan(200);
+    for (let i = 0; i < admitted.length; i++) {
+      const end = admitted[i]!;
+      const inWindow = admitted.filter((at) => at >= end - HOUR && at <= end).length;
+      expect(inWindow).toBeLessThanOrEqual(cap);
+    }
+  });
+});
+
+describe("30-day window", () => {
+  it("refuses once 500 calls fall within 30 days and names the month window", () => {
+    const l = limiterApp();
+    for (let hour = 0; hour < 10; hour++) {
+      for (let i = 0; i < 50; i++) expect(l.admit().admitted).toBe(true);
+      t.clock.advance(2 * HOUR);
+    }
+    const refused = l.admit();
+    expect(refused).toMatchObject({ admitted: false, window: "month", limit: 500 });
+    // The first 50 calls were at T0 (minute M0); they leave at minute M0 + 43,201.
+    const reopen = (Math.floor(T0 / MIN) + 43_201) * MIN;
+    expect(refused.retryAfter).toBe(Math.ceil((reopen - t.clock.now()) / 1000));
+    t.clock.set(reopen - 1000);
+    expect(l.admit().admitted).toBe(false);
+    t.clock.set(reopen);
+    const d = l.admit();
+    expect(d.admitted).toBe(true);
+  });
+
+  it("reports the binding window: the one with fewer calls left", () => {
+    const l = limiterApp({ hourly: 50, monthly: 60 });
+    for (let i = 0; i < 40; i++) l.admit();
+    expect(l.peek()).toMatchObject({ window: "hour", limit: 50, remaining: 10 });
+    t.clock.advance(2 * HOUR);
+    expect(l.peek()).toMatchObject({ window: "month", limit: 60, remaining: 20 });
+    for (let i = 0; i < 15; i++) l.admit();
+    expect(l.peek()).toMatchObject({ window: "month", remaining: 5 });
+  });
+
+  it("survives a restart: the sums reload from the ledger", () => {
+    const l = limiterApp();
+    for (let i = 0; i < 30; i++) l.admit();
+    t.app.limiter.flush();
+    const fresh = createRateLimiter({ db: t.db, clock: t.clock, log: t.app.deps.log });
+    t.clock.advance(10 * MIN);
+    expect(fresh.peek(l.id, { hourly: 50, monthly: 500 }).remaining).toBe(20);
+    for (let i = 0; i < 20; i++)
+      expect(fresh.admit(l.id, { hourly: 50, monthly: 500 }).admitted).toBe(true);
+    expect(fresh.admit(l.id, { hourly: 50, monthly: 500 }).admitted).toBe(false);
+  });
+
+  it("forgets calls older than 30 days even after a long idle gap", () => {
+    const l = limiterApp();
+    for (let i = 0; i < 50; i++) l.admit();
+    t.clock.advance(31 * DAY);
+    const d = l.peek();
+    expect(d.remaining).toBe(50);
+    expect(l.admit().admitted).toBe(true);
+  });
+});
+
+describe("through HTTP", () => {
+  it("the 51st call of a free account within an hour is 429; 401 and 403 do not count", async () => {
+    t = createTestApp();
+    const key = t.key("free", { account: "free-one" });
+    for (let i = 0; i < 5; i++) expect((await t.get("/v1/_ping", "svc_api_nope")).status).toBe(401);
+    for (let i = 0; i < 50; i++) {
+      const res = await t.get("/v1/_ping", key);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-remaining")).toBe(String(49 - i));
+      t.clock.advance(MIN);
+    }
+    const res = await t.get("/v1/_ping", key);
+    expect(res.status).toBe(429);
+    const body = (await res.json()) as { error: { code: string; request_id: string } };
+    expect(body.error.code).toBe("rate_limited");
+    expect(body.error.request_id).toBe(res.headers.get("x-request-id"));
+    expect(res.headers.get("x-ratelimit-limit")).toBe("50");
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("0");
+    const retryAfter = Number(res.headers.get("retry-after"));
+    // The first call was 50 minutes ago in minute M0; it leaves at minute M0 + 61.
+    expect(retryAfter).toBe(11 * 60);
+    expect(Number(res.headers.get("x-ratelimit-reset"))).toBe(
+      Math.ceil(t.clock.now() / 1000) + retryAfter,
+    );
+    // 429s are not counted either: waiting it out frees exactly one call.
+    for (let i = 0; i < 3; i++) expect((await t.get("/v1/_ping", key)).status).toBe(429);
+    t.clock.advance(retryAfter * 1000);
+    expect((await t.get("/v1/_ping", key)).status).toBe(200);
+    expect((await t.get("/v1/_ping", key)).status).toBe(429);
+  });
+
+  it("all keys of an account share its quota", async () => {
+    t = createTestApp();
+    const a = t.key("free", { account: "shared" });
+    const b = t.key("free", { account: "shared" });
+    for (let i = 0; i < 25; i++) await t.get("/v1/_ping", a);
+    const res = await t.get("/v1/_ping", b);
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("24");
+  });
+
+  it("holds the cap under 200 concurrent requests", async () => {
+    t = createTestApp();
+    const key = t.key("terminal", { account: "burst" });
+    t.app.accounts.setLimits("burst", { hourly: 120, monthly: 50_000 });
+    const answers = await Promise.all(Array.from({ length: 200 }, () => t.get("/v1/_ping", key)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(120);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(80);
+  });
+
+  it("applies an operator's set-limits to a running server at once, and --reset restores", async () => {
+    t = createTestApp();
+    const key = t.key("free", { account: "vip" });
+    t.app.accounts.setLimits("vip", { hourly: 2, monthly: 500 });
+    expect((await t.get("/v1/_ping", key)).headers.get("x-ratelimit-limit")).toBe("2");
+    expect((await t.get("/v1/_ping", key)).status).toBe(200);
+    expect((await t.get("/v1/_ping", key)).status).toBe(429);
+    t.app.accounts.setLimits("vip", null);
+    const res = await t.get("/v1/_ping", key);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("47");
+  });
+
+  it("persists admitted calls to the per-minute ledger", async () => {
+    t = createTestApp();
+    const key = t.key("free", { account: "ledger" });
+    for (let i = 0; i < 3; i++) await t.get("/v1/_ping", key);
+    t.clock.advance(MIN);
+    await t.get("/v1/_ping", key);
+    t.app.limiter.flush();
+    const rows = t.db.writer
+      .prepare("SELECT minute, calls FROM rate_minutes ORDER BY minute")
+      .all() as { minute: number; calls: number }[];
+    expect(rows.map((r) => r.calls)).toEqual([3, 1]);
+    expect(rows[1]!.minute - rows[0]!.minute).toBe(1);
+    // A second app on the same file (a restart) sees the same quota.
+    const again = createApp({ ...t.app.deps });
+    const caller = again.accounts.authenticate(key)!;
+    expect(again.limiter.peek(caller.account.id, { hourly: 50, monthly: 500 }).remaining).toBe(46);
+  });
+});
