@@ -5,6 +5,7 @@ import { type Config, type ConfigFlags, loadConfig } from "../src/config";
 import { migrate } from "../src/db/migrate";
 import { type Db, openDb } from "../src/db/open";
 import { createLog, type Log } from "../src/log";
+import { loadOrCreateSecretKey } from "../src/webhooks/secrets";
 import { CliError } from "./errors";
 
 /** Options every command accepts that touch configuration. */
@@ -40,7 +41,15 @@ export async function withApp<T>(
   const db = openDatabase(config.dbPath);
   try {
     migrate(db.writer);
-    const app = createApp({ db, config, clock: systemClock, log, fetch: globalThis.fetch });
+    const secretKey = loadSecretKey(config.dbPath);
+    const app = createApp({
+      db,
+      config,
+      clock: systemClock,
+      log,
+      fetch: globalThis.fetch,
+      secretKey,
+    });
     try {
       return await work({ app, db, config, log });
     } finally {
@@ -49,6 +58,14 @@ export async function withApp<T>(
   } finally {
     db.close();
     log.flush();
+  }
+}
+
+function loadSecretKey(dbPath: string): Buffer {
+  try {
+    return loadOrCreateSecretKey(dbPath, process.env);
+  } catch (error) {
+    throw new CliError((error as Error).message);
   }
 }
 

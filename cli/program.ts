@@ -1,7 +1,14 @@
 import { Command, CommanderError } from "commander";
 import { registerDatabase } from "./commands/database";
+import { registerJobs } from "./commands/jobs";
 import { registerAccounts, registerKeys } from "./commands/keys";
 import { registerServe } from "./commands/serve";
+import {
+  registerDeliveries,
+  registerFollows,
+  registerLists,
+  registerWebhooks,
+} from "./commands/webhooks";
 import { CliError } from "./errors";
 
 /** Exit status: 0 success, 1 failure (one line on stderr), 2 usage error. */
@@ -17,6 +24,11 @@ export async function main(argv: string[]): Promise<number> {
   registerDatabase(program);
   registerKeys(program);
   registerAccounts(program);
+  registerWebhooks(program);
+  registerFollows(program);
+  registerLists(program);
+  registerDeliveries(program);
+  registerJobs(program);
 
   for (const command of allCommands(program)) command.exitOverride();
   try {

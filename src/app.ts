@@ -1,12 +1,16 @@
+import { createHmac } from "node:crypto";
 import type { Hono } from "hono";
 import { type Accounts, createAccounts } from "./auth/accounts";
 import { createRateLimiter, type RateLimiter } from "./auth/rate-limit";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/open";
+import { type Cursors, createCursors } from "./http/cursor";
 import type { HttpEnv } from "./http/env";
 import { createRouter } from "./http/router";
 import type { Log } from "./log";
+import { createTradeQueries, type TradeQueries } from "./read/trades";
+import { createWebhooks, type Webhooks } from "./webhooks/service";
 
 /** Everything the app needs from outside. Only the entry points (cli/) create these. */
 export interface AppDeps {
@@ -15,6 +19,8 @@ export interface AppDeps {
   clock: Clock;
   log: Log;
   fetch: typeof fetch;
+  /** The installation's 32-byte secret: encrypts webhook secrets at rest, keys cursor tags. */
+  secretKey: Buffer;
 }
 
 /**
@@ -25,6 +31,11 @@ export interface App {
   deps: AppDeps;
   accounts: Accounts;
   limiter: RateLimiter;
+  cursors: Cursors;
+  /** Read-model queries shared by REST and MCP. */
+  read: { trades: TradeQueries };
+  /** Endpoints, follows, the outbox and its drainer. */
+  webhooks: Webhooks;
   http: Hono<HttpEnv>;
   /** Flushes pending state; the caller closes the database. */
   close(): void;
@@ -33,8 +44,14 @@ export interface App {
 export function createApp(deps: AppDeps): App {
   const accounts = createAccounts(deps.db, deps.clock);
   const limiter = createRateLimiter({ db: deps.db, clock: deps.clock, log: deps.log });
-  const app = { deps, accounts, limiter } as App;
+  const cursors = createCursors(createHmac("sha256", deps.secretKey).update("cursors").digest());
+  const read = { trades: createTradeQueries(deps.db) };
+  const webhooks = createWebhooks(deps);
+  const app = { deps, accounts, limiter, cursors, read, webhooks } as App;
   app.http = createRouter(app);
-  app.close = () => limiter.close();
+  app.close = () => {
+    limiter.close();
+    webhooks.close();
+  };
   return app;
 }

@@ -1,5 +1,6 @@
 import { Cron } from "croner";
 import { parseDuration } from "./duration";
+import { parseSecretKey } from "./webhooks/secrets";
 
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -39,6 +40,7 @@ export const SETTINGS = [
   { env: "SMARTMONEY_REFRESH_CRON", flag: null, default: "*/1 * * * *" },
   { env: "SMARTMONEY_INGEST_CRON", flag: null, default: "" },
   { env: "SMARTMONEY_LOG_LEVEL", flag: "--log-level", default: "info" },
+  { env: "SMARTMONEY_SECRET_KEY", flag: null, default: "<db>.key" },
 ] as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -119,6 +121,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     problems.push(
       `SMARTMONEY_LOG_LEVEL/--log-level: "${logLevel}" must be one of ${LOG_LEVELS.join(", ")}`,
     );
+  }
+
+  const secretKeyText = env.SMARTMONEY_SECRET_KEY;
+  if (secretKeyText !== undefined && secretKeyText !== "") {
+    const parsed = parseSecretKey(secretKeyText);
+    if (!parsed.ok) problems.push(parsed.reason);
   }
 
   if (problems.length > 0) return { ok: false, problems };

@@ -3,6 +3,7 @@ import { serve } from "@hono/node-server";
 import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
+import { drainJob } from "../../src/jobs/drain";
 import { startScheduler } from "../../src/jobs/scheduler";
 import { type CommonOptions, withApp, withDbOption } from "../context";
 
@@ -56,7 +57,7 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   process.stdout.write(`smartmoney listening on ${base}\n`);
   if (demoKeys.length > 0) printDemo(base, demoKeys);
 
-  const scheduler = startScheduler([], log);
+  const scheduler = startScheduler([drainJob(app)], log);
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -73,6 +74,7 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
     process.on("SIGINT", onInt);
   });
   await scheduler.stop();
+  await app.webhooks.drainer.stop();
   log.info("stopped");
 }
 

@@ -8,7 +8,10 @@ import { authenticate, setRateHeaders } from "./middleware/auth";
 import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
+import { tradeRoutes } from "./routes/trades";
 import { utilityRoutes } from "./routes/utility";
+import { walletRoutes } from "./routes/wallets";
+import { webhookRoutes } from "./routes/webhooks";
 
 export const API_VERSION = "1.0.0";
 const BODY_LIMIT = 64 * 1024;
@@ -67,5 +70,8 @@ export function createRouter(app: App): Hono<HttpEnv> {
 
   http.use("/v1/*", authenticate(app.accounts, "api"));
   http.route("/v1", utilityRoutes(app));
+  http.route("/v1", webhookRoutes(app));
+  http.route("/v1", tradeRoutes(app));
+  http.route("/v1", walletRoutes(app));
   return http;
 }

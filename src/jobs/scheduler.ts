@@ -7,6 +7,8 @@ export interface ScheduledJob {
   pattern: string;
   /** A plain function; returns a summary object for the log. */
   run(): Promise<unknown> | unknown;
+  /** True when a run's summary says nothing happened: logged at debug, not info. */
+  idle?(summary: unknown): boolean;
 }
 
 export interface Scheduler {
@@ -28,10 +30,9 @@ export function startScheduler(jobs: ScheduledJob[], log: Log): Scheduler {
         running.add(run);
         try {
           const summary = await run;
-          log.info(
-            { job: job.name, duration_ms: Math.round(performance.now() - started), summary },
-            "job finished",
-          );
+          const line = { job: job.name, duration_ms: Math.round(performance.now() - started), summary };
+          if (job.idle?.(summary)) log.debug(line, "job finished");
+          else log.info(line, "job finished");
         } catch (error) {
           log.error({ job: job.name, err: error }, "job failed");
         } finally {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,7 +49,14 @@ export function createTestApp(
     },
   });
   const log = createLog("info", sink);
-  const app = createApp({ db, config, clock, log, fetch: globalThis.fetch });
+  const app = createApp({
+    db,
+    config,
+    clock,
+    log,
+    fetch: globalThis.fetch,
+    secretKey: randomBytes(32),
+  });
   return {
     app,
     db,

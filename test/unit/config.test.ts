@@ -59,6 +59,7 @@ describe("loadConfig", () => {
       SMARTMONEY_REFRESH_CRON: "every minute",
       SMARTMONEY_INGEST_CRON: "* * *",
       SMARTMONEY_LOG_LEVEL: "loud",
+      SMARTMONEY_SECRET_KEY: "short",
     });
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -71,6 +72,7 @@ describe("loadConfig", () => {
       "SMARTMONEY_REFRESH_CRON",
       "SMARTMONEY_INGEST_CRON",
       "SMARTMONEY_LOG_LEVEL",
+      "SMARTMONEY_SECRET_KEY",
     ];
     expect(result.problems).toHaveLength(names.length);
     for (const [i, name] of names.entries()) expect(result.problems[i]).toContain(name);

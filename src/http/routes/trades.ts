@@ -1,0 +1,131 @@
+import { Hono } from "hono";
+import { describeRoute, validator } from "hono-openapi";
+import * as v from "valibot";
+import type { App } from "../../app";
+import type { TradeFilter, TradeKey } from "../../read/trades";
+import type { HttpEnv } from "../env";
+import { badRequest, notFound } from "../errors";
+import { access } from "../middleware/auth";
+import { errorResponses, okResponse } from "../openapi";
+import { toPage } from "../page";
+import { address, cursorParam, decimal, integer, invalidParams } from "../params";
+import { PageOf, TradeSchema } from "../schemas";
+
+const DAY_MS = 86_400_000;
+const MAX_WINDOW_DAYS = 90;
+const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
+
+/** ISO-8601 date-time or Unix milliseconds, as SPEC says `start` and `end` may be given. */
+function instant(name: string) {
+  return v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((text) => {
+        if (/^\d{1,15}$/.test(text)) return Number(text);
+        if (/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)) return Date.parse(text);
+        return Number.NaN;
+      }),
+      v.check(
+        (ms) => Number.isFinite(ms),
+        `${name} must be an ISO-8601 date-time or Unix milliseconds`,
+      ),
+    ),
+  );
+}
+
+const TradesQuery = v.object({
+  wallet: v.optional(address("wallet")),
+  market: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(TX_HASH, "market must be a condition id: 0x followed by 64 hex characters"),
+      v.transform((s) => s.toLowerCase()),
+    ),
+  ),
+  side: v.optional(v.picklist(["BUY", "SELL"], "side must be BUY or SELL")),
+  min_bet: decimal("min_bet", { min: 0 }),
+  start: instant("start"),
+  end: instant("end"),
+  limit: integer("limit", 1, 100, 25),
+  cursor: cursorParam,
+});
+
+const TxParam = v.object({
+  txHash: v.pipe(
+    v.string(),
+    v.regex(TX_HASH, "txHash must be a transaction hash: 0x followed by 64 hex characters"),
+  ),
+});
+
+/** The two rules of SPEC §4 for /v1/trades. */
+function tradeFilter(q: v.InferOutput<typeof TradesQuery>): TradeFilter {
+  if ((q.start === undefined) !== (q.end === undefined)) {
+    throw badRequest("a time window needs both start and end");
+  }
+  if (q.start !== undefined && q.end !== undefined) {
+    if (q.end < q.start) throw badRequest("end must not be before start");
+    if (q.end - q.start > MAX_WINDOW_DAYS * DAY_MS) {
+      throw badRequest(`the window from start to end must not exceed ${MAX_WINDOW_DAYS} days`);
+    }
+  }
+  if (q.wallet === undefined && q.market === undefined && q.start === undefined) {
+    throw badRequest("give at least one selective filter: wallet, market, or a start+end window");
+  }
+  return {
+    wallet: q.wallet,
+    conditionId: q.market,
+    side: q.side,
+    minUsd: q.min_bet,
+    from: q.start,
+    to: q.end,
+  };
+}
+
+export function tradeRoutes(app: App) {
+  const { limiter, cursors, read } = app;
+  return new Hono<HttpEnv>()
+    .get(
+      "/trades",
+      describeRoute({
+        tags: ["Trades"],
+        summary: "Query trade fills",
+        description:
+          "Newest first, keyset-paginated on (trade_timestamp, id). Needs wallet, market, or a start+end window of at most 90 days.",
+        responses: { ...okResponse("A page of trades", PageOf(TradeSchema)), ...errorResponses(400, 401, 403, 429) },
+      }),
+      access(limiter, "terminal"),
+      validator("query", TradesQuery, invalidParams),
+      (c) => {
+        const q = c.req.valid("query");
+        const filter = tradeFilter(q);
+        const after = q.cursor ? (cursors.decode("trades", q.cursor, 2) as TradeKey) : undefined;
+        const { rows, more } = read.trades.page(filter, q.limit!, after);
+        return c.json(
+          toPage(cursors, "trades", rows, more, (t) => [Date.parse(t.trade_timestamp), t.id]),
+        );
+      },
+    )
+    .get(
+      "/trades/:txHash",
+      describeRoute({
+        tags: ["Trades"],
+        summary: "One fill by transaction hash",
+        description: "Where a transaction carries several fills, the one with the lowest log index.",
+        responses: { ...okResponse("The trade", TradeSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      }),
+      access(limiter, "terminal"),
+      validator("param", TxParam, invalidParams),
+      (c) => {
+        const { txHash } = c.req.valid("param");
+        const trade = read.trades.byTxHash(txHash);
+        if (!trade) throw notFound(`no trade with transaction hash ${txHash.toLowerCase()}`);
+        return c.json(trade);
+      },
+    );
+}
+
+export const WalletTradesQuery = v.object({
+  limit: integer("limit", 1, 100, 20),
+  cursor: cursorParam,
+});
+export const AddressParam = v.object({ address: address("address") });

@@ -1,0 +1,31 @@
+import * as v from "valibot";
+
+/**
+ * Response schemas: the shapes SPEC.md and DECISIONS.md promise. They feed the OpenAPI document,
+ * and the contract test validates every response the suite sees against them.
+ */
+const num = v.number();
+const nullableNumber = v.nullable(num);
+const isoDateTime = v.pipe(v.string(), v.isoTimestamp());
+export const AddressSchema = v.pipe(v.string(), v.regex(/^0x[0-9a-f]{40}$/));
+
+export const TradeSchema = v.object({
+  id: v.pipe(num, v.integer()),
+  tx_hash: v.pipe(v.string(), v.regex(/^0x[0-9a-f]{64}$/)),
+  log_index: v.pipe(num, v.integer()),
+  wallet: AddressSchema,
+  market_slug: v.string(),
+  condition_id: v.string(),
+  outcome: v.picklist(["YES", "NO"]),
+  side: v.picklist(["BUY", "SELL"]),
+  price: num,
+  size: num,
+  usd_value: num,
+  trade_timestamp: isoDateTime,
+});
+
+export function PageOf<T extends v.GenericSchema>(item: T) {
+  return v.object({ data: v.array(item), next_cursor: v.nullable(v.string()) });
+}
+
+export { nullableNumber, isoDateTime };

@@ -1,0 +1,25 @@
+import type { App } from "../app";
+import type { DrainSummary } from "../webhooks/drainer";
+import type { ScheduledJob } from "./scheduler";
+
+/** Every second: the backstop that picks up retries coming due and leases that lapsed. */
+export const DRAIN_PATTERN = "* * * * * *";
+
+/** `jobs run drain`: sends every delivery due now and reports what became of them. */
+export function drainOnce(app: App): Promise<DrainSummary> {
+  return app.webhooks.drainer.drainOnce();
+}
+
+/**
+ * The server's drain job. It only fills the drainer's free slots and returns; the sends finish
+ * in the background and refill the pool themselves, so a slow endpoint never delays a tick.
+ */
+export function drainJob(app: App): ScheduledJob {
+  app.webhooks.drainer.start();
+  return {
+    name: "drain",
+    pattern: DRAIN_PATTERN,
+    run: () => app.webhooks.drainer.pump(),
+    idle: (summary) => (summary as { claimed: number }).claimed === 0,
+  };
+}

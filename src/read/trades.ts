@@ -1,0 +1,113 @@
+import type { Db, Statement } from "../db/open";
+
+/** A fill as the API serves it (DECISIONS §5). */
+export interface Trade {
+  id: number;
+  tx_hash: string;
+  log_index: number;
+  wallet: string;
+  market_slug: string;
+  condition_id: string;
+  outcome: "YES" | "NO";
+  side: "BUY" | "SELL";
+  price: number;
+  size: number;
+  usd_value: number;
+  trade_timestamp: string;
+}
+
+interface TradeRow extends Omit<Trade, "trade_timestamp"> {
+  ts: number;
+}
+
+export interface TradeFilter {
+  wallet?: string;
+  conditionId?: string;
+  side?: "BUY" | "SELL";
+  minUsd?: number;
+  /** Inclusive epoch-ms bounds. */
+  from?: number;
+  to?: number;
+}
+
+/** Keyset position: the (ts, id) of the last row of the previous page. */
+export type TradeKey = [ts: number, id: number];
+
+const COLUMNS = `t.id, t.tx_hash, t.log_index, t.wallet, m.slug AS market_slug, m.condition_id,
+  t.outcome, t.side, t.price, t.size, t.usd_value, t.ts`;
+
+export function toTrade(row: TradeRow): Trade {
+  const { ts, ...rest } = row;
+  return { ...rest, trade_timestamp: new Date(ts).toISOString() };
+}
+
+export type TradeQueries = ReturnType<typeof createTradeQueries>;
+
+/** Every query walks an index in (ts, id) order and stops at the page size. */
+export function createTradeQueries(db: Db) {
+  const r = db.reader;
+  const byTx = r.prepare<[string], TradeRow>(
+    `SELECT ${COLUMNS} FROM trades t JOIN markets m ON m.id = t.market_id
+      WHERE t.tx_hash = ? ORDER BY t.log_index LIMIT 1`,
+  );
+  const marketIdByCondition = r.prepare<[string], { id: number }>(
+    "SELECT id FROM markets WHERE condition_id = ?",
+  );
+  // One statement per combination of filters, prepared on first use and kept.
+  const shapes = new Map<string, Statement<unknown[], TradeRow>>();
+
+  function statementFor(filter: TradeFilter, keyed: boolean) {
+    const where: string[] = [];
+    if (filter.wallet !== undefined) where.push("t.wallet = @wallet");
+    if (filter.conditionId !== undefined) where.push("t.market_id = @marketId");
+    if (filter.side !== undefined) where.push("t.side = @side");
+    if (filter.minUsd !== undefined) where.push("t.usd_value >= @minUsd");
+    if (filter.from !== undefined) where.push("t.ts >= @from");
+    if (filter.to !== undefined) where.push("t.ts <= @to");
+    if (keyed) where.push("(t.ts < @keyTs OR (t.ts = @keyTs AND t.id < @keyId))");
+    const sql = `SELECT ${COLUMNS} FROM trades t JOIN markets m ON m.id = t.market_id
+      ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY t.ts DESC, t.id DESC LIMIT @limit`;
+    let statement = shapes.get(sql);
+    if (!statement) {
+      statement = r.prepare(sql) as Statement<unknown[], TradeRow>;
+      shapes.set(sql, statement);
+    }
+    return statement;
+  }
+
+  return {
+    /** The fill with this hash; with several fills in one transaction, the lowest log index. */
+    byTxHash(txHash: string): Trade | undefined {
+      const row = byTx.get(txHash.toLowerCase());
+      return row ? toTrade(row) : undefined;
+    },
+
+    /**
+     * Newest first, keyset-paginated on (ts, id). Returns one row more than `limit` when a further
+     * page exists, so callers know whether to hand out a cursor.
+     */
+    page(filter: TradeFilter, limit: number, after?: TradeKey): { rows: Trade[]; more: boolean } {
+      let marketId: number | undefined;
+      if (filter.conditionId !== undefined) {
+        marketId = marketIdByCondition.get(filter.conditionId.toLowerCase())?.id;
+        if (marketId === undefined) return { rows: [], more: false };
+      }
+      const params: Record<string, unknown> = {
+        wallet: filter.wallet,
+        marketId,
+        side: filter.side,
+        minUsd: filter.minUsd,
+        from: filter.from,
+        to: filter.to,
+        keyTs: after?.[0],
+        keyId: after?.[1],
+        limit: limit + 1,
+      };
+      for (const name of Object.keys(params)) if (params[name] === undefined) delete params[name];
+      const rows = statementFor(filter, after !== undefined).all(params);
+      const more = rows.length > limit;
+      return { rows: rows.slice(0, limit).map(toTrade), more };
+    },
+  };
+}

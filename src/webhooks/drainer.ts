@@ -1,0 +1,146 @@
+import type { Log } from "../log";
+import type { Claimed, DeliveryStatus, DeliveryStore } from "./deliveries";
+import type { Endpoints } from "./endpoints";
+import type { Sender } from "./sender";
+
+export interface DrainLimits {
+  /** Deliveries in flight at once in this process. */
+  concurrency: number;
+  /** Deliveries in flight at once per endpoint, across processes: a slow endpoint gets only this. */
+  perEndpoint: number;
+  /** How long a claim holds a delivery; after it, a crashed process's delivery is retaken. */
+  leaseMs: number;
+}
+
+export interface DrainSummary {
+  claimed: number;
+  delivered: number;
+  retrying: number;
+  dead: number;
+}
+
+export type Drainer = ReturnType<typeof createDrainer>;
+
+/**
+ * Sends due deliveries with bounded concurrency, overall and per endpoint. Two ways to drive it:
+ * `drainOnce` (the CLI job and tests) sends everything due now and waits for the outcomes;
+ * `start` + `pump` (the server) keeps a pool full: the scheduler's tick, a new enqueue, and
+ * every finished attempt each refill the free slots, so a slow endpoint never holds up a tick.
+ */
+export function createDrainer(deps: {
+  store: DeliveryStore;
+  endpoints: Endpoints;
+  sender: Sender;
+  log: Log;
+  limits: DrainLimits;
+}) {
+  const { store, endpoints, sender, log, limits } = deps;
+  const inFlight = new Set<Promise<DeliveryStatus | null>>();
+  let started = false;
+  let pumpQueued = false;
+
+  /** One delivery: send, record, log. Null when its endpoint went away or its lease was lost. */
+  async function deliver(claimed: Claimed): Promise<DeliveryStatus | null> {
+    const endpoint = endpoints.get(claimed.endpointId);
+    if (!endpoint) return null;
+    const outcome = await sender.send(claimed, endpoint.callbackUrl);
+    const status = store.record(claimed, outcome);
+    // Never the URL (customers put tokens in query strings) and never the secret.
+    log.info(
+      {
+        delivery_id: claimed.id,
+        endpoint_id: claimed.endpointId,
+        event: claimed.event,
+        attempt: claimed.attempts + 1,
+        status_code: outcome.statusCode,
+        error: outcome.error,
+        duration_ms: outcome.durationMs,
+        outcome: status ?? "lease lost",
+      },
+      "webhook attempt",
+    );
+    return status;
+  }
+
+  /** Claims into the free slots and starts each send; `onDone` sees every outcome. */
+  function fill(onDone: (status: DeliveryStatus | null) => void): Promise<unknown>[] {
+    const free = limits.concurrency - inFlight.size;
+    if (free <= 0) return [];
+    const batch = store.claim({ ...limits, limit: free });
+    return batch.map((claimed) => {
+      const sending = deliver(claimed).catch((error: unknown) => {
+        // A bug (e.g. the database refused the write): the lease lapses and it is retried.
+        log.error({ delivery_id: claimed.id, err: error }, "webhook delivery failed internally");
+        return null;
+      });
+      inFlight.add(sending);
+      return sending.then((status) => {
+        inFlight.delete(sending);
+        onDone(status);
+      });
+    });
+  }
+
+  function queuePump(): void {
+    if (!started || pumpQueued) return;
+    pumpQueued = true;
+    setImmediate(() => {
+      pumpQueued = false;
+      try {
+        pump();
+      } catch (error) {
+        // The next tick tries again; an exception here would otherwise take the server down.
+        log.error({ err: error }, "webhook drain failed");
+      }
+    });
+  }
+
+  function pump(): { claimed: number; in_flight: number } {
+    const claimed = started ? fill(queuePump).length : 0;
+    return { claimed, in_flight: inFlight.size };
+  }
+
+  return {
+    /** Sends every delivery due now (refilling as attempts finish) and waits for all of them. */
+    async drainOnce(): Promise<DrainSummary> {
+      const summary: DrainSummary = { claimed: 0, delivered: 0, retrying: 0, dead: 0 };
+      const mine = new Set<Promise<unknown>>();
+      // Each finished attempt refills before its own promise settles, so the loop below sees
+      // the follow-up sends before it could find the set empty.
+      const refill = () => {
+        const sends = fill((status) => {
+          if (status === "delivered") summary.delivered += 1;
+          else if (status === "pending") summary.retrying += 1;
+          else if (status === "dead") summary.dead += 1;
+          refill();
+        });
+        summary.claimed += sends.length;
+        for (const sending of sends) mine.add(sending);
+      };
+      refill();
+      while (mine.size > 0) {
+        const waiting = [...mine];
+        await Promise.all(waiting);
+        for (const done of waiting) mine.delete(done);
+      }
+      return summary;
+    },
+
+    /** Server mode: from now on enqueues and finished attempts refill the pool at once. */
+    start(): void {
+      started = true;
+    },
+
+    /** The scheduled tick: fill free slots without waiting for the sends. */
+    pump,
+
+    /** Called after an enqueue commits. */
+    kick: queuePump,
+
+    /** Stops refilling and waits for the attempts in flight to be recorded. */
+    async stop(): Promise<void> {
+      started = false;
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}
