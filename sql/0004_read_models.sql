@@ -16,9 +16,9 @@ CREATE TABLE wallet_bets (
   yes_shares    REAL    NOT NULL, -- shares held now (ledger)
   no_shares     REAL    NOT NULL,
   trade_count   INTEGER NOT NULL,
-  two_sided     INTEGER NOT NULL, -- bought and sold, or bought both outcomes (market-maker test)
+  two_sided     INTEGER NOT NULL, -- money on both the YES and the NO direction (market-maker test)
   first_ts      INTEGER NOT NULL,
-  entry_ts      INTEGER NOT NULL, -- first BUY on the side (or first trade)
+  entry_ts      INTEGER NOT NULL, -- first BUY on the side, else the first fill
   last_ts       INTEGER NOT NULL,
   resolved      INTEGER NOT NULL,
   won           INTEGER,          -- NULL while the market is open

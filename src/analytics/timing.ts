@@ -1,0 +1,84 @@
+/**
+ * When a wallet trades relative to resolution (SPEC.md WalletTiming) and whether prices move its
+ * way afterwards (the score's `timing` signal).
+ */
+
+import { directionOf, type Outcome, type TradeSide } from "./fill";
+import { winRate } from "./rates";
+
+/** SPEC.md: WalletTiming covers the wallet's last 500 resolved trades. */
+export const TIMING_TRADE_LIMIT = 500;
+
+/** Hours between a trade and its market's resolution, [fromHours, toHours). */
+export const TIMING_BUCKETS: readonly { label: string; fromHours: number; toHours: number }[] = [
+  { label: "<1h", fromHours: 0, toHours: 1 },
+  { label: "1-6h", fromHours: 1, toHours: 6 },
+  { label: "6-24h", fromHours: 6, toHours: 24 },
+  { label: "1-7d", fromHours: 24, toHours: 168 },
+  { label: "7-30d", fromHours: 168, toHours: 720 },
+  { label: ">30d", fromHours: 720, toHours: Number.POSITIVE_INFINITY },
+];
+
+export interface ResolvedTrade {
+  outcome: Outcome;
+  side: TradeSide;
+  ts: number;
+  resolvedOutcome: Outcome;
+  resolvedAt: number;
+}
+
+export interface TimingBucket {
+  label: string;
+  count: number;
+  winRate: number | null;
+}
+
+/** A trade wins when its direction (BUY YES / SELL NO → YES) is the resolved outcome. */
+export function tradeWon(trade: ResolvedTrade): boolean {
+  return directionOf(trade) === trade.resolvedOutcome;
+}
+
+/**
+ * Win rate by hours-before-resolution over the most recent 500 trades given. Every bucket is
+ * always present (count 0, win rate null) so charts line up; trades dated after their market's
+ * resolution are left out.
+ */
+export function timingBuckets(trades: readonly ResolvedTrade[]): TimingBucket[] {
+  const recent =
+    trades.length > TIMING_TRADE_LIMIT
+      ? [...trades].sort((a, b) => b.ts - a.ts).slice(0, TIMING_TRADE_LIMIT)
+      : trades;
+  const counts = TIMING_BUCKETS.map(() => ({ count: 0, wins: 0 }));
+  for (const trade of recent) {
+    const hours = (trade.resolvedAt - trade.ts) / 3_600_000;
+    const index = TIMING_BUCKETS.findIndex((b) => hours >= b.fromHours && hours < b.toHours);
+    const bucket = counts[index];
+    if (bucket === undefined) continue;
+    bucket.count += 1;
+    if (tradeWon(trade)) bucket.wins += 1;
+  }
+  return TIMING_BUCKETS.map((b, i) => {
+    const { count, wins } = counts[i]!;
+    return { label: b.label, count, winRate: winRate(wins, count) };
+  });
+}
+
+/**
+ * Mean of (price of the bet's side 24 h after entry − entry price) over the bets where the caller
+ * knows that later price. The caller supplies it: the side's last trade at or before
+ * entry + 24 h, or the payout (1 or 0) when the market resolved sooner.
+ */
+export function meanFavourableMove(
+  bets: Iterable<{ entryPrice: number | null; priceAfter24h?: number | null }>,
+): number | null {
+  let sum = 0;
+  let n = 0;
+  for (const bet of bets) {
+    if (bet.entryPrice === null || bet.priceAfter24h === undefined || bet.priceAfter24h === null) {
+      continue;
+    }
+    sum += bet.priceAfter24h - bet.entryPrice;
+    n += 1;
+  }
+  return n > 0 ? sum / n : null;
+}

@@ -1,0 +1,32 @@
+import type { Outcome } from "../../src/analytics/fill";
+import type { ScoredBet } from "../../src/analytics/score";
+
+/** A settled bet with only the fields a test cares about spelled out. */
+export function bet(
+  fields: Partial<ScoredBet> & {
+    category: string | null;
+    won: boolean | null;
+    entryPrice: number | null;
+  },
+): ScoredBet {
+  const side: Outcome = fields.side ?? "YES";
+  return {
+    wallet: "w",
+    marketId: 0,
+    side,
+    entryTs: null,
+    buyUsd: 100,
+    netBuyUsd: 100,
+    yesFlowUsd: side === "YES" ? 100 : 0,
+    noFlowUsd: side === "NO" ? 100 : 0,
+    volume: 100,
+    fills: 1,
+    twoSided: false,
+    firstTs: 0,
+    lastTs: 0,
+    resolvedOutcome: fields.won === null ? null : fields.won ? side : side === "YES" ? "NO" : "YES",
+    resolvedAt: null,
+    hoursBeforeResolution: null,
+    ...fields,
+  };
+}
