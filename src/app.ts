@@ -10,6 +10,7 @@ import type { HttpEnv } from "./http/env";
 import { createRouter } from "./http/router";
 import type { Log } from "./log";
 import { createTradeQueries, type TradeQueries } from "./read/trades";
+import type { RefreshExtension } from "./refresh/refresh";
 import { createWebhooks, type Webhooks } from "./webhooks/service";
 
 /** Everything the app needs from outside. Only the entry points (cli/) create these. */
@@ -36,6 +37,11 @@ export interface App {
   read: { trades: TradeQueries };
   /** Endpoints, follows, the outbox and its drainer. */
   webhooks: Webhooks;
+  /** Read models refreshed after the wallet and market models, in their own transactions. */
+  refreshExtensions: RefreshExtension[];
+  /** Bumped after each refresh; caches of read-model answers key on it. */
+  generation: number;
+  readModelsChanged(): void;
   http: Hono<HttpEnv>;
   /** Flushes pending state; the caller closes the database. */
   close(): void;
@@ -47,7 +53,11 @@ export function createApp(deps: AppDeps): App {
   const cursors = createCursors(createHmac("sha256", deps.secretKey).update("cursors").digest());
   const read = { trades: createTradeQueries(deps.db) };
   const webhooks = createWebhooks(deps);
-  const app = { deps, accounts, limiter, cursors, read, webhooks } as App;
+  const app = { deps, accounts, limiter, cursors, read, webhooks, generation: 0 } as App;
+  app.refreshExtensions = [];
+  app.readModelsChanged = () => {
+    app.generation += 1;
+  };
   app.http = createRouter(app);
   app.close = () => {
     limiter.close();

@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
 import { drainJob } from "../../src/jobs/drain";
+import { refreshJob } from "../../src/jobs/refresh";
 import { startScheduler } from "../../src/jobs/scheduler";
 import { type CommonOptions, withApp, withDbOption } from "../context";
 
@@ -57,7 +58,7 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   process.stdout.write(`smartmoney listening on ${base}\n`);
   if (demoKeys.length > 0) printDemo(base, demoKeys);
 
-  const scheduler = startScheduler([drainJob(app)], log);
+  const scheduler = startScheduler([drainJob(app), refreshJob(app)], log);
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {

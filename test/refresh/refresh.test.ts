@@ -1,0 +1,307 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { refreshReadModels } from "../../src/refresh/refresh";
+import { createTestApp, type TestApp } from "../helpers/app";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const NOW = Date.parse("2026-11-01T12:00:00.000Z");
+const T = NOW - 20 * DAY;
+const X = "0x00000000000000000000000000000000000000aa";
+const Y = "0x00000000000000000000000000000000000000bb";
+const W = "0x00000000000000000000000000000000000000cc";
+
+let t: TestApp;
+afterEach(() => t?.close());
+
+let txn = 0;
+const trade = (
+  wallet: string,
+  market: number,
+  outcome: "YES" | "NO",
+  side: "BUY" | "SELL",
+  price: number,
+  size: number,
+  ts: number,
+): NewTrade => ({
+  tx_hash: `0x${(++txn).toString(16).padStart(64, "0")}`,
+  log_index: 0,
+  wallet,
+  market_id: market,
+  outcome,
+  side,
+  price,
+  size,
+  usd_value: price * size,
+  ts,
+});
+
+function world() {
+  t = createTestApp();
+  t.clock.set(NOW);
+  const ingest = createIngest(t.db, t.clock);
+  const ids: number[] = [];
+  t.db.writer.transaction(() => {
+    for (const [slug, category] of [
+      ["a", "crypto"],
+      ["b", "politics"],
+    ] as const) {
+      const r = ingest.upsertMarket({
+        slug,
+        title: slug.toUpperCase(),
+        category,
+        condition_id: `0x${slug.repeat(64)}`,
+        end_date: null,
+        created_at: T - DAY,
+        resolved_outcome: null,
+        resolved_at: null,
+      });
+      if (!r.ok) throw new Error(r.reason);
+      ids.push(r.id);
+    }
+    const [a, b] = ids as [number, number];
+    ingest.insertTrades([
+      trade(X, a, "YES", "BUY", 0.4, 100, T),
+      trade(X, a, "YES", "BUY", 0.6, 100, T + HOUR),
+      trade(X, a, "YES", "SELL", 0.7, 50, T + 2 * HOUR),
+      trade(X, b, "NO", "BUY", 0.3, 100, T + 3 * HOUR),
+      trade(Y, b, "NO", "BUY", 0.25, 10, T + 4 * HOUR),
+      trade(W, b, "YES", "BUY", 0.5, 200_000, NOW - DAY),
+    ]);
+    ingest.resolveMarket(a, "YES", T + 10 * DAY);
+  })();
+  return { a: ids[0]!, b: ids[1]! };
+}
+
+describe("refreshReadModels on a hand-built world", () => {
+  it("computes bets, ledger PnL, routing, score inputs and types to the cent", () => {
+    const { a, b } = world();
+    const summary = refreshReadModels(t.db, NOW);
+    expect(summary).toMatchObject({ kind: "full", wallets: 3, markets: 2 });
+    const stats = t.db.writer.prepare("SELECT * FROM wallet_stats WHERE address = ?");
+    const x = stats.get(X) as Record<string, any>;
+    // Market A: 200 shares at average 0.50; 50 sold at 0.70 realise +10; 150 settle at 1: +75.
+    // Market B: 100 NO at 0.30 marked at the last NO trade, 0.25: −5. Total +80.
+    expect(x.ledger_pnl).toBeCloseTo(80, 9);
+    expect(x).toMatchObject({
+      trade_count: 4,
+      total_bets: 2,
+      resolved_bets: 1,
+      wins: 1,
+      win_rate: 1,
+      markets_traded: 2,
+      pnl_source: "ledger",
+      total_pnl: expect.closeTo(80, 9),
+      pnl_as_of: null,
+      wallet_type: "retail",
+    });
+    expect(x.bayesian_win_rate).toBeCloseTo(11 / 21, 12);
+    expect(x.total_volume).toBeCloseTo(40 + 60 + 35 + 30, 9);
+    expect(x.confidence).toBeCloseTo(1 / 21, 12);
+    // One resolved bet entered at 0.50 that won: expected wins 0.5, p = P(W ≥ 1) = 0.5.
+    expect(x.expected_wins).toBeCloseTo(0.5, 12);
+    expect(x.p_value).toBeCloseTo(0.5, 12);
+    const breakdown = JSON.parse(x.breakdown);
+    expect(breakdown.method).toBe("signals");
+    const points = Object.entries(breakdown)
+      .filter(([k]) => k !== "method")
+      .reduce((s, [, v]) => s + (v as number), 0);
+    expect(points).toBeCloseTo(x.smart_money_score, 1);
+
+    const betA = t.db.writer
+      .prepare("SELECT * FROM wallet_bets WHERE wallet = ? AND market_id = ?")
+      .get(X, a) as Record<string, any>;
+    expect(betA).toMatchObject({
+      side: "YES",
+      entry_price: 0.5,
+      resolved: 1,
+      won: 1,
+      yes_shares: 150,
+      no_shares: 0,
+    });
+    expect(betA.pnl).toBeCloseTo(85, 9);
+    // Entered at T; 24 h later the last YES-equivalent price was X's own sell at 0.70.
+    expect(betA.move_24h).toBeCloseTo(0.2, 12);
+
+    const w = stats.get(W) as Record<string, any>;
+    expect(w).toMatchObject({ wallet_type: "whale", pnl_source: "none", total_pnl: null });
+
+    const market = t.db.writer
+      .prepare("SELECT * FROM market_stats WHERE market_id = ?")
+      .get(b) as Record<string, any>;
+    expect(market).toMatchObject({
+      trade_count: 3,
+      unique_wallets: 3,
+      last_yes_price: 0.5,
+      sentiment: "bullish",
+      yes_ratio: 1,
+      yes_volume: 100_000,
+      no_volume: 0,
+      total_whale_volume: 100_000,
+      unique_whales: 1,
+      yes_implied_prob: 1,
+      implied_edge: 0.5,
+    });
+    const marketA = t.db.writer
+      .prepare("SELECT * FROM market_stats WHERE market_id = ?")
+      .get(a) as Record<string, any>;
+    expect(marketA).toMatchObject({
+      sentiment: null,
+      yes_ratio: null,
+      total_whale_volume: null,
+      last_yes_price: 0.7,
+    });
+    const hours = t.db.writer
+      .prepare("SELECT * FROM market_hours WHERE market_id = ? ORDER BY hour")
+      .all(b) as Record<string, any>[];
+    expect(hours.map((h) => h.whale_volume)).toEqual([0, 0, 100_000]);
+    expect(hours[0]!.net_flow).toBeCloseTo(-30, 9);
+    const rates = t.db.writer.prepare("SELECT * FROM category_base_rates").all();
+    expect(rates).toEqual([{ category: "crypto", resolved_bets: 1, wins: 1, base_rate: 1 }]);
+    expect(t.db.writer.prepare("SELECT count(*) AS n FROM dirty_wallets").get()).toEqual({ n: 0 });
+  });
+});
+
+/** A small random world pushed through the ingest path in rounds. */
+function randomWorld(seed: number) {
+  let s = seed;
+  const rand = () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+  t = createTestApp();
+  const ingest = createIngest(t.db, t.clock);
+  const wallets = Array.from(
+    { length: 60 },
+    (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`,
+  );
+  const markets: number[] = [];
+  const categories = ["politics", "crypto", "sports", "culture", "economics", "breaking-news"];
+  t.db.writer.transaction(() => {
+    for (let i = 0; i < 14; i++) {
+      const r = ingest.upsertMarket({
+        slug: `m${i}`,
+        title: `M${i}`,
+        category: categories[i % 6]!,
+        condition_id: `0x${i.toString(16).padStart(64, "0")}`,
+        end_date: null,
+        created_at: 0,
+        resolved_outcome: null,
+        resolved_at: null,
+      });
+      if (!r.ok) throw new Error(r.reason);
+      markets.push(r.id);
+    }
+    ingest.upsertWallet({
+      address: wallets[3]!,
+      platform_name: "Neo",
+      platform_pnl: 1234.5,
+      platform_pnl_as_of: NOW - DAY,
+      created_at: null,
+    });
+  })();
+  const round = (from: number, to: number, count: number, bigFrom = 0) => {
+    t.db.writer.transaction(() => {
+      const rows: NewTrade[] = [];
+      for (let i = 0; i < count; i++) {
+        const wallet = wallets[Math.floor(rand() * wallets.length)]!;
+        const market = markets[Math.floor(rand() * markets.length)]!;
+        const big = bigFrom > 0 && wallet === wallets[0];
+        rows.push(
+          trade(
+            wallet,
+            market,
+            rand() < 0.5 ? "YES" : "NO",
+            rand() < 0.75 ? "BUY" : "SELL",
+            0.05 + rand() * 0.9,
+            big ? bigFrom : 10 + rand() * 500,
+            from + Math.floor(rand() * (to - from)),
+          ),
+        );
+      }
+      rows.sort((p, q) => p.ts - q.ts);
+      ingest.insertTrades(rows);
+    })();
+  };
+  return { ingest, markets, round, wallets };
+}
+
+const TABLES: [string, string][] = [
+  ["wallet_stats", "address"],
+  ["wallet_bets", "wallet, market_id"],
+  ["wallet_category_stats", "address, category"],
+  ["wallet_timing", "address"],
+  ["market_stats", "market_id"],
+  ["market_hours", "market_id, hour"],
+  ["category_base_rates", "category"],
+];
+const snapshot = () =>
+  Object.fromEntries(
+    TABLES.map(([table, order]) => [
+      table,
+      t.db.writer.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all(),
+    ]),
+  );
+
+describe("incremental refresh", () => {
+  it("gives the same tables as a full rebuild after trades, resolutions, a new whale and time passing", () => {
+    const { ingest, markets, round } = randomWorld(7);
+    const t1 = NOW - 40 * DAY;
+    round(t1 - 60 * DAY, t1, 2500);
+    // Quiet corners that nothing touches later, so only the time-driven rules can update them:
+    // an entry 2 h before the first refresh (its 24-hour-later price appears afterwards) and a
+    // whale's fills 10 days before it (they leave the 30-day sentiment window afterwards).
+    const quiet = "0x00000000000000000000000000000000000000f1";
+    const quietWhale = "0x00000000000000000000000000000000000000f2";
+    t.db.writer.transaction(() => {
+      const ids = ["q1", "q2"].map((slug, i) => {
+        const r = ingest.upsertMarket({
+          slug,
+          title: slug,
+          category: "culture",
+          condition_id: `0x${"f".repeat(63)}${i}`,
+          end_date: null,
+          created_at: 0,
+          resolved_outcome: null,
+          resolved_at: null,
+        });
+        if (!r.ok) throw new Error(r.reason);
+        return r.id;
+      });
+      ingest.insertTrades([
+        trade(quiet, ids[0]!, "YES", "BUY", 0.3, 100, t1 - 2 * HOUR),
+        trade(quietWhale, ids[1]!, "YES", "BUY", 0.6, 100_000, t1 - 10 * DAY),
+        trade(quiet, ids[0]!, "YES", "BUY", 0.35, 10, t1 - HOUR),
+      ]);
+      ingest.resolveMarket(markets[0]!, "YES", t1 - 5 * DAY);
+      ingest.resolveMarket(markets[1]!, "NO", t1 - 2 * DAY);
+    })();
+    const first = refreshReadModels(t.db, t1);
+    expect(first.kind).toBe("full");
+
+    // Later: more trades (wallet 0 becomes a whale), two more resolutions, and enough time for
+    // entries to age past 24 h and fills to leave the 30-day sentiment window.
+    const t2 = NOW;
+    round(t1, t2, 1500, 30_000);
+    t.db.writer.transaction(() => {
+      ingest.resolveMarket(markets[2]!, "YES", t2 - DAY);
+      ingest.resolveMarket(markets[3]!, "NO", t2 - HOUR);
+    })();
+    const second = refreshReadModels(t.db, t2);
+    expect(second.kind).toBe("incremental");
+    const incremental = snapshot();
+    expect(incremental.wallet_stats?.length).toBe(62);
+
+    refreshReadModels(t.db, t2, { full: true });
+    const full = snapshot();
+    for (const [table] of TABLES) expect(incremental[table], table).toEqual(full[table]);
+  });
+
+  it("touches only what changed when little did", () => {
+    const { round } = randomWorld(11);
+    round(NOW - 30 * DAY, NOW - 2 * DAY, 2000);
+    refreshReadModels(t.db, NOW - DAY);
+    const again = refreshReadModels(t.db, NOW - DAY + 60_000);
+    expect(again).toMatchObject({ kind: "incremental", wallets: 0, fills_read: 0 });
+  });
+});
