@@ -1,7 +1,11 @@
 import { Command, CommanderError } from "commander";
 import { registerDatabase } from "./commands/database";
+import { registerImport } from "./commands/import";
+import { registerIngest } from "./commands/ingest";
+import { registerInvestigations } from "./commands/investigations";
 import { registerJobs } from "./commands/jobs";
 import { registerAccounts, registerKeys } from "./commands/keys";
+import { registerSeed } from "./commands/seed";
 import { registerServe } from "./commands/serve";
 import {
   registerDeliveries,
@@ -22,6 +26,9 @@ export async function main(argv: string[]): Promise<number> {
 
   registerServe(program);
   registerDatabase(program);
+  registerImport(program);
+  registerIngest(program);
+  registerSeed(program);
   registerKeys(program);
   registerAccounts(program);
   registerWebhooks(program);
@@ -29,6 +36,7 @@ export async function main(argv: string[]): Promise<number> {
   registerLists(program);
   registerDeliveries(program);
   registerJobs(program);
+  registerInvestigations(program);
 
   for (const command of allCommands(program)) command.exitOverride();
   try {

@@ -1,15 +1,20 @@
+import { rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
+import { seedWorld } from "../../src/fixtures/seed-world";
+import { ingestJob } from "../../src/ingest/polymarket/job";
 import { drainJob } from "../../src/jobs/drain";
 import { refreshJob } from "../../src/jobs/refresh";
 import { startScheduler } from "../../src/jobs/scheduler";
-import { type CommonOptions, withApp, withDbOption } from "../context";
+import { type CommonOptions, configFrom, withApp, withDbOption } from "../context";
+import { CliError, must } from "../errors";
 
 interface ServeOptions extends CommonOptions {
   demo?: boolean;
+  fresh?: boolean;
   host?: string;
   port?: string;
   publicUrl?: string;
@@ -25,9 +30,15 @@ export function registerServe(program: Command): void {
       "--demo",
       "seed the small fixture world into an empty database and print a key per tier",
     )
-    .action((options: ServeOptions) =>
-      withApp(options, (session) => runServer(session.app, options)),
-    );
+    .option("--fresh", "with --demo: delete the database file first, so the world is seeded anew")
+    .action((options: ServeOptions) => {
+      if (options.fresh) {
+        if (!options.demo)
+          throw new CliError("--fresh only goes with --demo: it deletes the database");
+        removeDatabase(configFrom(options).dbPath);
+      }
+      return withApp(options, (session) => runServer(session.app, options));
+    });
 }
 
 /** Serves until SIGTERM or SIGINT, then shuts down in order: listener, in-flight requests, jobs. */
@@ -41,6 +52,7 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
       "WARNING: SMARTMONEY_WEBHOOK_ALLOW_PRIVATE=1 lets webhooks reach private and loopback addresses. Never use it in production.\n",
     );
   }
+  if (options.demo) await demoWorld(app);
   const demoKeys = options.demo ? demoSetup(app) : [];
 
   const server = serve({ fetch: app.http.fetch, hostname: config.host, port: config.port });
@@ -58,7 +70,14 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   process.stdout.write(`smartmoney listening on ${base}\n`);
   if (demoKeys.length > 0) printDemo(base, demoKeys);
 
-  const scheduler = startScheduler([drainJob(app), refreshJob(app)], log);
+  const scheduler = startScheduler(
+    [
+      drainJob(app),
+      refreshJob(app),
+      ...(config.ingestCron ? [ingestJob(app, config.ingestCron)] : []),
+    ],
+    log,
+  );
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -102,4 +121,34 @@ function printDemo(base: string, keys: DemoKey[]): void {
   const pro = keys.find((k) => k.tier === "terminal_pro")?.key ?? keys[0]?.key;
   lines.push("", "Try:", `  curl -s -H "Authorization: Bearer ${pro}" ${base}/v1/_ping`, "");
   process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** Seeds the small world when the database has no market data yet. */
+async function demoWorld(app: App): Promise<void> {
+  const { db, config, clock } = app.deps;
+  const { n } = db.writer.prepare("SELECT count(*) AS n FROM markets").get() as { n: number };
+  if (n > 0) {
+    process.stdout.write(`demo: using the data already in ${config.dbPath} (--fresh seeds anew)\n`);
+    return;
+  }
+  process.stdout.write("demo: seeding the small fixture world (a few seconds)...\n");
+  const started = performance.now();
+  const seeded = must(
+    await seedWorld(app, {
+      scale: "small",
+      seed: 42,
+      now: clock.now(),
+      manifestPath: `${config.dbPath}.manifest.json`,
+    }),
+  );
+  process.stdout.write(
+    `demo: ${seeded.import.rows.toLocaleString("en-US")} rows, ${seeded.refresh.wallets} wallets, ${seeded.refresh.markets} markets in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+}
+
+/** The database and the files that belong to it. */
+function removeDatabase(path: string): void {
+  for (const suffix of ["", "-wal", "-shm", ".key", ".manifest.json"]) {
+    rmSync(`${path}${suffix}`, { force: true });
+  }
 }

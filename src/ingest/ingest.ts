@@ -1,0 +1,378 @@
+import type { Clock } from "../clock";
+import type { Db, Statement } from "../db/open";
+
+/**
+ * The one write path for market data. Every source (the JSONL importer, the fixture seeder, the
+ * live Polymarket ingester) stores rows through these functions, so new trades always mark what
+ * they touch as dirty for the analytics refresh and always reach the `onNewTrades` hook (signal
+ * detection and the webhook outbox), in the caller's transaction.
+ */
+
+export type Outcome = "YES" | "NO";
+
+export interface NewTrade {
+  tx_hash: string;
+  log_index: number;
+  wallet: string;
+  market_id: number;
+  outcome: Outcome;
+  side: "BUY" | "SELL";
+  price: number;
+  size: number;
+  usd_value: number;
+  /** Epoch milliseconds. */
+  ts: number;
+}
+
+/** A stored trade: the row of `trades`. */
+export interface Trade extends NewTrade {
+  id: number;
+}
+
+export interface NewTransfer {
+  tx_hash: string;
+  log_index: number;
+  from_address: string;
+  to_address: string;
+  token: "USDC" | "POL";
+  amount: number;
+  ts: number;
+}
+
+export interface Transfer extends NewTransfer {
+  id: number;
+}
+
+export interface MarketFacts {
+  slug: string;
+  title: string | null;
+  category: string | null;
+  condition_id: string;
+  end_date: number | null;
+  created_at: number | null;
+  resolved_outcome: Outcome | null;
+  resolved_at: number | null;
+}
+
+export interface WalletFacts {
+  address: string;
+  platform_name: string | null;
+  platform_pnl: number | null;
+  platform_pnl_as_of: number | null;
+  created_at: number | null;
+}
+
+export interface Label {
+  address: string;
+  kind: "exchange" | "platform" | "proxy_factory";
+  name: string;
+}
+
+/** What storing a keyed row did: inserted it, changed it, or found it already as given. */
+export type RowStatus = "new" | "updated" | "present";
+
+export type MarketUpsert =
+  | { ok: true; id: number; status: RowStatus }
+  | { ok: false; reason: string };
+
+export interface IngestHooks {
+  /**
+   * Called with the trades an `insertTrades` call actually inserted (never ones already
+   * stored), inside the same transaction: whatever the hook writes commits or rolls back with
+   * them. It must not have effects outside the database.
+   */
+  onNewTrades?(trades: readonly Trade[]): void;
+}
+
+export interface Ingest {
+  /**
+   * Stores the fills not stored yet (keyed by tx_hash + log_index) and returns those, with
+   * their ids, in input order; marks their wallets and markets dirty; calls `onNewTrades`.
+   */
+  insertTrades(rows: readonly NewTrade[]): Trade[];
+  /** Stores the transfers not stored yet and returns those, with ids; marks both ends dirty. */
+  insertTransfers(rows: readonly NewTransfer[]): Transfer[];
+  /**
+   * Inserts or updates a market by condition_id. Given fields overwrite stored ones; null
+   * fields keep what is stored. Fails when the slug belongs to another market.
+   */
+  upsertMarket(market: MarketFacts): MarketUpsert;
+  /** Records a market's outcome; marks the market and everyone who traded it dirty. */
+  resolveMarket(marketId: number, outcome: Outcome, resolvedAt: number): RowStatus;
+  upsertWallet(wallet: WalletFacts): RowStatus;
+  upsertLabel(label: Label): RowStatus;
+  marketIdOf(conditionId: string): number | undefined;
+  /** The id of an already stored fill, or undefined. */
+  tradeIdOf(txHash: string, logIndex: number): number | undefined;
+  transferIdOf(txHash: string, logIndex: number): number | undefined;
+  /** Ingesters' cursors between runs. */
+  getState(key: string): string | undefined;
+  setState(key: string, value: string): void;
+}
+
+interface MarketRow extends MarketFacts {
+  id: number;
+}
+
+/**
+ * Statements are prepared once here. Every write method must run inside a transaction the
+ * caller opened (one `db.writer.transaction`, or the importer's file transaction): that is what
+ * makes a batch, its dirty marks and the hook's writes one unit.
+ */
+export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ingest {
+  const w = db.writer;
+  const insertTrade = w.prepare(
+    `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size,
+       usd_value, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (tx_hash, log_index) DO NOTHING`,
+  );
+  const insertTransfer = w.prepare(
+    `INSERT INTO transfers (tx_hash, log_index, from_address, to_address, token, amount, ts)
+     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tx_hash, log_index) DO NOTHING`,
+  );
+  const tradeId = w
+    .prepare("SELECT id FROM trades WHERE tx_hash = ? AND log_index = ?")
+    .pluck() as Statement<[string, number], number>;
+  const transferId = w
+    .prepare("SELECT id FROM transfers WHERE tx_hash = ? AND log_index = ?")
+    .pluck() as Statement<[string, number], number>;
+  // Dirty marks go in one statement per batch: the distinct keys travel as a JSON array, so a
+  // batch of thousands of trades costs one call, not one per wallet.
+  const markWallets = w.prepare(
+    "INSERT INTO dirty_wallets (address) SELECT value FROM json_each(?) WHERE true ON CONFLICT DO NOTHING",
+  );
+  const markMarkets = w.prepare(
+    "INSERT INTO dirty_markets (market_id) SELECT value FROM json_each(?) WHERE true ON CONFLICT DO NOTHING",
+  );
+  const markMarket = w.prepare(
+    "INSERT INTO dirty_markets (market_id) VALUES (?) ON CONFLICT DO NOTHING",
+  );
+  const markWallet = w.prepare(
+    "INSERT INTO dirty_wallets (address) VALUES (?) ON CONFLICT DO NOTHING",
+  );
+  const markTraders = w.prepare(
+    `INSERT INTO dirty_wallets (address)
+     SELECT DISTINCT wallet FROM trades WHERE market_id = ? ON CONFLICT DO NOTHING`,
+  );
+  const marketByCondition = w.prepare("SELECT * FROM markets WHERE condition_id = ?") as Statement<
+    [string],
+    MarketRow
+  >;
+  const marketIdBySlug = w.prepare("SELECT id FROM markets WHERE slug = ?").pluck() as Statement<
+    [string],
+    number
+  >;
+  const insertMarket = w.prepare(
+    `INSERT INTO markets (slug, title, category, condition_id, end_date, created_at,
+       resolved_outcome, resolved_at)
+     VALUES (@slug, @title, @category, @condition_id, @end_date, @created_at,
+       @resolved_outcome, @resolved_at)`,
+  );
+  const updateMarket = w.prepare(
+    `UPDATE markets SET slug = @slug, title = @title, category = @category,
+       end_date = @end_date, created_at = @created_at WHERE id = @id`,
+  );
+  const setResolution = w.prepare(
+    "UPDATE markets SET resolved_outcome = ?, resolved_at = ? WHERE id = ?",
+  );
+  const resolutionOf = w.prepare(
+    "SELECT resolved_outcome AS outcome, resolved_at AS at FROM markets WHERE id = ?",
+  ) as Statement<[number], { outcome: Outcome | null; at: number | null }>;
+  const walletByAddress = w.prepare("SELECT * FROM wallets WHERE address = ?") as Statement<
+    [string],
+    WalletFacts
+  >;
+  const writeWallet = w.prepare(
+    `INSERT INTO wallets (address, platform_name, platform_pnl, platform_pnl_as_of, created_at)
+     VALUES (@address, @platform_name, @platform_pnl, @platform_pnl_as_of, @created_at)
+     ON CONFLICT (address) DO UPDATE SET platform_name = excluded.platform_name,
+       platform_pnl = excluded.platform_pnl, platform_pnl_as_of = excluded.platform_pnl_as_of,
+       created_at = excluded.created_at`,
+  );
+  const labelByAddress = w.prepare("SELECT * FROM labels WHERE address = ?") as Statement<
+    [string],
+    Label
+  >;
+  const writeLabel = w.prepare(
+    `INSERT INTO labels (address, kind, name) VALUES (@address, @kind, @name)
+     ON CONFLICT (address) DO UPDATE SET kind = excluded.kind, name = excluded.name`,
+  );
+  const stateGet = w.prepare("SELECT value FROM ingest_state WHERE key = ?").pluck() as Statement<
+    [string],
+    string
+  >;
+  const stateSet = w.prepare(
+    `INSERT INTO ingest_state (key, value, updated_at) VALUES (?, ?, ?)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+  );
+
+  const requireTransaction = () => {
+    if (!w.inTransaction) throw new Error("ingest writes must run inside the caller's transaction");
+  };
+
+  const resolve = (id: number, outcome: Outcome, resolvedAt: number): RowStatus => {
+    const current = resolutionOf.get(id);
+    if (current?.outcome === outcome && current.at === resolvedAt) return "present";
+    setResolution.run(outcome, resolvedAt, id);
+    markMarket.run(id);
+    // Every trader's win rate and PnL on this market change with its outcome.
+    markTraders.run(id);
+    return current?.outcome === null ? "new" : "updated";
+  };
+
+  return {
+    insertTrades(rows) {
+      requireTransaction();
+      const inserted: Trade[] = [];
+      const wallets = new Set<string>();
+      const markets = new Set<number>();
+      for (const r of rows) {
+        const info = insertTrade.run(
+          r.tx_hash,
+          r.log_index,
+          r.wallet,
+          r.market_id,
+          r.outcome,
+          r.side,
+          r.price,
+          r.size,
+          r.usd_value,
+          r.ts,
+        );
+        if (info.changes === 0) continue;
+        inserted.push({
+          id: Number(info.lastInsertRowid),
+          tx_hash: r.tx_hash,
+          log_index: r.log_index,
+          wallet: r.wallet,
+          market_id: r.market_id,
+          outcome: r.outcome,
+          side: r.side,
+          price: r.price,
+          size: r.size,
+          usd_value: r.usd_value,
+          ts: r.ts,
+        });
+        wallets.add(r.wallet);
+        markets.add(r.market_id);
+      }
+      if (inserted.length > 0) {
+        markWallets.run(JSON.stringify([...wallets]));
+        markMarkets.run(JSON.stringify([...markets]));
+        hooks.onNewTrades?.(inserted);
+      }
+      return inserted;
+    },
+
+    insertTransfers(rows) {
+      requireTransaction();
+      const inserted: Transfer[] = [];
+      const touched = new Set<string>();
+      for (const r of rows) {
+        const info = insertTransfer.run(
+          r.tx_hash,
+          r.log_index,
+          r.from_address,
+          r.to_address,
+          r.token,
+          r.amount,
+          r.ts,
+        );
+        if (info.changes === 0) continue;
+        inserted.push({ id: Number(info.lastInsertRowid), ...r });
+        touched.add(r.from_address);
+        touched.add(r.to_address);
+      }
+      // Funding links feed the connection and cluster analytics of both ends.
+      if (touched.size > 0) markWallets.run(JSON.stringify([...touched]));
+      return inserted;
+    },
+
+    upsertMarket(m) {
+      requireTransaction();
+      const slugOwner = marketIdBySlug.get(m.slug);
+      const current = marketByCondition.get(m.condition_id);
+      if (slugOwner !== undefined && slugOwner !== current?.id) {
+        return { ok: false, reason: `slug "${m.slug}" already belongs to another market` };
+      }
+      if (!current) {
+        const id = Number(insertMarket.run(m).lastInsertRowid);
+        markMarket.run(id);
+        return { ok: true, id, status: "new" };
+      }
+      const next = {
+        id: current.id,
+        slug: m.slug,
+        title: m.title ?? current.title,
+        category: m.category ?? current.category,
+        end_date: m.end_date ?? current.end_date,
+        created_at: m.created_at ?? current.created_at,
+      };
+      let status: RowStatus = "present";
+      if (
+        next.slug !== current.slug ||
+        next.title !== current.title ||
+        next.category !== current.category ||
+        next.end_date !== current.end_date ||
+        next.created_at !== current.created_at
+      ) {
+        updateMarket.run(next);
+        markMarket.run(current.id);
+        status = "updated";
+      }
+      if (m.resolved_outcome !== null && m.resolved_at !== null) {
+        if (resolve(current.id, m.resolved_outcome, m.resolved_at) !== "present") {
+          status = "updated";
+        }
+      }
+      return { ok: true, id: current.id, status };
+    },
+
+    resolveMarket(marketId, outcome, resolvedAt) {
+      requireTransaction();
+      return resolve(marketId, outcome, resolvedAt);
+    },
+
+    upsertWallet(wallet) {
+      requireTransaction();
+      const current = walletByAddress.get(wallet.address);
+      const next: WalletFacts = {
+        address: wallet.address,
+        platform_name: wallet.platform_name ?? current?.platform_name ?? null,
+        platform_pnl: wallet.platform_pnl ?? current?.platform_pnl ?? null,
+        platform_pnl_as_of: wallet.platform_pnl_as_of ?? current?.platform_pnl_as_of ?? null,
+        created_at: wallet.created_at ?? current?.created_at ?? null,
+      };
+      if (
+        current &&
+        current.platform_name === next.platform_name &&
+        current.platform_pnl === next.platform_pnl &&
+        current.platform_pnl_as_of === next.platform_pnl_as_of &&
+        current.created_at === next.created_at
+      ) {
+        return "present";
+      }
+      writeWallet.run(next);
+      // The platform PnL figure feeds the PnL leaderboard's routing.
+      markWallet.run(wallet.address);
+      return current ? "updated" : "new";
+    },
+
+    upsertLabel(label) {
+      requireTransaction();
+      const current = labelByAddress.get(label.address);
+      if (current && current.kind === label.kind && current.name === label.name) return "present";
+      writeLabel.run(label);
+      markWallet.run(label.address);
+      return current ? "updated" : "new";
+    },
+
+    marketIdOf: (conditionId) => marketByCondition.get(conditionId)?.id,
+    tradeIdOf: (txHash, logIndex) => tradeId.get(txHash, logIndex),
+    transferIdOf: (txHash, logIndex) => transferId.get(txHash, logIndex),
+    getState: (key) => stateGet.get(key),
+    setState(key, value) {
+      stateSet.run(key, value, clock.now());
+    },
+  };
+}
