@@ -4,11 +4,13 @@ import { drainOnce } from "../../src/jobs/drain";
 import { refreshNow } from "../../src/jobs/refresh";
 import { type CommonOptions, print, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
+import { ingestJobSummary } from "./ingest";
 
 /** Jobs the scheduler runs, runnable by hand; each returns its summary. */
 const JOBS: Record<string, (app: App, options: JobOptions) => Promise<object> | object> = {
   drain: drainOnce,
   refresh: (app, options) => refreshNow(app, { full: options.full }),
+  ingest: ingestJobSummary,
 };
 
 interface JobOptions extends CommonOptions {

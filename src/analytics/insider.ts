@@ -66,6 +66,13 @@ const FRESH_MS = 7 * DAY_MS;
 
 /** Share of the market's volume that earns full size points. */
 const FULL_SIZE_SHARE = 0.1;
+/**
+ * A bet earns its size and odds points in full only from this many USD, in proportion below.
+ * Without it a few dollars in a days-old market "are 100% of its volume", and a $2 lottery ticket
+ * at 0.01 looks like inside knowledge: on the fixture world those made four of five insider
+ * signals false (docs/methodology.md, "Insider signal").
+ */
+const FULL_SIZE_USD = 1_000;
 /** Buying at 0.20 earns 5 of 20 odds points, at 0.05 or less all 20. */
 const ODDS_FROM_PRICE = 0.2;
 /** Markets under this 30-day volume start to count as niche; at a tenth of it, fully niche. */
@@ -88,8 +95,11 @@ function measures(f: InsiderFacts) {
 export function insiderPoints(f: InsiderFacts): Record<InsiderCategory, number> {
   const { marketShare, concentration, inCluster, fresh, clusterRate } = measures(f);
   const levels: Record<InsiderCategory, number> = {
-    size: clamp01(marketShare / FULL_SIZE_SHARE),
-    odds: f.side === "BUY" && f.price <= ODDS_FROM_PRICE ? clamp01((0.25 - f.price) / 0.2) : 0,
+    size: clamp01(marketShare / FULL_SIZE_SHARE) * clamp01(f.usd / FULL_SIZE_USD),
+    odds:
+      f.side === "BUY" && f.price <= ODDS_FROM_PRICE
+        ? clamp01((0.25 - f.price) / 0.2) * clamp01(f.usd / FULL_SIZE_USD)
+        : 0,
     funding_cluster: inCluster ? (10 + 5 * clamp01((f.clusterSize - 2) / 3)) / 15 : 0,
     timing_cluster: Math.min(3, Math.max(0, f.freshSameSideWallets)) / 3,
     freshness: fresh ? clamp01((20 - f.priorTrades) / 15) : 0,

@@ -52,6 +52,33 @@ const quiet: InsiderFacts = {
 };
 
 describe("insider signal", () => {
+  it("scales size and odds points by the bet's USD up to 1,000, so lottery tickets do not fire", () => {
+    const ticket: InsiderFacts = {
+      ...quiet,
+      price: 0.05,
+      usd: 20,
+      marketVolumeUsd: 20, // the whole market so far
+      clusterSize: 5,
+      firstFundedAt: T0 - HOUR_MS,
+      priorTrades: 0,
+      walletVolumeUsd: 20,
+      walletMarketVolumeUsd: 20,
+    };
+    const small = insiderScore(ticket);
+    expect(small.points.size).toBeCloseTo(20 * 0.02, 10); // share 100%, times 20 / 1,000
+    expect(small.points.odds).toBeCloseTo(20 * 0.02, 10);
+    expect(small.fires).toBe(false);
+    const real = insiderScore({
+      ...ticket,
+      usd: 1_000,
+      marketVolumeUsd: 1_000,
+      walletVolumeUsd: 1_000,
+      walletMarketVolumeUsd: 1_000,
+    });
+    expect(real.points).toMatchObject({ size: 20, odds: 20 });
+    expect(real.fires).toBe(true);
+  });
+
   it("fires on a fresh wallet's big long shot in a small market", () => {
     const facts: InsiderFacts = {
       ...quiet,

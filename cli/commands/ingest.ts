@@ -1,0 +1,172 @@
+import { type Command, InvalidArgumentError } from "commander";
+import * as v from "valibot";
+import type { App } from "../../src/app";
+import { parseDuration } from "../../src/duration";
+import { timestamp } from "../../src/ingest/lines";
+import type { PageProgress, RoundSummary } from "../../src/ingest/polymarket/context";
+import { ingestOnce, polymarketDeps, polymarketSettings } from "../../src/ingest/polymarket/job";
+import { type RoundResult, runPolymarketLoop } from "../../src/ingest/polymarket/round";
+import { type CommonOptions, withApp, withDbOption } from "../context";
+import { CliError } from "../errors";
+
+const DEFAULT_INTERVAL_MS = 30_000;
+
+interface IngestOptions extends CommonOptions {
+  since?: number;
+  once?: boolean;
+  interval?: number;
+  dataUrl?: string;
+  gammaUrl?: string;
+  rpcUrl?: string;
+}
+
+export function registerIngest(program: Command): void {
+  const ingest = program.command("ingest").description("ingest market data from live sources");
+  withDbOption(ingest.command("polymarket"))
+    .description(
+      "ingest Polymarket markets, fills and wallet facts; resumable (cursors in the database), loops until SIGINT/SIGTERM unless --once",
+    )
+    .option(
+      "--since <time>",
+      "where a source with no cursor yet starts, ISO-8601 or Unix ms (default: 24 hours ago)",
+      parseSince,
+    )
+    .option("--once", "run one round and exit")
+    .option("--interval <duration>", "pause between rounds, e.g. 5m (default 30s)", parseInterval)
+    .option(
+      "--data-url <url>",
+      "data API base URL (default https://data-api.polymarket.com)",
+      parseUrl,
+    )
+    .option(
+      "--gamma-url <url>",
+      "Gamma API base URL (default https://gamma-api.polymarket.com)",
+      parseUrl,
+    )
+    .option("--rpc-url <url>", "Polygon JSON-RPC URL: read fills and transfers on chain", parseUrl)
+    .option("--json", "print JSON")
+    .action((options: IngestOptions) => withApp(options, ({ app }) => runIngest(app, options)));
+}
+
+/** `jobs run ingest`: one round; a failed round is the command's failure. */
+export async function ingestJobSummary(app: App): Promise<RoundSummary> {
+  const result = await ingestOnce(app);
+  if (!result.ok) throw new CliError(result.reason);
+  return result.summary;
+}
+
+async function runIngest(app: App, options: IngestOptions): Promise<void> {
+  const settings = polymarketSettings(app.deps.config);
+  const progress = process.stderr.isTTY ? progressLine() : undefined;
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const run = {
+    dataUrl: options.dataUrl ?? settings.dataUrl,
+    gammaUrl: options.gammaUrl ?? settings.gammaUrl,
+    rpcUrl: options.rpcUrl ?? settings.rpcUrl,
+    since: options.since,
+    signal: stop.signal,
+    onPage: progress?.page,
+  };
+  try {
+    if (options.once) {
+      const result = await ingestOnce(app, run);
+      progress?.clear();
+      report(options, result);
+      return;
+    }
+    const loop = await runPolymarketLoop(polymarketDeps(app), {
+      ...run,
+      intervalMs: options.interval ?? DEFAULT_INTERVAL_MS,
+      onRound: (result, round) => progress?.round(result, round),
+    });
+    progress?.clear();
+    const data = {
+      rounds: loop.rounds,
+      failures: loop.failures,
+      last_error: loop.lastError,
+      ...loop.totals,
+    };
+    print(options, data);
+  } finally {
+    progress?.clear();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+function report(options: IngestOptions, result: RoundResult): void {
+  print(options, { ok: result.ok, error: result.ok ? null : result.reason, ...result.summary });
+  if (!result.ok) throw new CliError(result.reason);
+}
+
+function print(options: IngestOptions, data: Record<string, unknown>): void {
+  const text = options.json
+    ? JSON.stringify(data, null, 2)
+    : [
+        "polymarket ingest:",
+        ...Object.entries(data)
+          .filter(([key, value]) => value !== null && key !== "ok" && key !== "error")
+          .map(([key, value]) => `  ${key.padEnd(20)} ${String(value)}`),
+      ].join("\n");
+  process.stdout.write(`${text}\n`);
+}
+
+/** One self-updating line on an interactive stderr; nothing when stderr is piped. */
+function progressLine() {
+  let shown = false;
+  const write = (text: string) => {
+    process.stderr.write(`\r\x1b[K${text}`);
+    shown = true;
+  };
+  return {
+    page(p: PageProgress) {
+      const s = p.summary;
+      const lag = s.lag_seconds === null ? "" : `, lag ${s.lag_seconds}s`;
+      write(
+        `polymarket: ${p.stage} page ${p.page} (+${p.stored}) · trades +${s.trades_new}, markets +${s.markets_new}, ${s.requests} requests${lag}`,
+      );
+    },
+    round(result: RoundResult, round: number) {
+      const s = result.summary;
+      const outcome = result.ok ? "ok" : `failed: ${result.reason}`;
+      write(
+        `polymarket: round ${round} ${outcome} · trades +${s.trades_new}, lag ${s.lag_seconds ?? "?"}s`,
+      );
+      process.stderr.write("\n");
+      shown = false;
+    },
+    clear() {
+      if (shown) process.stderr.write("\r\x1b[K");
+      shown = false;
+    },
+  };
+}
+
+function parseSince(text: string): number {
+  const trimmed = text.trim();
+  const parsed = v.safeParse(timestamp, /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed);
+  if (!parsed.success) {
+    throw new InvalidArgumentError(`${parsed.issues[0]?.message ?? "not a time"}`);
+  }
+  return parsed.output;
+}
+
+function parseInterval(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0)
+    throw new InvalidArgumentError("must be a duration such as 30s or 5m");
+  return ms;
+}
+
+function parseUrl(text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.protocol === "http:" || url.protocol === "https:") return text.replace(/\/+$/, "");
+  } catch {
+    // fall through
+  }
+  throw new InvalidArgumentError("must be an absolute http(s) URL");
+}

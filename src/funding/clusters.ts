@@ -1,0 +1,50 @@
+/**
+ * Sybil clusters (METHODOLOGY §Funding graph): two or more wallets sharing a funder. Stats come
+ * from the members' wallet_stats rows where present; a cluster none of whose members traded has
+ * null volume, PnL, win rate and markets.
+ */
+
+import type { Connection } from "../db/open";
+
+export const CLUSTER_ID_PREFIX = "clu_";
+export const MIN_CLUSTER_MEMBERS = 2;
+
+/** The cluster's id: its lowest member address, so members joining above it keep it stable. */
+export function clusterIdOf(members: Iterable<string>): string {
+  let lowest: string | undefined;
+  for (const m of members) {
+    const address = m.toLowerCase();
+    if (lowest === undefined || address < lowest) lowest = address;
+  }
+  if (lowest === undefined) throw new Error("a cluster has members");
+  return `${CLUSTER_ID_PREFIX}${lowest}`;
+}
+
+/** Rebuilds sybil_clusters from wallet_funding and the wallet read models; returns the count. */
+export function rebuildClusters(conn: Connection): number {
+  conn.exec("DELETE FROM sybil_clusters");
+  const inserted = conn
+    .prepare(
+      `INSERT INTO sybil_clusters (id, funder, member_count, total_volume, total_pnl,
+         resolved_bets, wins, win_rate, markets_traded, first_funded_at, last_active_at)
+       SELECT '${CLUSTER_ID_PREFIX}' || MIN(f.wallet), f.funder, COUNT(*), SUM(s.total_volume),
+              SUM(s.total_pnl), COALESCE(SUM(s.resolved_bets), 0), COALESCE(SUM(s.wins), 0),
+              CASE WHEN SUM(s.resolved_bets) > 0
+                   THEN CAST(SUM(s.wins) AS REAL) / SUM(s.resolved_bets) END,
+              NULL, MIN(f.first_funded_at), MAX(s.last_trade_at)
+         FROM wallet_funding f LEFT JOIN wallet_stats s ON s.address = f.wallet
+        WHERE f.funder IS NOT NULL
+        GROUP BY f.funder
+       HAVING COUNT(*) >= ${MIN_CLUSTER_MEMBERS}`,
+    )
+    .run().changes;
+  // Markets the members traded between them: one market traded by three members counts once.
+  conn.exec(`
+    UPDATE sybil_clusters
+       SET markets_traded = (SELECT COUNT(DISTINCT b.market_id)
+                               FROM wallet_funding f JOIN wallet_bets b ON b.wallet = f.wallet
+                              WHERE f.funder = sybil_clusters.funder)
+     WHERE total_volume IS NOT NULL
+  `);
+  return inserted;
+}

@@ -1,0 +1,207 @@
+import { DAY_MS, HOUR_MS } from "../analytics/fill";
+import { explainInsiderSignal, type InsiderFacts, insiderScore } from "../analytics/insider";
+import { fallbackScore } from "../analytics/score";
+import { explainWhaleSignal, whaleSignalScore } from "../analytics/whale";
+import type { Db } from "../db/open";
+import type { Trade } from "../ingest/ingest";
+import type { NewSignal } from "../webhooks/outbox";
+import { createFundingFacts } from "./funding-facts";
+
+const WINDOW_MS = 30 * DAY_MS;
+const FRESH_MS = 7 * DAY_MS;
+const INSIDER_FIRES_AT = 65;
+
+export interface DetectorOptions {
+  /** A trade of at least this much USD fires a whale signal. */
+  whaleMinUsd: number;
+  /** Writes the signal and its deliveries; runs inside the ingest transaction. */
+  enqueue(signal: NewSignal): void;
+}
+
+/** Ascending ts with running USD sums, for "volume in (t − 30 d, t]" by two binary searches. */
+interface VolumeWindow {
+  ts: number[];
+  cumulative: number[];
+}
+
+function upperBound(values: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Whale and insider detection on every new trade (METHODOLOGY §Signals), called by the ingest
+ * path inside the transaction that stored the trades, so a signal and its outbox rows commit
+ * with them. Facts are read as of the trade: the market's 30-day volume up to it, the wallet's
+ * prior trades and funding before it.
+ *
+ * An import streams millions of trades through here, so the insider score is first bounded from
+ * the cheap facts (counting the timing cluster and concentration at their maximum) and the two
+ * costly facts are only read when that bound can still reach the firing threshold.
+ */
+export function createSignalDetector(db: Db, options: DetectorOptions) {
+  const w = db.writer;
+  const fundingBatch = createFundingFacts(db);
+  const marketFills = w.prepare<[number, number, number], { ts: number; usd: number }>(
+    `SELECT ts, usd_value AS usd FROM trades WHERE market_id = ? AND ts > ? AND ts <= ?
+      ORDER BY ts, id`,
+  );
+  const marketSizes = w
+    .prepare("SELECT usd_value FROM trades WHERE market_id = ? ORDER BY usd_value")
+    .pluck();
+  const walletRow = w.prepare<[string], { score: number; type: string | null }>(
+    "SELECT smart_money_score AS score, wallet_type AS type FROM wallet_stats WHERE address = ?",
+  );
+  const priorTrades = w.prepare<[string, number, number, number], { n: number }>(
+    `SELECT count(*) AS n FROM (SELECT 1 FROM trades WHERE wallet = ? AND (ts < ? OR (ts = ? AND id < ?))
+      LIMIT 20)`,
+  );
+  const walletVolumes = w.prepare<
+    [number, string, number, number, number],
+    { total: number | null; here: number | null }
+  >(
+    `SELECT sum(usd_value) AS total, sum(CASE WHEN market_id = ? THEN usd_value END) AS here
+       FROM trades WHERE wallet = ? AND (ts < ? OR (ts = ? AND id <= ?))`,
+  );
+  const recentBuyers = w.prepare<
+    [number, string, number, number, string],
+    { wallet: string; ts: number }
+  >(
+    `SELECT DISTINCT wallet, ts FROM trades WHERE market_id = ? AND outcome = ? AND side = 'BUY'
+      AND ts >= ? AND ts < ? AND wallet <> ?`,
+  );
+
+  return function onNewTrades(trades: readonly Trade[]): void {
+    if (trades.length === 0) return;
+    const funding = fundingBatch();
+    const windows = new Map<number, VolumeWindow>();
+    const sizes = new Map<number, number[]>();
+    const span = new Map<number, [number, number]>();
+    for (const t of trades) {
+      const s = span.get(t.market_id);
+      span.set(t.market_id, s ? [Math.min(s[0], t.ts), Math.max(s[1], t.ts)] : [t.ts, t.ts]);
+    }
+    const marketVolume = (marketId: number, ts: number) => {
+      let window = windows.get(marketId);
+      if (!window) {
+        const [from, to] = span.get(marketId)!;
+        const rows = marketFills.all(marketId, from - WINDOW_MS, to);
+        let sum = 0;
+        window = { ts: rows.map((r) => r.ts), cumulative: rows.map((r) => (sum += r.usd)) };
+        windows.set(marketId, window);
+      }
+      const end = upperBound(window.ts, ts);
+      const start = upperBound(window.ts, ts - WINDOW_MS);
+      const at = (i: number) => (i > 0 ? window.cumulative[i - 1]! : 0);
+      return at(end) - at(start);
+    };
+    /** First funding as known at `ts`: a transfer dated after the trade does not count. */
+    const fundedBy = (wallet: string, ts: number) => {
+      const funded = funding.firstFundedAt(wallet);
+      return funded !== null && funded <= ts ? funded : null;
+    };
+    const isFresh = (wallet: string, ts: number) => {
+      const funded = fundedBy(wallet, ts);
+      return funded !== null && ts - funded < FRESH_MS;
+    };
+
+    for (const trade of trades) {
+      const wallet = walletRow.get(trade.wallet);
+      if (trade.usd_value >= options.whaleMinUsd) {
+        let all = sizes.get(trade.market_id);
+        if (!all) {
+          all = marketSizes.all(trade.market_id) as number[];
+          sizes.set(trade.market_id, all);
+        }
+        const percentile = all.length > 0 ? upperBound(all, trade.usd_value) / all.length : 1;
+        const smartMoneyScore = wallet?.score ?? fallbackScore(0, 0).score;
+        const score = whaleSignalScore(smartMoneyScore, percentile);
+        const facts = {
+          side: trade.side,
+          outcome: trade.outcome,
+          price: trade.price,
+          usd: trade.usd_value,
+          smartMoneyScore,
+          sizePercentile: percentile,
+        };
+        options.enqueue(
+          signalOf(trade, "whale", score, explainWhaleSignal(facts, score), wallet?.type),
+        );
+      }
+
+      const cluster = funding.cluster(trade.wallet);
+      const facts: InsiderFacts = {
+        side: trade.side,
+        outcome: trade.outcome,
+        price: trade.price,
+        usd: trade.usd_value,
+        tradeTs: trade.ts,
+        marketVolumeUsd: marketVolume(trade.market_id, trade.ts),
+        clusterSize: cluster.size,
+        freshSameSideWallets: 3,
+        firstFundedAt: fundedBy(trade.wallet, trade.ts),
+        priorTrades: priorTrades.get(trade.wallet, trade.ts, trade.ts, trade.id)?.n ?? 0,
+        walletVolumeUsd: 1,
+        walletMarketVolumeUsd: 1,
+        clusterResolvedBets: cluster.resolvedBets,
+        clusterWins: cluster.wins,
+        clusterUnderInvestigation: cluster.underInvestigation,
+      };
+      if (insiderScore(facts).score < INSIDER_FIRES_AT) continue;
+      const volumes = walletVolumes.get(
+        trade.market_id,
+        trade.wallet,
+        trade.ts,
+        trade.ts,
+        trade.id,
+      );
+      facts.walletVolumeUsd = volumes?.total ?? trade.usd_value;
+      facts.walletMarketVolumeUsd = volumes?.here ?? trade.usd_value;
+      facts.freshSameSideWallets = new Set(
+        recentBuyers
+          .all(trade.market_id, directionOutcome(trade), trade.ts - HOUR_MS, trade.ts, trade.wallet)
+          .filter((r) => isFresh(r.wallet, r.ts))
+          .map((r) => r.wallet),
+      ).size;
+      const result = insiderScore(facts);
+      if (!result.fires) continue;
+      options.enqueue(
+        signalOf(trade, "insider", result.score, explainInsiderSignal(facts, result), wallet?.type),
+      );
+    }
+  };
+}
+
+/** The outcome a BUY of this trade's direction would have bought (METHODOLOGY: same side). */
+function directionOutcome(trade: Trade): string {
+  return trade.side === "BUY" ? trade.outcome : trade.outcome === "YES" ? "NO" : "YES";
+}
+
+function signalOf(
+  trade: Trade,
+  type: "whale" | "insider",
+  score: number,
+  explanation: string,
+  walletType: string | null | undefined,
+): NewSignal {
+  return {
+    type,
+    wallet: trade.wallet,
+    walletType: walletType ?? null,
+    marketId: trade.market_id,
+    tradeId: trade.id,
+    score,
+    betValue: trade.usd_value,
+    side: trade.side,
+    outcome: trade.outcome,
+    price: trade.price,
+    explanation,
+    createdAt: trade.ts,
+  };
+}

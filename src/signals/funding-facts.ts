@@ -1,0 +1,97 @@
+import type { Db } from "../db/open";
+
+export interface ClusterFacts {
+  size: number;
+  resolvedBets: number;
+  wins: number;
+  underInvestigation: boolean;
+}
+
+/**
+ * Funding facts for signal detection, read from raw transfers rather than the funding read
+ * model: an import or a live ingest fires signals before the next refresh has run, and a fresh
+ * insider wallet is exactly one the read model has not seen yet. Answers are cached for one
+ * detection batch (one ingest transaction), whose transfers are already stored.
+ */
+export function createFundingFacts(db: Db) {
+  const w = db.writer;
+  const firstInbound = w.prepare<[string], { sender: string; ts: number }>(
+    `SELECT from_address AS sender, ts FROM transfers WHERE to_address = ? AND token = 'USDC'
+      ORDER BY ts, id LIMIT 1`,
+  );
+  const labelled = w.prepare<[string], { kind: string }>(
+    "SELECT kind FROM labels WHERE address = ?",
+  );
+  const fundedBy = w.prepare<[string], { wallet: string }>(
+    "SELECT DISTINCT to_address AS wallet FROM transfers WHERE from_address = ? AND token = 'USDC'",
+  );
+  const record = w.prepare<[string], { resolved: number; wins: number }>(
+    "SELECT resolved_bets AS resolved, wins FROM wallet_stats WHERE address = ?",
+  );
+  const investigationsExist =
+    w
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'investigations'")
+      .get() !== undefined;
+  const memberInvestigated = investigationsExist
+    ? w.prepare<[string], { one: number }>(
+        `SELECT 1 AS one FROM investigation_wallets iw JOIN investigations i ON i.id = iw.investigation_id
+          WHERE iw.address = ? AND i.status = 'open' AND i.active = 1 LIMIT 1`,
+      )
+    : undefined;
+  const clusterInvestigated = investigationsExist
+    ? w.prepare<[string], { one: number }>(
+        `SELECT 1 AS one FROM investigations WHERE type = 'cluster' AND subject = ? AND status = 'open'
+          AND active = 1 LIMIT 1`,
+      )
+    : undefined;
+
+  return function batch() {
+    const firsts = new Map<string, { sender: string; ts: number } | null>();
+    const clusters = new Map<string, ClusterFacts>();
+    const first = (wallet: string) => {
+      let found = firsts.get(wallet);
+      if (found === undefined) {
+        found = firstInbound.get(wallet) ?? null;
+        firsts.set(wallet, found);
+      }
+      return found;
+    };
+    const funderOf = (wallet: string): string | null => {
+      const inbound = first(wallet);
+      if (!inbound) return null;
+      return labelled.get(inbound.sender) ? null : inbound.sender;
+    };
+    return {
+      firstFundedAt: (wallet: string) => first(wallet)?.ts ?? null,
+      cluster(wallet: string): ClusterFacts {
+        const funder = funderOf(wallet);
+        if (funder === null)
+          return { size: 0, resolvedBets: 0, wins: 0, underInvestigation: false };
+        let facts = clusters.get(funder);
+        if (!facts) {
+          const members = fundedBy
+            .all(funder)
+            .map((r) => r.wallet)
+            .filter((m) => first(m)?.sender === funder);
+          let resolvedBets = 0;
+          let wins = 0;
+          let underInvestigation = clusterInvestigated?.get(funder) !== undefined;
+          for (const member of members) {
+            const r = record.get(member);
+            resolvedBets += r?.resolved ?? 0;
+            wins += r?.wins ?? 0;
+            if (!underInvestigation && memberInvestigated?.get(member)) underInvestigation = true;
+          }
+          facts = {
+            size: members.length >= 2 ? members.length : 0,
+            resolvedBets,
+            wins,
+            underInvestigation,
+          };
+          clusters.set(funder, facts);
+        }
+        return facts;
+      },
+    };
+  };
+}

@@ -1,0 +1,139 @@
+import type { Db } from "../../src/db/open";
+
+export const HOUR = 3_600_000;
+export const DAY = 24 * HOUR;
+export const T0 = Date.parse("2026-08-01T00:00:00.000Z");
+
+/** A distinct lowercase address per (prefix, n): readable in failures, ordered by n within a prefix. */
+export function addr(prefix: string, n = 0): string {
+  const head = Buffer.from(prefix).toString("hex").slice(0, 16);
+  return `0x${head}${n.toString(16).padStart(40 - head.length, "0")}`;
+}
+
+/** Hand-built rows for the funding tests: transfers, labels, markets, bets and wallet stats. */
+/** Transaction hashes and market ids stay unique however many helpers a test creates. */
+let tx = 0;
+let market = 0;
+
+export function rows(db: Db) {
+  const w = db.writer;
+  const insertTransfer = w.prepare(
+    `INSERT INTO transfers (tx_hash, log_index, from_address, to_address, token, amount, ts)
+     VALUES (?, 0, ?, ?, ?, ?, ?)`,
+  );
+  const insertMarket = w.prepare(
+    `INSERT INTO markets (id, slug, title, category, condition_id, resolved_outcome, resolved_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertBet = w.prepare(
+    `INSERT INTO wallet_bets (wallet, market_id, category, side, entry_price, buy_usd, volume,
+       yes_flow, no_flow, yes_shares, no_shares, trade_count, two_sided, first_ts, entry_ts, last_ts,
+       resolved, won, pnl, move_24h)
+     VALUES (@wallet, @market, @category, @side, @price, @usd, @usd, 0, 0, 0, 0, 1, @twoSided,
+       @ts, @ts, @ts, @resolved, @won, @pnl, NULL)`,
+  );
+  const insertStats = w.prepare(
+    `INSERT OR REPLACE INTO wallet_stats (address, trade_count, total_bets, resolved_bets, wins,
+       win_rate, total_volume, ledger_pnl, total_pnl, pnl_source, markets_traded, expected_wins,
+       counter_consensus_wins, smart_money_score, confidence, breakdown, wallet_type,
+       first_trade_at, last_trade_at)
+     VALUES (@address, @bets, @bets, @resolved, @wins, @winRate, @volume, @pnl, @pnl, 'ledger',
+       @bets, 0, 0, 50, 0.5, '{}', 'retail', @first, @last)`,
+  );
+  const insertCategory = w.prepare(
+    `INSERT OR REPLACE INTO wallet_category_stats (address, category, bets, resolved_bets, wins,
+       win_rate, global_win_rate, edge, pnl, volume, counter_consensus_wins)
+     VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, 0, 0)`,
+  );
+  return {
+    transfer(from: string, to: string, amount: number, ts: number, token: "USDC" | "POL" = "USDC") {
+      tx += 1;
+      insertTransfer.run(`0x${tx.toString(16).padStart(64, "0")}`, from, to, token, amount, ts);
+    },
+    label(address: string, kind: "exchange" | "platform" | "proxy_factory", name: string) {
+      w.prepare("INSERT OR REPLACE INTO labels (address, kind, name) VALUES (?, ?, ?)").run(
+        address,
+        kind,
+        name,
+      );
+    },
+    /** A market; resolved YES at `resolvedAt` unless told otherwise. */
+    market(category: string, resolved: "YES" | "NO" | null = "YES", resolvedAt = T0 + 60 * DAY) {
+      market += 1;
+      insertMarket.run(
+        market,
+        `m-${market}`,
+        `Market ${market}?`,
+        category,
+        `0x${market.toString(16).padStart(64, "0")}`,
+        resolved,
+        resolved ? resolvedAt : null,
+      );
+      return market;
+    },
+    bet(b: {
+      wallet: string;
+      market: number;
+      category: string;
+      side?: "YES" | "NO";
+      price: number | null;
+      usd?: number;
+      ts?: number;
+      won?: boolean | null;
+      pnl?: number;
+      twoSided?: boolean;
+    }) {
+      const won = b.won ?? null;
+      insertBet.run({
+        wallet: b.wallet,
+        market: b.market,
+        category: b.category,
+        side: b.side ?? "YES",
+        price: b.price,
+        usd: b.usd ?? 100,
+        twoSided: b.twoSided ? 1 : 0,
+        ts: b.ts ?? T0,
+        resolved: won === null ? 0 : 1,
+        won: won === null ? null : won ? 1 : 0,
+        pnl: b.pnl ?? 0,
+      });
+    },
+    stats(s: {
+      address: string;
+      bets: number;
+      resolved: number;
+      wins: number;
+      volume: number;
+      pnl: number | null;
+      first?: number;
+      last?: number;
+    }) {
+      insertStats.run({
+        ...s,
+        winRate: s.resolved > 0 ? s.wins / s.resolved : null,
+        first: s.first ?? T0,
+        last: s.last ?? T0,
+      });
+    },
+    categoryStats(address: string, category: string, resolved: number, wins: number, pnl: number) {
+      insertCategory.run(
+        address,
+        category,
+        resolved,
+        resolved,
+        wins,
+        resolved ? wins / resolved : null,
+        pnl,
+      );
+    },
+    baseRate(category: string, rate: number) {
+      w.prepare(
+        "INSERT OR REPLACE INTO category_base_rates (category, resolved_bets, wins, base_rate) VALUES (?, 1000, ?, ?)",
+      ).run(category, Math.round(rate * 1000), rate);
+    },
+    /** Runs many inserts in one transaction (hundreds of wallets). */
+    batch(work: () => void) {
+      w.transaction(work)();
+    },
+  };
+}
