@@ -5,12 +5,19 @@ import { createRateLimiter, type RateLimiter } from "./auth/rate-limit";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/open";
+import { createFunding, type Funding } from "./funding/service";
 import { type Cursors, createCursors } from "./http/cursor";
 import type { HttpEnv } from "./http/env";
 import { createRouter } from "./http/router";
+import type { IngestHooks } from "./ingest/ingest";
 import type { Log } from "./log";
+import { createLeaderboardQueries, type LeaderboardQueries } from "./read/leaderboards";
+import { createMarketQueries, type MarketQueries } from "./read/markets";
 import { createTradeQueries, type TradeQueries } from "./read/trades";
+import { createWalletQueries, type WalletQueries } from "./read/wallets";
 import type { RefreshExtension } from "./refresh/refresh";
+import { walletSearchRefresh } from "./refresh/wallet-search";
+import { createSignalDetector } from "./signals/detector";
 import { createWebhooks, type Webhooks } from "./webhooks/service";
 
 /** Everything the app needs from outside. Only the entry points (cli/) create these. */
@@ -34,9 +41,18 @@ export interface App {
   limiter: RateLimiter;
   cursors: Cursors;
   /** Read-model queries shared by REST and MCP. */
-  read: { trades: TradeQueries };
+  read: {
+    trades: TradeQueries;
+    markets: MarketQueries;
+    wallets: WalletQueries;
+    leaderboards: LeaderboardQueries;
+  };
   /** Endpoints, follows, the outbox and its drainer. */
   webhooks: Webhooks;
+  /** Funding graph (connections, sybil clusters, cluster graph) and investigations. */
+  funding: Funding;
+  /** What every ingest (import, seed, live) calls on new trades: whale and insider detection. */
+  ingestHooks: IngestHooks;
   /** Read models refreshed after the wallet and market models, in their own transactions. */
   refreshExtensions: RefreshExtension[];
   /** Bumped after each refresh; caches of read-model answers key on it. */
@@ -51,10 +67,27 @@ export function createApp(deps: AppDeps): App {
   const accounts = createAccounts(deps.db, deps.clock);
   const limiter = createRateLimiter({ db: deps.db, clock: deps.clock, log: deps.log });
   const cursors = createCursors(createHmac("sha256", deps.secretKey).update("cursors").digest());
-  const read = { trades: createTradeQueries(deps.db) };
+  const trades = createTradeQueries(deps.db);
+  const read = {
+    trades,
+    markets: createMarketQueries(deps.db),
+    // The dossier's funding_cluster comes from the funding graph, created with the app below.
+    wallets: createWalletQueries(deps.db, {
+      trades,
+      clusterOf: (address) => app.funding.clusterOf(address),
+    }),
+    leaderboards: createLeaderboardQueries(deps.db),
+  };
   const webhooks = createWebhooks(deps);
   const app = { deps, accounts, limiter, cursors, read, webhooks, generation: 0 } as App;
-  app.refreshExtensions = [];
+  app.funding = createFunding(deps);
+  app.refreshExtensions = [walletSearchRefresh];
+  app.ingestHooks = {
+    onNewTrades: createSignalDetector(deps.db, {
+      whaleMinUsd: deps.config.whaleSignalUsd,
+      enqueue: (signal) => webhooks.outbox.enqueueSignal(signal),
+    }),
+  };
   app.readModelsChanged = () => {
     app.generation += 1;
   };

@@ -17,6 +17,13 @@ export interface Config {
   refreshCron: string;
   ingestCron: string | null;
   logLevel: LogLevel;
+  /** A trade of at least this much USD fires a whale signal. */
+  whaleSignalUsd: number;
+  /** Polymarket's public APIs and a Polygon JSON-RPC node for `ingest polymarket`. */
+  polymarketDataUrl: string;
+  polymarketGammaUrl: string;
+  /** With an RPC URL, fills come from chain logs; without, from the data API. */
+  polygonRpcUrl: string | null;
 }
 
 /** Values given on the command line; they override the environment. */
@@ -41,6 +48,14 @@ export const SETTINGS = [
   { env: "SMARTMONEY_INGEST_CRON", flag: null, default: "" },
   { env: "SMARTMONEY_LOG_LEVEL", flag: "--log-level", default: "info" },
   { env: "SMARTMONEY_SECRET_KEY", flag: null, default: "<db>.key" },
+  { env: "SMARTMONEY_WHALE_SIGNAL_USD", flag: null, default: "10000" },
+  { env: "SMARTMONEY_POLYMARKET_DATA_URL", flag: null, default: "https://data-api.polymarket.com" },
+  {
+    env: "SMARTMONEY_POLYMARKET_GAMMA_URL",
+    flag: null,
+    default: "https://gamma-api.polymarket.com",
+  },
+  { env: "SMARTMONEY_POLYGON_RPC_URL", flag: null, default: "" },
 ] as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -123,6 +138,33 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     );
   }
 
+  const whaleText = pick(undefined, "SMARTMONEY_WHALE_SIGNAL_USD", "10000");
+  const whaleSignalUsd = /^\d+(\.\d+)?$/.test(whaleText) ? Number(whaleText) : Number.NaN;
+  if (!(whaleSignalUsd > 0)) {
+    problems.push(`SMARTMONEY_WHALE_SIGNAL_USD: "${whaleText}" must be a positive USD amount`);
+  }
+
+  const urlSetting = (name: string, fallback: string): string => {
+    const text = pick(undefined, name, fallback);
+    if (text === "") return text;
+    try {
+      const url = new URL(text);
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
+    } catch {
+      problems.push(`${name}: "${text}" is not an absolute http(s) URL`);
+    }
+    return text.replace(/\/+$/, "");
+  };
+  const polymarketDataUrl = urlSetting(
+    "SMARTMONEY_POLYMARKET_DATA_URL",
+    "https://data-api.polymarket.com",
+  );
+  const polymarketGammaUrl = urlSetting(
+    "SMARTMONEY_POLYMARKET_GAMMA_URL",
+    "https://gamma-api.polymarket.com",
+  );
+  const polygonRpcUrl = urlSetting("SMARTMONEY_POLYGON_RPC_URL", "");
+
   const secretKeyText = env.SMARTMONEY_SECRET_KEY;
   if (secretKeyText !== undefined && secretKeyText !== "") {
     const parsed = parseSecretKey(secretKeyText);
@@ -143,6 +185,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       refreshCron,
       ingestCron: ingestCronText === "" ? null : ingestCronText,
       logLevel: logLevel as LogLevel,
+      whaleSignalUsd,
+      polymarketDataUrl,
+      polymarketGammaUrl,
+      polygonRpcUrl: polygonRpcUrl === "" ? null : polygonRpcUrl,
     },
   };
 }

@@ -22,7 +22,10 @@ export function createCursors(secret: Buffer): Cursors {
       return `${body}.${tag(body).toString("base64url")}`;
     },
     decode(endpoint, cursor, arity) {
-      const invalid = () => badRequest("cursor is invalid: pass next_cursor from this endpoint's previous page unchanged");
+      const invalid = () =>
+        badRequest(
+          "cursor is invalid: pass next_cursor from this endpoint's previous page unchanged",
+        );
       const [body, mac, extra] = cursor.split(".");
       if (!body || !mac || extra !== undefined) throw invalid();
       // Node decodes base64url leniently (trailing junk is ignored), so insist on the canonical

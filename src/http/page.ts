@@ -1,4 +1,4 @@
-import type { CursorValue, Cursors } from "./cursor";
+import type { Cursors, CursorValue } from "./cursor";
 
 export interface Page<T> {
   data: T[];

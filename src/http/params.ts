@@ -17,8 +17,10 @@ export function integer(name: string, min: number, max: number, fallback?: numbe
 
 export function requiredInteger(name: string, min: number, max: number) {
   const rule = `${name} must be an integer from ${min} to ${max}`;
+  // A missing key never reaches an inner schema's message: default it, then check.
   return v.pipe(
-    v.string(`${name} is required`),
+    v.optional(v.string(), ""),
+    v.check((s) => s !== "", `${name} is required`),
     v.regex(/^-?\d+$/, rule),
     v.transform(Number),
     v.check((n) => n >= min && n <= max, rule),
@@ -67,13 +69,16 @@ export const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 export function address(name: string) {
   return v.pipe(
-    v.string(`${name} is required`),
+    v.optional(v.string(), ""),
+    v.check((s) => s !== "", `${name} is required`),
     v.regex(ADDRESS, `${name} must be an address: 0x followed by 40 hex characters`),
     v.transform((s) => s.toLowerCase()),
   );
 }
 
-export const cursorParam = v.optional(v.pipe(v.string(), v.minLength(1, "cursor must not be empty")));
+export const cursorParam = v.optional(
+  v.pipe(v.string(), v.minLength(1, "cursor must not be empty")),
+);
 
 /** The validator hook every route uses: the first problem becomes our 400 envelope. */
 export function invalidParams(result: {

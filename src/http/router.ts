@@ -8,8 +8,16 @@ import { authenticate, setRateHeaders } from "./middleware/auth";
 import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
+import { analyzeRoutes } from "./routes/analyze";
+import { clusterRoutes } from "./routes/clusters";
+import { connectionRoutes } from "./routes/connections";
+import { investigationRoutes } from "./routes/investigations";
+import { leaderboardRoutes } from "./routes/leaderboards";
+import { marketSignalRoutes } from "./routes/market-signals";
+import { marketRoutes } from "./routes/markets";
 import { tradeRoutes } from "./routes/trades";
 import { utilityRoutes } from "./routes/utility";
+import { walletSignalRoutes } from "./routes/wallet-signals";
 import { walletRoutes } from "./routes/wallets";
 import { webhookRoutes } from "./routes/webhooks";
 
@@ -73,5 +81,13 @@ export function createRouter(app: App): Hono<HttpEnv> {
   http.route("/v1", webhookRoutes(app));
   http.route("/v1", tradeRoutes(app));
   http.route("/v1", walletRoutes(app));
+  http.route("/v1", walletSignalRoutes(app));
+  http.route("/v1", leaderboardRoutes(app));
+  http.route("/v1", connectionRoutes(app));
+  http.route("/v1", clusterRoutes(app));
+  http.route("/v1", investigationRoutes(app));
+  http.route("/v1", marketSignalRoutes(app));
+  http.route("/v1", marketRoutes(app));
+  http.route("/v1", analyzeRoutes(app));
   return http;
 }

@@ -28,4 +28,4 @@ export function PageOf<T extends v.GenericSchema>(item: T) {
   return v.object({ data: v.array(item), next_cursor: v.nullable(v.string()) });
 }
 
-export { nullableNumber, isoDateTime };
+export { isoDateTime, nullableNumber };

@@ -30,7 +30,11 @@ export function startScheduler(jobs: ScheduledJob[], log: Log): Scheduler {
         running.add(run);
         try {
           const summary = await run;
-          const line = { job: job.name, duration_ms: Math.round(performance.now() - started), summary };
+          const line = {
+            job: job.name,
+            duration_ms: Math.round(performance.now() - started),
+            summary,
+          };
           if (job.idle?.(summary)) log.debug(line, "job finished");
           else log.info(line, "job finished");
         } catch (error) {

@@ -15,8 +15,12 @@ let key: string;
 beforeAll(() => {
   t = createTestApp();
   const w = t.db.writer;
-  w.prepare("INSERT INTO markets (id, slug, title, category, condition_id) VALUES (?, ?, ?, ?, ?)").run(1, "m-one", "One?", "crypto", C1);
-  w.prepare("INSERT INTO markets (id, slug, title, category, condition_id) VALUES (?, ?, ?, ?, ?)").run(2, "m-two", "Two?", "sports", C2);
+  w.prepare(
+    "INSERT INTO markets (id, slug, title, category, condition_id) VALUES (?, ?, ?, ?, ?)",
+  ).run(1, "m-one", "One?", "crypto", C1);
+  w.prepare(
+    "INSERT INTO markets (id, slug, title, category, condition_id) VALUES (?, ?, ?, ?, ?)",
+  ).run(2, "m-two", "Two?", "sports", C2);
   const insert = w.prepare(
     "INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size, usd_value, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
@@ -28,7 +32,18 @@ beforeAll(() => {
     const market = i % 3 === 0 ? 2 : 1;
     const price = 0.4 + (i % 5) * 0.05;
     const size = 100 + i * 10;
-    insert.run(tx(i), i === 5 ? 3 : 0, wallet, market, i % 4 === 0 ? "NO" : "YES", i % 6 === 0 ? "SELL" : "BUY", price, size, price * size, ts);
+    insert.run(
+      tx(i),
+      i === 5 ? 3 : 0,
+      wallet,
+      market,
+      i % 4 === 0 ? "NO" : "YES",
+      i % 6 === 0 ? "SELL" : "BUY",
+      price,
+      size,
+      price * size,
+      ts,
+    );
   }
   insert.run(tx(5), 1, W2, 1, "YES", "BUY", 0.5, 10, 5, T0 + 5 * HOUR);
   key = t.key("terminal");
@@ -46,7 +61,9 @@ async function all(path: string) {
   let pages = 0;
   do {
     const sep = path.includes("?") ? "&" : "?";
-    const { status, body } = await json(cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path);
+    const { status, body } = await json(
+      cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path,
+    );
     expect(status).toBe(200);
     seen.push(...body.data);
     cursor = body.next_cursor;
@@ -57,13 +74,18 @@ async function all(path: string) {
 
 describe("GET /v1/trades", () => {
   it("pages a wallet's fills newest first, every row exactly once", async () => {
-    const { rows, pages } = await all(`/v1/trades?wallet=${W1.toUpperCase().replace("0X", "0x")}&limit=7`);
+    const { rows, pages } = await all(
+      `/v1/trades?wallet=${W1.toUpperCase().replace("0X", "0x")}&limit=7`,
+    );
     expect(rows).toHaveLength(60);
     expect(pages).toBe(9);
     expect(new Set(rows.map((r) => r.id)).size).toBe(60);
     for (let i = 1; i < rows.length; i++) {
       const [a, b] = [rows[i - 1]!, rows[i]!];
-      expect(a.trade_timestamp > b.trade_timestamp || (a.trade_timestamp === b.trade_timestamp && a.id > b.id)).toBe(true);
+      expect(
+        a.trade_timestamp > b.trade_timestamp ||
+          (a.trade_timestamp === b.trade_timestamp && a.id > b.id),
+      ).toBe(true);
     }
     expect(rows.every((r) => r.wallet === W1)).toBe(true);
   });
@@ -72,9 +94,20 @@ describe("GET /v1/trades", () => {
     const { body } = await json(`/v1/trades?market=${C2}&limit=1`);
     expect(Object.keys(body)).toEqual(["data", "next_cursor"]);
     const trade = body.data[0];
-    expect(Object.keys(trade).sort()).toEqual(
-      ["condition_id", "id", "log_index", "market_slug", "outcome", "price", "side", "size", "trade_timestamp", "tx_hash", "usd_value", "wallet"],
-    );
+    expect(Object.keys(trade).sort()).toEqual([
+      "condition_id",
+      "id",
+      "log_index",
+      "market_slug",
+      "outcome",
+      "price",
+      "side",
+      "size",
+      "trade_timestamp",
+      "tx_hash",
+      "usd_value",
+      "wallet",
+    ]);
     expect(trade).toMatchObject({ market_slug: "m-two", condition_id: C2 });
     expect(trade.trade_timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
@@ -82,7 +115,9 @@ describe("GET /v1/trades", () => {
   it("combines filters: market, side, min_bet and a window in both formats", async () => {
     const start = new Date(T0 + 10 * HOUR).toISOString();
     const end = T0 + 50 * HOUR;
-    const { rows } = await all(`/v1/trades?market=${C1}&side=BUY&min_bet=100&start=${start}&end=${end}&limit=100`);
+    const { rows } = await all(
+      `/v1/trades?market=${C1}&side=BUY&min_bet=100&start=${start}&end=${end}&limit=100`,
+    );
     expect(rows.length).toBeGreaterThan(0);
     for (const r of rows) {
       expect(r.condition_id).toBe(C1);
@@ -166,7 +201,10 @@ describe("GET /v1/wallets/{address}/trades", () => {
     expect(first.body.data).toHaveLength(20);
   });
   it("answers an empty page for a wallet with no fills and 400 for a bad address or limit", async () => {
-    expect((await json(`/v1/wallets/0x${"9".repeat(40)}/trades`)).body).toEqual({ data: [], next_cursor: null });
+    expect((await json(`/v1/wallets/0x${"9".repeat(40)}/trades`)).body).toEqual({
+      data: [],
+      next_cursor: null,
+    });
     expect((await json("/v1/wallets/0xnope/trades")).status).toBe(400);
     expect((await json(`/v1/wallets/${W2}/trades?limit=101`)).status).toBe(400);
   });

@@ -18,6 +18,10 @@ describe("loadConfig", () => {
         refreshCron: "*/1 * * * *",
         ingestCron: null,
         logLevel: "info",
+        whaleSignalUsd: 10_000,
+        polymarketDataUrl: "https://data-api.polymarket.com",
+        polymarketGammaUrl: "https://gamma-api.polymarket.com",
+        polygonRpcUrl: null,
       },
     });
   });
@@ -60,6 +64,8 @@ describe("loadConfig", () => {
       SMARTMONEY_INGEST_CRON: "* * *",
       SMARTMONEY_LOG_LEVEL: "loud",
       SMARTMONEY_SECRET_KEY: "short",
+      SMARTMONEY_WHALE_SIGNAL_USD: "-5",
+      SMARTMONEY_POLYGON_RPC_URL: "polygon-node:8545",
     });
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -72,6 +78,8 @@ describe("loadConfig", () => {
       "SMARTMONEY_REFRESH_CRON",
       "SMARTMONEY_INGEST_CRON",
       "SMARTMONEY_LOG_LEVEL",
+      "SMARTMONEY_WHALE_SIGNAL_USD",
+      "SMARTMONEY_POLYGON_RPC_URL",
       "SMARTMONEY_SECRET_KEY",
     ];
     expect(result.problems).toHaveLength(names.length);

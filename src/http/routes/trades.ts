@@ -22,7 +22,8 @@ function instant(name: string) {
       v.string(),
       v.transform((text) => {
         if (/^\d{1,15}$/.test(text)) return Number(text);
-        if (/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)) return Date.parse(text);
+        if (/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text))
+          return Date.parse(text);
         return Number.NaN;
       }),
       v.check(
@@ -91,7 +92,10 @@ export function tradeRoutes(app: App) {
         summary: "Query trade fills",
         description:
           "Newest first, keyset-paginated on (trade_timestamp, id). Needs wallet, market, or a start+end window of at most 90 days.",
-        responses: { ...okResponse("A page of trades", PageOf(TradeSchema)), ...errorResponses(400, 401, 403, 429) },
+        responses: {
+          ...okResponse("A page of trades", PageOf(TradeSchema)),
+          ...errorResponses(400, 401, 403, 429),
+        },
       }),
       access(limiter, "terminal"),
       validator("query", TradesQuery, invalidParams),
@@ -110,8 +114,12 @@ export function tradeRoutes(app: App) {
       describeRoute({
         tags: ["Trades"],
         summary: "One fill by transaction hash",
-        description: "Where a transaction carries several fills, the one with the lowest log index.",
-        responses: { ...okResponse("The trade", TradeSchema), ...errorResponses(400, 401, 403, 404, 429) },
+        description:
+          "Where a transaction carries several fills, the one with the lowest log index.",
+        responses: {
+          ...okResponse("The trade", TradeSchema),
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
       }),
       access(limiter, "terminal"),
       validator("param", TxParam, invalidParams),

@@ -1,40 +1,162 @@
 import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
+import * as v from "valibot";
 import type { App } from "../../app";
+import { tierAllows } from "../../auth/tiers";
+import { ANCHOR_MARKETS, BETS_PER_ANCHOR_SIDE, CORRELATION_WINDOW_MS } from "../../read/correlated";
 import type { TradeKey } from "../../read/trades";
+import { DOSSIER_ALERTS, DOSSIER_TRADES } from "../../read/wallets";
 import type { HttpEnv } from "../env";
+import { notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 import { toPage } from "../page";
-import { invalidParams } from "../params";
+import { integer, invalidParams } from "../params";
 import { PageOf, TradeSchema } from "../schemas";
+import {
+  CorrelatedWalletsSchema,
+  WalletCategoriesSchema,
+  WalletProfileSchema,
+  WalletSearchSchema,
+  WalletTimingSchema,
+} from "../schemas-wallets";
 import { AddressParam, WalletTradesQuery } from "./trades";
+
+const SearchQuery = v.object({
+  // Defaulted then checked: a missing key would otherwise get valibot's own wording.
+  q: v.pipe(
+    v.optional(v.string(), ""),
+    v.check((q) => q !== "", "q is required"),
+    v.minLength(3, "q must be at least 3 characters"),
+    v.maxLength(100, "q must be at most 100 characters"),
+  ),
+  limit: integer("limit", 1, 25, 10),
+});
+
+const CorrelatedQuery = v.object({ limit: integer("limit", 1, 20, 5) });
+
+const DAYS = CORRELATION_WINDOW_MS / 86_400_000;
 
 export function walletRoutes(app: App) {
   const { limiter, cursors, read } = app;
-  return new Hono<HttpEnv>().get(
-    "/wallets/:address/trades",
-    describeRoute({
-      tags: ["Wallets"],
-      summary: "A wallet's fills, newest first",
-      description: "Keyset-paginated on (trade_timestamp, id).",
-      responses: {
-        ...okResponse("A page of trades", PageOf(TradeSchema)),
-        ...errorResponses(400, 401, 403, 429),
+  const wallets = read.wallets;
+  // /wallets/search is registered before /wallets/:address, which would otherwise claim it.
+  return new Hono<HttpEnv>()
+    .get(
+      "/wallets/search",
+      describeRoute({
+        tags: ["Wallets"],
+        summary: "Find wallets by address prefix or platform name",
+        description:
+          "q (3 to 100 characters) matches an address prefix (hex digits, with or without 0x) or a case-insensitive substring of the platform name. Address matches come first in address order, then name matches by total volume, largest first (ranked among the first 200 name matches).",
+        responses: {
+          ...okResponse("Matching wallets", WalletSearchSchema),
+          ...errorResponses(400, 401, 403, 429),
+        },
+      }),
+      access(limiter, "terminal"),
+      validator("query", SearchQuery, invalidParams),
+      (c) => {
+        const { q, limit } = c.req.valid("query");
+        return c.json(wallets.search(q, limit!));
       },
-    }),
-    access(limiter, "terminal"),
-    validator("param", AddressParam, invalidParams),
-    validator("query", WalletTradesQuery, invalidParams),
-    (c) => {
-      const { address } = c.req.valid("param");
-      const q = c.req.valid("query");
-      const endpoint = "wallet-trades";
-      const after = q.cursor ? (cursors.decode(endpoint, q.cursor, 2) as TradeKey) : undefined;
-      const { rows, more } = read.trades.page({ wallet: address }, q.limit!, after);
-      return c.json(
-        toPage(cursors, endpoint, rows, more, (t) => [Date.parse(t.trade_timestamp), t.id]),
-      );
-    },
-  );
+    )
+    .get(
+      "/wallets/:address",
+      describeRoute({
+        tags: ["Wallets"],
+        summary: "A wallet's profile",
+        description: `Free keys get the lite profile (address, platform_name, wallet_type, stats); terminal keys and above get the full dossier, which adds the ${DOSSIER_TRADES} latest trades, the ${DOSSIER_ALERTS} latest whale and insider alerts, and the wallet's sybil cluster membership (or null).`,
+        responses: {
+          ...okResponse("The profile or the full dossier", WalletProfileSchema),
+          ...errorResponses(400, 401, 404, 429),
+        },
+      }),
+      access(limiter, "free"),
+      validator("param", AddressParam, invalidParams),
+      (c) => {
+        const { address } = c.req.valid("param");
+        const full = tierAllows(c.get("caller")!.account.tier, "terminal");
+        const profile = full ? wallets.dossier(address) : wallets.profile(address);
+        if (!profile) throw notFound(`wallet ${address} has never traded`);
+        return c.json(profile);
+      },
+    )
+    .get(
+      "/wallets/:address/trades",
+      describeRoute({
+        tags: ["Wallets"],
+        summary: "A wallet's fills, newest first",
+        description: "Keyset-paginated on (trade_timestamp, id).",
+        responses: {
+          ...okResponse("A page of trades", PageOf(TradeSchema)),
+          ...errorResponses(400, 401, 403, 429),
+        },
+      }),
+      access(limiter, "terminal"),
+      validator("param", AddressParam, invalidParams),
+      validator("query", WalletTradesQuery, invalidParams),
+      (c) => {
+        const { address } = c.req.valid("param");
+        const q = c.req.valid("query");
+        const endpoint = "wallet-trades";
+        const after = q.cursor ? (cursors.decode(endpoint, q.cursor, 2) as TradeKey) : undefined;
+        const { rows, more } = read.trades.page({ wallet: address }, q.limit!, after);
+        return c.json(
+          toPage(cursors, endpoint, rows, more, (t) => [Date.parse(t.trade_timestamp), t.id]),
+        );
+      },
+    )
+    .get(
+      "/wallets/:address/categories",
+      describeRoute({
+        tags: ["Wallets"],
+        summary: "A wallet's record per market category",
+        description:
+          "Most bets first. bets counts every bet (market) in the category, wins and win_rate its resolved ones. pnl is the on-chain ledger's, withheld (null) for market makers and whales, whose fills miss their splits and merges. Empty for a wallet not refreshed yet.",
+        responses: {
+          ...okResponse("The wallet's categories", WalletCategoriesSchema),
+          ...errorResponses(400, 401, 403, 429),
+        },
+      }),
+      access(limiter, "terminal"),
+      validator("param", AddressParam, invalidParams),
+      (c) => c.json(wallets.categories(c.req.valid("param").address)),
+    )
+    .get(
+      "/wallets/:address/timing",
+      describeRoute({
+        tags: ["Wallets"],
+        summary: "A wallet's win rate by time before resolution",
+        description:
+          "Over the wallet's last 500 trades in resolved markets, bucketed by hours between the trade and the resolution. Every bucket is present; counts are 0 for a wallet not refreshed yet.",
+        responses: {
+          ...okResponse("The wallet's timing", WalletTimingSchema),
+          ...errorResponses(400, 401, 403, 429),
+        },
+      }),
+      access(limiter, "terminal"),
+      validator("param", AddressParam, invalidParams),
+      (c) => c.json(wallets.timing(c.req.valid("param").address)),
+    )
+    .get(
+      "/wallets/:address/correlated",
+      describeRoute({
+        tags: ["Wallets"],
+        summary: "Wallets betting the same markets on the same side",
+        description: `Anchors: the wallet's ${ANCHOR_MARKETS} largest bets by volume active in the last ${DAYS} days. In each anchor, the ${BETS_PER_ANCHOR_SIDE} largest bets on each side, of wallets also active in the window. shared_markets counts the anchors another wallet bet; same_side_ratio the share of those on the wallet's side. Wallets that only took the other side are left out; ranked by shared_markets, then same_side_ratio, then address. Recomputed after each refresh.`,
+        responses: {
+          ...okResponse("Correlated wallets", CorrelatedWalletsSchema),
+          ...errorResponses(400, 401, 403, 429),
+        },
+      }),
+      access(limiter, "terminal"),
+      validator("param", AddressParam, invalidParams),
+      validator("query", CorrelatedQuery, invalidParams),
+      (c) => {
+        const { address } = c.req.valid("param");
+        const { limit } = c.req.valid("query");
+        return c.json(wallets.correlated(address, limit!, app.deps.clock.now(), app.generation));
+      },
+    );
 }

@@ -1,0 +1,196 @@
+import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import { describeRoute, validator } from "hono-openapi";
+import * as v from "valibot";
+import type { App } from "../../app";
+import {
+  CATEGORY_SORTS,
+  LEADERBOARD_CATEGORIES,
+  type LeaderboardCategory,
+  type RankKey,
+  WHALE_SORTS,
+} from "../../read/leaderboards";
+import type { Cursors, CursorValue } from "../cursor";
+import type { HttpEnv } from "../env";
+import { badRequest, notFound } from "../errors";
+import { access } from "../middleware/auth";
+import { errorResponses, okResponse } from "../openapi";
+import type { Page } from "../page";
+import { cursorParam, decimal, integer, invalidParams, oneOf } from "../params";
+import { LeaderboardPageSchema } from "../schemas-wallets";
+
+/** SPEC §8: leaderboards page to depth 500 for every tier that may call them. */
+export const LEADERBOARD_DEPTH = 500;
+const MAX_COUNT = 1_000_000;
+
+/**
+ * A keyset page of a list served only to a fixed depth. The cursor carries the last row's key and
+ * how many rows came before it; the page that reaches the depth ends there with next_cursor null.
+ */
+export function depthCappedPage<T, K extends CursorValue[]>(
+  cursors: Cursors,
+  endpoint: string,
+  cursor: string | undefined,
+  keyArity: number,
+  limit: number,
+  depth: number,
+  fetch: (limit: number, after: K | undefined) => { rows: T[]; keys: K[]; more: boolean },
+): Page<T> {
+  let after: K | undefined;
+  let served = 0;
+  if (cursor !== undefined) {
+    const values = cursors.decode(endpoint, cursor, keyArity + 1);
+    const count = values[keyArity];
+    // Only this server mints cursors, so this guards against our own mistakes, not forgeries.
+    if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count >= depth) {
+      throw badRequest(
+        "cursor is invalid: pass next_cursor from this endpoint's previous page unchanged",
+      );
+    }
+    served = count;
+    after = values.slice(0, keyArity) as K;
+  }
+  const { rows, keys, more } = fetch(Math.min(limit, depth - served), after);
+  const total = served + rows.length;
+  const last = keys.at(-1);
+  return {
+    data: rows,
+    next_cursor:
+      more && total < depth && last !== undefined
+        ? cursors.encode(endpoint, [...last, total])
+        : null,
+  };
+}
+
+const WhalesQuery = v.object({
+  sort: oneOf("sort", WHALE_SORTS, "volume"),
+  limit: integer("limit", 1, 100, 50),
+  min_volume: decimal("min_volume", { min: 0 }),
+  min_resolved_bets: integer("min_resolved_bets", 0, MAX_COUNT),
+  cursor: cursorParam,
+});
+
+const PnlQuery = v.object({
+  sort_dir: oneOf("sort_dir", ["asc", "desc"], "desc"),
+  limit: integer("limit", 1, 100, 50),
+  min_resolved_bets: integer("min_resolved_bets", 0, MAX_COUNT, 5),
+  cursor: cursorParam,
+});
+
+const CategoryQuery = v.object({
+  sort: oneOf("sort", CATEGORY_SORTS, "pnl"),
+  limit: integer("limit", 1, 100, 50),
+  min_bets: integer("min_bets", 1, MAX_COUNT, 20),
+  cursor: cursorParam,
+});
+
+/** An unknown category is a leaderboard that does not exist (404), whatever the query says. */
+const knownCategory = createMiddleware<HttpEnv>(async (c, next) => {
+  const cat = c.req.param("cat") ?? "";
+  if (!(LEADERBOARD_CATEGORIES as readonly string[]).includes(cat)) {
+    throw notFound(
+      `no leaderboard for category "${cat}": use one of ${LEADERBOARD_CATEGORIES.join(", ")}`,
+    );
+  }
+  await next();
+});
+
+const DEPTH_NOTE = `Pages to a depth of ${LEADERBOARD_DEPTH} rows: the page that reaches row ${LEADERBOARD_DEPTH} has next_cursor null.`;
+
+export function leaderboardRoutes(app: App) {
+  const { limiter, cursors, read } = app;
+  const boards = read.leaderboards;
+  return new Hono<HttpEnv>()
+    .get(
+      "/leaderboards/whales",
+      describeRoute({
+        tags: ["Leaderboards"],
+        summary: "Whales: wallets with more than 50,000 USD total volume",
+        description: `Ranked by the sort, largest first, ties by address. Wallets without a win rate (or z-score) yet are not ranked by it. min_volume and min_resolved_bets narrow the list. ${DEPTH_NOTE}`,
+        responses: {
+          ...okResponse("A page of whales", LeaderboardPageSchema),
+          ...errorResponses(400, 401, 403, 429),
+        },
+      }),
+      access(limiter, "terminal"),
+      validator("query", WhalesQuery, invalidParams),
+      (c) => {
+        const q = c.req.valid("query");
+        const sort = q.sort!;
+        const filter = { sort, minVolume: q.min_volume, minResolvedBets: q.min_resolved_bets };
+        return c.json(
+          depthCappedPage<unknown, RankKey>(
+            cursors,
+            `leaderboard-whales:${sort}`,
+            q.cursor,
+            2,
+            q.limit!,
+            LEADERBOARD_DEPTH,
+            (limit, after) => boards.whales(filter, limit, after),
+          ),
+        );
+      },
+    )
+    .get(
+      "/leaderboards/pnl",
+      describeRoute({
+        tags: ["Leaderboards"],
+        summary: "Wallets ranked by PnL",
+        description: `Ranks the PnL figure routed per wallet class (pnl_source): wallets whose source is none (market makers and whales without a platform figure) are not ranked. Ties by address. ${DEPTH_NOTE}`,
+        responses: {
+          ...okResponse("A page of wallets", LeaderboardPageSchema),
+          ...errorResponses(400, 401, 403, 429),
+        },
+      }),
+      access(limiter, "terminal"),
+      validator("query", PnlQuery, invalidParams),
+      (c) => {
+        const q = c.req.valid("query");
+        const direction = q.sort_dir!;
+        const filter = { direction, minResolvedBets: q.min_resolved_bets! };
+        return c.json(
+          depthCappedPage<unknown, RankKey>(
+            cursors,
+            `leaderboard-pnl:${direction}`,
+            q.cursor,
+            2,
+            q.limit!,
+            LEADERBOARD_DEPTH,
+            (limit, after) => boards.pnl(filter, limit, after),
+          ),
+        );
+      },
+    )
+    .get(
+      "/leaderboards/category/:cat",
+      describeRoute({
+        tags: ["Leaderboards"],
+        summary: "Wallets ranked within one category",
+        description: `cat is one of ${LEADERBOARD_CATEGORIES.join(", ")} (another value is 404). total_volume, total_pnl, win_rate and total_bets are the wallet's figures in the category; z_score is its overall one. Category PnL comes from the on-chain ledger and is withheld (pnl_source none) for market makers and whales, who are not ranked by it. min_bets counts resolved bets in the category. ${DEPTH_NOTE}`,
+        responses: {
+          ...okResponse("A page of wallets", LeaderboardPageSchema),
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
+      }),
+      access(limiter, "terminal"),
+      knownCategory,
+      validator("query", CategoryQuery, invalidParams),
+      (c) => {
+        const category = c.req.param("cat") as LeaderboardCategory;
+        const q = c.req.valid("query");
+        const sort = q.sort!;
+        const filter = { sort, minBets: q.min_bets! };
+        return c.json(
+          depthCappedPage<unknown, RankKey>(
+            cursors,
+            `leaderboard-category:${category}:${sort}`,
+            q.cursor,
+            2,
+            q.limit!,
+            LEADERBOARD_DEPTH,
+            (limit, after) => boards.category(category, filter, limit, after),
+          ),
+        );
+      },
+    );
+}

@@ -1,0 +1,90 @@
+import type { Db, Statement } from "../db/open";
+
+/**
+ * The edge screener (GET /v1/signals/screen): (wallet, category) rows ranked by edge, the
+ * wallet's win rate in the category minus its overall win rate, largest first, ties by address
+ * then category. `bets` is the wallet's resolved bets in the category (the sample behind the
+ * edge, which min_bets filters on); `total_pnl` is the wallet's overall routed PnL.
+ */
+export interface WalletEdge {
+  address: string;
+  platform_name: string | null;
+  category: string | null;
+  category_win_rate: number | null;
+  global_win_rate: number | null;
+  edge: number | null;
+  bets: number | null;
+  total_pnl: number | null;
+}
+
+export interface EdgeFilter {
+  minEdge?: number;
+  minBets?: number;
+  category?: string;
+}
+
+/** Keyset position: the last row's edge, address and category. */
+export type EdgeKey = [edge: number, address: string, category: string];
+
+const COLUMNS = `c.address, s.platform_name, c.category, c.win_rate AS category_win_rate,
+  c.global_win_rate, c.edge, c.resolved_bets AS bets,
+  CASE WHEN s.pnl_source = 'none' THEN NULL ELSE s.total_pnl END AS total_pnl`;
+
+/** Every shape of the query, by name; each walks one index of edges in serving order. */
+export function edgeScreenSql(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const byCategory of [false, true]) {
+    for (const keyed of [false, true]) {
+      // Within one category the index is (category, edge DESC, address): the category is fixed.
+      const after = byCategory
+        ? "AND c.edge <= @edge AND (c.edge < @edge OR c.address > @address)"
+        : `AND c.edge <= @edge AND (c.edge < @edge OR c.address > @address
+             OR (c.address = @address AND c.category > @category))`;
+      out[`${byCategory ? "category" : "all"}${keyed ? ":keyed" : ""}`] = `SELECT ${COLUMNS}
+        FROM wallet_category_stats c
+             INDEXED BY ${byCategory ? "wallet_category_by_category" : "wallet_category_by_edge"}
+        CROSS JOIN wallet_stats s ON s.address = c.address
+       WHERE c.edge IS NOT NULL AND c.edge >= @minEdge AND c.resolved_bets >= @minBets
+         ${byCategory ? "AND c.category = @filterCategory" : ""}
+         ${keyed ? after : ""}
+       ORDER BY c.edge DESC, c.address${byCategory ? "" : ", c.category"} LIMIT @limit`;
+    }
+  }
+  return out;
+}
+
+export type EdgeScreen = ReturnType<typeof createEdgeScreen>;
+
+export function createEdgeScreen(db: Db) {
+  const statements = new Map<string, Statement<[Record<string, unknown>], WalletEdge>>();
+  for (const [name, sql] of Object.entries(edgeScreenSql())) {
+    statements.set(name, db.reader.prepare(sql));
+  }
+  return {
+    page(
+      filter: EdgeFilter,
+      limit: number,
+      after?: EdgeKey,
+    ): { rows: WalletEdge[]; keys: EdgeKey[]; more: boolean } {
+      const name = `${filter.category === undefined ? "all" : "category"}${after ? ":keyed" : ""}`;
+      const params: Record<string, unknown> = {
+        minEdge: filter.minEdge ?? -1,
+        minBets: filter.minBets ?? 0,
+        limit: limit + 1,
+      };
+      if (filter.category !== undefined) params.filterCategory = filter.category;
+      if (after) {
+        params.edge = after[0];
+        params.address = after[1];
+        if (filter.category === undefined) params.category = after[2];
+      }
+      const rows = statements.get(name)!.all(params);
+      const page = rows.slice(0, limit);
+      return {
+        rows: page,
+        keys: page.map((row): EdgeKey => [row.edge!, row.address, row.category!]),
+        more: rows.length > limit,
+      };
+    },
+  };
+}

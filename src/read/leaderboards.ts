@@ -1,0 +1,256 @@
+import { WHALE_VOLUME_USD } from "../analytics/fill";
+import type { PnlSource } from "../analytics/pnl-source";
+import type { Db, Statement } from "../db/open";
+import { createEdgeScreen } from "./edge-screen";
+import {
+  CATEGORY_PNL_TRUSTED_SQL,
+  categoryPnlTrusted,
+  createLatestRefresh,
+  pnlAsOf,
+} from "./wallet-stats";
+
+/**
+ * The leaderboards (SPEC §4): each walks one index in its serving order, ties broken by address,
+ * and stops at the page size. Rows whose sort value is unknown (a win rate or z-score before any
+ * resolved bet) are not ranked by it.
+ */
+export const LEADERBOARD_CATEGORIES = [
+  "politics",
+  "crypto",
+  "sports",
+  "culture",
+  "economics",
+  "breaking-news",
+] as const;
+export type LeaderboardCategory = (typeof LEADERBOARD_CATEGORIES)[number];
+export const WHALE_SORTS = ["volume", "winRate", "zScore", "totalBets"] as const;
+export type WhaleSort = (typeof WHALE_SORTS)[number];
+export const CATEGORY_SORTS = ["win_rate", "counter_consensus_wins", "pnl", "volume"] as const;
+export type CategorySort = (typeof CATEGORY_SORTS)[number];
+export type SortDirection = "asc" | "desc";
+
+export interface LeaderboardEntry {
+  address: string;
+  platform_name: string | null;
+  total_volume: number | null;
+  total_pnl: number | null;
+  pnl_source: PnlSource;
+  pnl_as_of: string | null;
+  win_rate: number | null;
+  z_score: number | null;
+  total_bets: number | null;
+}
+
+/** Keyset position: the last row's sort value and address. */
+export type RankKey = [value: number, address: string];
+
+export interface RankedPage {
+  rows: LeaderboardEntry[];
+  /** The keyset of each row, for the cursor. */
+  keys: RankKey[];
+  more: boolean;
+}
+
+/** Which column each sort ranks by and the index that serves it (sql/0004, sql/0006). */
+const WHALE_ORDER: Record<WhaleSort, { column: string; index: string }> = {
+  volume: { column: "total_volume", index: "wallet_stats_by_volume" },
+  winRate: { column: "win_rate", index: "wallet_stats_whales_by_win_rate" },
+  zScore: { column: "z_score", index: "wallet_stats_whales_by_z" },
+  totalBets: { column: "total_bets", index: "wallet_stats_whales_by_bets" },
+};
+const CATEGORY_ORDER: Record<CategorySort, { column: string; index: string }> = {
+  win_rate: { column: "win_rate", index: "wallet_category_by_win_rate" },
+  counter_consensus_wins: {
+    column: "counter_consensus_wins",
+    index: "wallet_category_by_counter_consensus",
+  },
+  pnl: { column: "pnl", index: "wallet_category_by_pnl" },
+  volume: { column: "volume", index: "wallet_category_by_volume" },
+};
+
+const ENTRY_COLUMNS = `address, platform_name, total_volume, total_pnl, pnl_source, pnl_as_of,
+  win_rate, z_score, total_bets`;
+
+/** After the key in a descending (or ascending) walk; the first bound lets SQLite seek. */
+function keyset(column: string, direction: SortDirection, address = "address"): string {
+  return direction === "desc"
+    ? `AND ${column} <= @keyValue AND (${column} < @keyValue OR ${address} > @keyAddress)`
+    : `AND ${column} >= @keyValue AND (${column} > @keyValue OR ${address} > @keyAddress)`;
+}
+
+/**
+ * The statements, by name. Exported so a test can prove every one walks its index in order
+ * (INDEXED BY makes SQLite refuse to prepare a statement its index cannot serve).
+ */
+export function leaderboardSql(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const keyed of [false, true]) {
+    const suffix = keyed ? ":keyed" : "";
+    for (const sort of WHALE_SORTS) {
+      const { column, index } = WHALE_ORDER[sort];
+      out[`whales:${sort}${suffix}`] = `SELECT ${ENTRY_COLUMNS}, ${column} AS rank_value
+        FROM wallet_stats INDEXED BY ${index}
+       WHERE total_volume > ${WHALE_VOLUME_USD} AND ${column} IS NOT NULL
+         AND total_volume >= @minVolume AND resolved_bets >= @minResolvedBets
+         ${keyed ? keyset(column, "desc") : ""}
+       ORDER BY ${column} DESC, address LIMIT @limit`;
+    }
+    for (const direction of ["asc", "desc"] as const) {
+      const index = direction === "desc" ? "wallet_stats_by_pnl" : "wallet_stats_by_pnl_asc";
+      out[`pnl:${direction}${suffix}`] = `SELECT ${ENTRY_COLUMNS}, total_pnl AS rank_value
+        FROM wallet_stats INDEXED BY ${index}
+       WHERE pnl_source <> 'none' AND total_pnl IS NOT NULL
+         AND resolved_bets >= @minResolvedBets
+         ${keyed ? keyset("total_pnl", direction) : ""}
+       ORDER BY total_pnl ${direction.toUpperCase()}, address LIMIT @limit`;
+    }
+    for (const sort of CATEGORY_SORTS) {
+      const { column, index } = CATEGORY_ORDER[sort];
+      out[`category:${sort}${suffix}`] = `SELECT c.address, s.platform_name, c.volume, c.pnl,
+             c.win_rate, s.z_score, c.bets, s.wallet_type, s.total_volume AS wallet_volume,
+             c.${column} AS rank_value
+        FROM wallet_category_stats c INDEXED BY ${index}
+        CROSS JOIN wallet_stats s ON s.address = c.address
+       WHERE c.category = @category AND c.resolved_bets >= @minBets
+         ${sort === "win_rate" ? "AND c.win_rate IS NOT NULL" : ""}
+         ${sort === "pnl" ? `AND ${CATEGORY_PNL_TRUSTED_SQL}` : ""}
+         ${keyed ? keyset(`c.${column}`, "desc", "c.address") : ""}
+       ORDER BY c.${column} DESC, c.address LIMIT @limit`;
+    }
+  }
+  return out;
+}
+
+interface StatsEntryRow {
+  address: string;
+  platform_name: string | null;
+  total_volume: number;
+  total_pnl: number | null;
+  pnl_source: PnlSource;
+  pnl_as_of: number | null;
+  win_rate: number | null;
+  z_score: number | null;
+  total_bets: number;
+  rank_value: number;
+}
+
+interface CategoryEntryRow {
+  address: string;
+  platform_name: string | null;
+  volume: number;
+  pnl: number;
+  win_rate: number | null;
+  z_score: number | null;
+  bets: number;
+  wallet_type: string;
+  wallet_volume: number;
+  rank_value: number;
+}
+
+export type LeaderboardQueries = ReturnType<typeof createLeaderboardQueries>;
+
+export function createLeaderboardQueries(db: Db) {
+  const statements = new Map<string, Statement<[Record<string, unknown>], unknown>>();
+  for (const [name, sql] of Object.entries(leaderboardSql())) {
+    statements.set(name, db.reader.prepare(sql));
+  }
+  const latestRefreshAt = createLatestRefresh(db);
+
+  function run<R extends { address: string; rank_value: number }>(
+    name: string,
+    params: Record<string, unknown>,
+    limit: number,
+    after: RankKey | undefined,
+  ): { rows: R[]; keys: RankKey[]; more: boolean } {
+    const statement = statements.get(after ? `${name}:keyed` : name);
+    if (!statement) throw new Error(`no leaderboard statement ${name}`);
+    const keyParams = after ? { keyValue: after[0], keyAddress: after[1] } : {};
+    const rows = statement.all({ ...params, ...keyParams, limit: limit + 1 }) as R[];
+    const page = rows.slice(0, limit);
+    return {
+      rows: page,
+      keys: page.map((row): RankKey => [row.rank_value, row.address]),
+      more: rows.length > limit,
+    };
+  }
+
+  function statsEntries(page: { rows: StatsEntryRow[]; keys: RankKey[]; more: boolean }) {
+    const refreshedAt = latestRefreshAt();
+    return {
+      keys: page.keys,
+      more: page.more,
+      rows: page.rows.map(
+        (row): LeaderboardEntry => ({
+          address: row.address,
+          platform_name: row.platform_name,
+          total_volume: row.total_volume,
+          total_pnl: row.pnl_source === "none" ? null : row.total_pnl,
+          pnl_source: row.pnl_source,
+          pnl_as_of: pnlAsOf(row.pnl_source, row.pnl_as_of, refreshedAt),
+          win_rate: row.win_rate,
+          z_score: row.z_score,
+          total_bets: row.total_bets,
+        }),
+      ),
+    };
+  }
+
+  return {
+    /** The edge screener's ranking of (wallet, category) rows. */
+    edges: createEdgeScreen(db).page,
+
+    /** Wallets with more than 50,000 USD total volume. */
+    whales(
+      q: { sort: WhaleSort; minVolume?: number; minResolvedBets?: number },
+      limit: number,
+      after?: RankKey,
+    ): RankedPage {
+      const params = { minVolume: q.minVolume ?? 0, minResolvedBets: q.minResolvedBets ?? 0 };
+      return statsEntries(run<StatsEntryRow>(`whales:${q.sort}`, params, limit, after));
+    },
+
+    /** Wallets with a PnL figure (source not `none`), by the routed figure. */
+    pnl(
+      q: { direction: SortDirection; minResolvedBets: number },
+      limit: number,
+      after?: RankKey,
+    ): RankedPage {
+      const params = { minResolvedBets: q.minResolvedBets };
+      return statsEntries(run<StatsEntryRow>(`pnl:${q.direction}`, params, limit, after));
+    },
+
+    /**
+     * The category's figures: total_volume, total_pnl, win_rate and total_bets are the wallet's
+     * in this category (z_score is the wallet's overall). Category PnL is the ledger's; for
+     * market makers and whales it is withheld (pnl_source `none`) and they are not ranked by it.
+     */
+    category(
+      category: LeaderboardCategory,
+      q: { sort: CategorySort; minBets: number },
+      limit: number,
+      after?: RankKey,
+    ): RankedPage {
+      const params = { category, minBets: q.minBets };
+      const page = run<CategoryEntryRow>(`category:${q.sort}`, params, limit, after);
+      const refreshedAt = latestRefreshAt();
+      return {
+        keys: page.keys,
+        more: page.more,
+        rows: page.rows.map((row): LeaderboardEntry => {
+          const trusted = categoryPnlTrusted(row.wallet_type, row.wallet_volume);
+          return {
+            address: row.address,
+            platform_name: row.platform_name,
+            total_volume: row.volume,
+            total_pnl: trusted ? row.pnl : null,
+            pnl_source: trusted ? "ledger" : "none",
+            pnl_as_of: trusted ? pnlAsOf("ledger", null, refreshedAt) : null,
+            win_rate: row.win_rate,
+            z_score: row.z_score,
+            total_bets: row.bets,
+          };
+        }),
+      };
+    },
+  };
+}

@@ -1,0 +1,706 @@
+import { type Fill, HOUR_MS, type Outcome, roundTo, WHALE_VOLUME_USD } from "../analytics/fill";
+import { marketFlow } from "../analytics/flow";
+import { divergence, type MarketPosition, smartMoneyProbability } from "../analytics/sentiment";
+import type { Db } from "../db/open";
+
+/**
+ * Market read models as the API serves them (SPEC §2): signal, sentiment, detail, flow, movers,
+ * trending and moving rankings, and the live MarketAnalysis. Every query is index-backed and
+ * bounded; only flow reads raw trades, and only one market's within a window of at most a day.
+ */
+
+/** MarketAnalysis is recomputed at most this often per market (SPEC §4: about 30 seconds). */
+export const ANALYSIS_TTL_MS = 30_000;
+/** Hourly points of MarketDetail.price_history: the market's last 30 days of trading hours. */
+export const PRICE_HISTORY_POINTS = 720;
+export const TOP_HOLDERS = 10;
+export const TOP_POSITIONS = 10;
+/** Positions MarketAnalysis weighs: the largest holders of each side by BUY USD (index order). */
+export const ANALYSIS_POSITIONS_PER_SIDE = 100;
+export const ANALYSIS_FLOW_MINUTES = 1440;
+/** Markets need this many trades in the window to be ranked by price change (SPEC §8). */
+export const MOVING_MIN_TRADES = 3;
+/** Ranked lists kept per (generation, hour); each distinct filter is one entry. */
+const MAX_CACHED_LISTS = 256;
+const MAX_CACHED_ANALYSES = 1_000;
+
+export interface MarketRef {
+  slug: string;
+  title: string | null;
+  category: string | null;
+  condition_id: string;
+}
+
+interface MarketRow extends MarketRef {
+  id: number;
+  end_date: number | null;
+  created_at: number | null;
+  resolved_outcome: Outcome | null;
+  resolved_at: number | null;
+}
+
+export interface Sentiment {
+  sentiment: string | null;
+  yes_ratio: number | null;
+  yes_volume: number | null;
+  no_volume: number | null;
+  total_whale_volume: number | null;
+  unique_whales: number | null;
+}
+
+export interface ImpliedProbability {
+  yes_implied_prob: number | null;
+  no_implied_prob: number | null;
+  current_price: number | null;
+  edge: number | null;
+  samples: number | null;
+  unique_wallets: number | null;
+}
+
+export interface MarketSignal {
+  market: MarketRef;
+  sentiment: Omit<Sentiment, "sentiment"> & { direction: string | null };
+  smart_money_probability: ImpliedProbability | null;
+}
+
+export interface MarketSentiment extends Sentiment {
+  implied_probability: ImpliedProbability | null;
+}
+
+export interface Holder {
+  address: string;
+  /** Shares of the side held now (ledger). */
+  shares: number;
+  entry_price: number | null;
+  /** BUY USD on the side: what the holders are ranked by. */
+  position_usd: number;
+  /** All USD the wallet traded in this market. */
+  volume: number;
+  trade_count: number;
+  /** Ledger PnL in this market; null unless the wallet's PnL source is the ledger. */
+  pnl: number | null;
+  wallet_type: string | null;
+  platform_name: string | null;
+  smart_money_score: number | null;
+}
+
+export interface PricePoint {
+  hour: string;
+  price: number | null;
+  volume: number;
+  trade_count: number;
+}
+
+export interface MarketDetail extends MarketRef {
+  resolved_outcome: Outcome | null;
+  stats: {
+    volume: number;
+    trade_count: number;
+    unique_wallets: number;
+    last_price: number | null;
+    last_trade_at: string | null;
+    volume_24h: number;
+    trade_count_24h: number;
+    end_date: string | null;
+    created_at: string | null;
+    resolved_at: string | null;
+  };
+  top_yes_holders: Holder[];
+  top_no_holders: Holder[];
+  price_history: PricePoint[];
+}
+
+export interface FlowBucket {
+  start: string;
+  end: string;
+  yes_buy_usd: number;
+  yes_sell_usd: number;
+  no_buy_usd: number;
+  no_sell_usd: number;
+  net_flow: number;
+  unique_wallets: number;
+  avg_price: number | null;
+  trades: number;
+}
+
+export interface MarketFlow {
+  slug: string;
+  window_minutes: number;
+  whales_only: boolean;
+  total_volume: number | null;
+  net_yes: number | null;
+  net_no: number | null;
+  buckets: FlowBucket[];
+}
+
+export interface MarketMover {
+  slug: string;
+  title: string | null;
+  category: string | null;
+  volume: number | null;
+  trade_count: number | null;
+  net_flow: number | null;
+}
+
+export interface MarketRank {
+  slug: string;
+  title: string | null;
+  category: string | null;
+  whale_volume: number | null;
+  price_change: number | null;
+  trade_count: number | null;
+}
+
+export interface TopPosition {
+  address: string;
+  market_side: Outcome;
+  volume: number | null;
+  trade_count: number | null;
+  wallet_type: string | null;
+  win_rate: number | null;
+  total_pnl: number | null;
+  platform_name: string | null;
+}
+
+export interface MarketAnalysis {
+  market_slug: string;
+  market_title: string | null;
+  market_category: string | null;
+  condition_id: string | null;
+  smart_money_prob: number | null;
+  market_price: number | null;
+  divergence: number | null;
+  sample_wallets: number;
+  top_positions: TopPosition[];
+  sentiment: Sentiment;
+  flow_24h: MarketFlow & { relaxed: boolean };
+}
+
+/**
+ * A ranked row's sort key: two numbers, larger first, then the slug, ascending. It is also the
+ * keyset of the page cursors, so paging continues correctly even when the list is rebuilt.
+ */
+export type RankKey = [number, number, string];
+export interface Ranked<T> {
+  row: T;
+  key: RankKey;
+}
+
+/** Negative when `a` ranks before `b`. */
+export function compareRankKeys(a: RankKey, b: RankKey): number {
+  return b[0] - a[0] || b[1] - a[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0);
+}
+
+/** The `limit` rows ranked after `after` (from the top without it). */
+export function pageAfter<T>(
+  list: readonly Ranked<T>[],
+  after: RankKey | undefined,
+  limit: number,
+): { rows: Ranked<T>[]; more: boolean } {
+  let lo = 0;
+  if (after !== undefined) {
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareRankKeys(list[mid]!.key, after) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+  }
+  return { rows: list.slice(lo, lo + limit), more: lo + limit < list.length };
+}
+
+export interface WindowFilter {
+  periodHours: number;
+  category?: string;
+  /** Case-insensitive substring of the title. */
+  search?: string;
+}
+
+/** What the caller knows about freshness: ranked lists are reused while both stay the same. */
+export interface ReadContext {
+  generation: number;
+  now: number;
+}
+
+/**
+ * The hours a `period_hours` window covers: the `periodHours` whole clock hours before the
+ * current one, plus the current hour so far. The window therefore spans at least `periodHours`
+ * hours (at most one more), and it moves on the hour, which is what lets a ranking be cached
+ * for the rest of the hour.
+ */
+export function windowHours(now: number, periodHours: number): { from: number; to: number } {
+  const current = Math.floor(now / HOUR_MS);
+  return { from: current - periodHours, to: current };
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+interface StatsRow {
+  volume: number;
+  trade_count: number;
+  unique_wallets: number;
+  last_yes_price: number | null;
+  last_trade_at: number | null;
+  sentiment: string | null;
+  yes_ratio: number | null;
+  yes_volume: number | null;
+  no_volume: number | null;
+  total_whale_volume: number | null;
+  unique_whales: number | null;
+  yes_implied_prob: number | null;
+  no_implied_prob: number | null;
+  implied_edge: number | null;
+  implied_samples: number | null;
+  implied_wallets: number | null;
+}
+
+interface HourRow {
+  market_id: number;
+  slug: string;
+  title: string | null;
+  category: string | null;
+  hour: number;
+  volume: number;
+  whale_volume: number;
+  trade_count: number;
+  net_flow: number;
+  open_yes: number | null;
+  close_yes: number | null;
+}
+
+interface WindowTotals {
+  slug: string;
+  title: string | null;
+  category: string | null;
+  volume: number;
+  whaleVolume: number;
+  tradeCount: number;
+  netFlow: number;
+  priceChange: number | null;
+}
+
+interface PositionRow {
+  wallet: string;
+  side: Outcome;
+  entry_price: number | null;
+  buy_usd: number;
+  volume: number;
+  yes_shares: number;
+  no_shares: number;
+  trade_count: number;
+  pnl: number;
+  smart_money_score: number | null;
+  confidence: number | null;
+  wallet_type: string | null;
+  win_rate: number | null;
+  total_pnl: number | null;
+  pnl_source: string | null;
+  platform_name: string | null;
+}
+
+function sentimentOf(stats: StatsRow | undefined): Sentiment {
+  return {
+    sentiment: stats?.sentiment ?? null,
+    yes_ratio: stats?.yes_ratio ?? null,
+    yes_volume: stats?.yes_volume ?? null,
+    no_volume: stats?.no_volume ?? null,
+    total_whale_volume: stats?.total_whale_volume ?? null,
+    unique_whales: stats?.unique_whales ?? null,
+  };
+}
+
+/** Null when the refresh has not seen the market trade yet. */
+function impliedOf(stats: StatsRow | undefined): ImpliedProbability | null {
+  if (!stats) return null;
+  return {
+    yes_implied_prob: stats.yes_implied_prob,
+    no_implied_prob: stats.no_implied_prob,
+    current_price: stats.last_yes_price,
+    edge: stats.implied_edge,
+    samples: stats.implied_samples,
+    unique_wallets: stats.implied_wallets,
+  };
+}
+
+const refOf = (m: MarketRow): MarketRef => ({
+  slug: m.slug,
+  title: m.title,
+  category: m.category,
+  condition_id: m.condition_id,
+});
+
+function holderOf(p: PositionRow): Holder {
+  return {
+    address: p.wallet,
+    shares: p.side === "YES" ? p.yes_shares : p.no_shares,
+    entry_price: p.entry_price,
+    position_usd: p.buy_usd,
+    volume: p.volume,
+    trade_count: p.trade_count,
+    // Per-market ledger PnL is shown only where the ledger is the wallet's trusted figure
+    // (METHODOLOGY, pnl_source): for market makers and whales it misses splits and merges.
+    pnl: p.pnl_source === "ledger" ? p.pnl : null,
+    wallet_type: p.wallet_type,
+    platform_name: p.platform_name,
+    smart_money_score: p.smart_money_score,
+  };
+}
+
+/**
+ * A position for the smart-money share: the side's shares held now at the side's entry price,
+ * i.e. the cost of what the wallet still holds. wallet_bets keeps no per-outcome net USD, and
+ * the held cost is what METHODOLOGY's "net position at cost, only when positive" measures: a
+ * wallet that sold out counts nothing, one that trimmed counts what is left.
+ */
+function positionOf(p: PositionRow): MarketPosition {
+  const shares = p.side === "YES" ? p.yes_shares : p.no_shares;
+  const heldCost = Math.max(0, shares) * (p.entry_price ?? 0);
+  return {
+    wallet: p.wallet,
+    side: p.side,
+    volume: p.volume,
+    trades: p.trade_count,
+    netYesUsd: p.side === "YES" ? heldCost : 0,
+    netNoUsd: p.side === "NO" ? heldCost : 0,
+  };
+}
+
+function flowOut(
+  slug: string,
+  whalesOnly: boolean,
+  figures: ReturnType<typeof marketFlow>,
+): MarketFlow {
+  return {
+    slug,
+    window_minutes: figures.windowMinutes,
+    whales_only: whalesOnly,
+    total_volume: figures.totalVolume,
+    net_yes: figures.netYes,
+    net_no: figures.netNo,
+    buckets: figures.buckets.map((b) => ({
+      start: new Date(b.start).toISOString(),
+      end: new Date(b.end).toISOString(),
+      yes_buy_usd: b.yesBuyUsd,
+      yes_sell_usd: b.yesSellUsd,
+      no_buy_usd: b.noBuyUsd,
+      no_sell_usd: b.noSellUsd,
+      net_flow: b.netFlow,
+      unique_wallets: b.uniqueWallets,
+      avg_price: b.avgPrice,
+      trades: b.trades,
+    })),
+  };
+}
+
+export type MarketQueries = ReturnType<typeof createMarketQueries>;
+
+export function createMarketQueries(db: Db) {
+  const r = db.reader;
+  const marketBySlug = r.prepare<[string], MarketRow>(
+    `SELECT id, slug, title, category, condition_id, end_date, created_at, resolved_outcome,
+            resolved_at FROM markets WHERE slug = ?`,
+  );
+  const statsOf = r.prepare<[number], StatsRow>("SELECT * FROM market_stats WHERE market_id = ?");
+  const holders = r.prepare<[number, Outcome, number], PositionRow>(
+    `SELECT b.wallet, b.side, b.entry_price, b.buy_usd, b.volume, b.yes_shares, b.no_shares,
+            b.trade_count, b.pnl, s.smart_money_score, s.confidence, s.wallet_type, s.win_rate,
+            s.total_pnl, s.pnl_source, s.platform_name
+       FROM wallet_bets b LEFT JOIN wallet_stats s ON s.address = b.wallet
+      WHERE b.market_id = ? AND b.side = ?
+      ORDER BY b.buy_usd DESC, b.wallet LIMIT ?`,
+  );
+  const recentHours = r.prepare<[number, number], Omit<HourRow, "slug" | "title" | "category">>(
+    `SELECT market_id, hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes
+       FROM market_hours WHERE market_id = ? ORDER BY hour DESC LIMIT ?`,
+  );
+  const hoursSince = r.prepare<[number, number], { volume: number; trade_count: number }>(
+    `SELECT coalesce(sum(volume), 0) AS volume, coalesce(sum(trade_count), 0) AS trade_count
+       FROM market_hours WHERE market_id = ? AND hour >= ?`,
+  );
+  const FILL = "wallet, market_id AS marketId, outcome, side, price, size, usd_value AS usd, ts";
+  const fillsIn = r.prepare<[number, number, number], Fill>(
+    `SELECT ${FILL} FROM trades WHERE market_id = ? AND ts >= ? AND ts <= ? ORDER BY ts, id`,
+  );
+  const whaleFillsIn = r.prepare<[number, number, number, number], Fill>(
+    `SELECT ${FILL} FROM trades t
+      WHERE t.market_id = ? AND t.ts >= ? AND t.ts <= ?
+        AND EXISTS (SELECT 1 FROM wallet_stats s WHERE s.address = t.wallet AND s.total_volume > ?)
+      ORDER BY t.ts, t.id`,
+  );
+  const HOUR_COLUMNS = `h.market_id, m.slug, m.title, m.category, h.hour, h.volume, h.whale_volume,
+    h.trade_count, h.net_flow, h.open_yes, h.close_yes`;
+  const windowRows = r.prepare<[number, number], HourRow>(
+    `SELECT ${HOUR_COLUMNS} FROM market_hours h JOIN markets m ON m.id = h.market_id
+      WHERE h.hour >= ? AND h.hour <= ? ORDER BY h.market_id, h.hour`,
+  );
+  const windowRowsIn = r.prepare<[number, number, string], HourRow>(
+    `SELECT ${HOUR_COLUMNS} FROM market_hours h JOIN markets m ON m.id = h.market_id
+      WHERE h.hour >= ? AND h.hour <= ? AND m.category = ? ORDER BY h.market_id, h.hour`,
+  );
+  const closeBefore = r.prepare<[number, number], { close_yes: number | null }>(
+    "SELECT close_yes FROM market_hours WHERE market_id = ? AND hour < ? ORDER BY hour DESC LIMIT 1",
+  );
+
+  function flowOf(market: MarketRow, minutes: number, whalesOnly: boolean, now: number) {
+    const from = now - minutes * 60_000;
+    const fills = whalesOnly
+      ? whaleFillsIn.iterate(market.id, from, now, WHALE_VOLUME_USD)
+      : fillsIn.iterate(market.id, from, now);
+    return marketFlow(fills, { to: now, minutes });
+  }
+
+  /**
+   * Per market over the window: summed hourly figures, and the YES price change from the price
+   * in force when the window opened (the last close before it, else the first trade in it) to
+   * the last close in it.
+   */
+  function windowTotals(filter: WindowFilter, now: number): WindowTotals[] {
+    const { from, to } = windowHours(now, filter.periodHours);
+    const rows =
+      filter.category === undefined
+        ? windowRows.iterate(from, to)
+        : windowRowsIn.iterate(from, to, filter.category);
+    const needle = filter.search?.toLowerCase();
+    const out: WindowTotals[] = [];
+    let id: number | undefined;
+    let totals: WindowTotals | undefined;
+    let openYes: number | null = null;
+    let closeYes: number | null = null;
+    const finish = () => {
+      if (id === undefined || !totals) return;
+      const start = closeBefore.get(id, from)?.close_yes ?? openYes;
+      // Rounded to a millionth: prices come in thousandths, so this only drops binary noise.
+      totals.priceChange =
+        start === null || closeYes === null ? null : roundTo(closeYes - start, 6);
+      out.push(totals);
+    };
+    // Rows come grouped by market, in hour order within each.
+    for (const h of rows) {
+      if (needle !== undefined && !(h.title ?? "").toLowerCase().includes(needle)) continue;
+      if (id !== h.market_id || !totals) {
+        finish();
+        id = h.market_id;
+        openYes = h.open_yes;
+        totals = {
+          slug: h.slug,
+          title: h.title,
+          category: h.category,
+          volume: 0,
+          whaleVolume: 0,
+          tradeCount: 0,
+          netFlow: 0,
+          priceChange: null,
+        };
+      }
+      totals.volume += h.volume;
+      totals.whaleVolume += h.whale_volume;
+      totals.tradeCount += h.trade_count;
+      totals.netFlow += h.net_flow;
+      closeYes = h.close_yes;
+    }
+    finish();
+    return out;
+  }
+
+  const rankOf = (m: WindowTotals): MarketRank => ({
+    slug: m.slug,
+    title: m.title,
+    category: m.category,
+    whale_volume: m.whaleVolume,
+    price_change: m.priceChange,
+    trade_count: m.tradeCount,
+  });
+  const sortRanked = <T>(list: Ranked<T>[]) => list.sort((a, b) => compareRankKeys(a.key, b.key));
+
+  const rankings = {
+    /** Volume first (then whale volume, then slug). */
+    movers: (totals: WindowTotals[]): Ranked<MarketMover>[] =>
+      sortRanked(
+        totals.map((m) => ({
+          row: {
+            slug: m.slug,
+            title: m.title,
+            category: m.category,
+            volume: m.volume,
+            trade_count: m.tradeCount,
+            net_flow: m.netFlow,
+          },
+          key: [m.volume, m.whaleVolume, m.slug],
+        })),
+      ),
+    /** Whale volume first (then all volume, then slug). */
+    trending: (totals: WindowTotals[]): Ranked<MarketRank>[] =>
+      sortRanked(totals.map((m) => ({ row: rankOf(m), key: [m.whaleVolume, m.volume, m.slug] }))),
+    /** Absolute price change first (then whale volume, then slug); at least 3 trades. */
+    moving: (totals: WindowTotals[]): Ranked<MarketRank>[] =>
+      sortRanked(
+        totals
+          .filter((m) => m.tradeCount >= MOVING_MIN_TRADES && m.priceChange !== null)
+          .map((m) => ({ row: rankOf(m), key: [Math.abs(m.priceChange!), m.whaleVolume, m.slug] })),
+      ),
+  };
+
+  // Ranked lists depend only on the read models (generation) and the window (the hour).
+  let listEpoch = "";
+  const lists = new Map<string, Ranked<unknown>[]>();
+  const analyses = new Map<string, { at: number; value: MarketAnalysis }>();
+
+  function ranked<K extends keyof typeof rankings>(
+    kind: K,
+    filter: WindowFilter,
+    ctx: ReadContext,
+  ): ReturnType<(typeof rankings)[K]> {
+    const epoch = `${ctx.generation}:${Math.floor(ctx.now / HOUR_MS)}`;
+    if (epoch !== listEpoch) {
+      lists.clear();
+      listEpoch = epoch;
+    }
+    const key = JSON.stringify([kind, filter.periodHours, filter.category, filter.search]);
+    let list = lists.get(key);
+    if (!list) {
+      list = rankings[kind](windowTotals(filter, ctx.now));
+      if (lists.size >= MAX_CACHED_LISTS) lists.delete(lists.keys().next().value!);
+      lists.set(key, list);
+    }
+    return list as ReturnType<(typeof rankings)[K]>;
+  }
+
+  function analyse(market: MarketRow, now: number): MarketAnalysis {
+    const stats = statsOf.get(market.id);
+    const rows = [
+      ...holders.all(market.id, "YES", ANALYSIS_POSITIONS_PER_SIDE),
+      ...holders.all(market.id, "NO", ANALYSIS_POSITIONS_PER_SIDE),
+    ];
+    const byWallet = new Map(rows.map((p) => [p.wallet, p]));
+    const smart = smartMoneyProbability(rows.map(positionOf), (wallet) => {
+      const p = byWallet.get(wallet);
+      return p?.smart_money_score == null || p.confidence == null
+        ? null
+        : { score: p.smart_money_score, confidence: p.confidence };
+    });
+    const marketPrice = stats?.last_yes_price ?? null;
+    const top = [...rows]
+      .sort((a, b) => b.volume - a.volume || (a.wallet < b.wallet ? -1 : 1))
+      .slice(0, TOP_POSITIONS);
+    // Whale-only flow over a quiet day says nothing; fall back to every wallet and say so.
+    let whalesOnly = true;
+    let figures = flowOf(market, ANALYSIS_FLOW_MINUTES, true, now);
+    if (figures.totalVolume <= 0) {
+      whalesOnly = false;
+      figures = flowOf(market, ANALYSIS_FLOW_MINUTES, false, now);
+    }
+    return {
+      market_slug: market.slug,
+      market_title: market.title,
+      market_category: market.category,
+      condition_id: market.condition_id,
+      smart_money_prob: smart.probability,
+      market_price: marketPrice,
+      divergence: divergence(smart.probability, marketPrice),
+      sample_wallets: smart.sampleWallets,
+      top_positions: top.map((p) => ({
+        address: p.wallet,
+        market_side: p.side,
+        volume: p.volume,
+        trade_count: p.trade_count,
+        wallet_type: p.wallet_type,
+        win_rate: p.win_rate,
+        total_pnl: p.total_pnl,
+        platform_name: p.platform_name,
+      })),
+      sentiment: sentimentOf(stats),
+      flow_24h: { ...flowOut(market.slug, whalesOnly, figures), relaxed: !whalesOnly },
+    };
+  }
+
+  return {
+    signal(slug: string): MarketSignal | undefined {
+      const market = marketBySlug.get(slug);
+      if (!market) return undefined;
+      const stats = statsOf.get(market.id);
+      const { sentiment, ...figures } = sentimentOf(stats);
+      return {
+        market: refOf(market),
+        sentiment: { direction: sentiment, ...figures },
+        smart_money_probability: impliedOf(stats),
+      };
+    },
+
+    sentiment(slug: string): MarketSentiment | undefined {
+      const market = marketBySlug.get(slug);
+      if (!market) return undefined;
+      const stats = statsOf.get(market.id);
+      return { ...sentimentOf(stats), implied_probability: impliedOf(stats) };
+    },
+
+    detail(slug: string, now: number): MarketDetail | undefined {
+      const market = marketBySlug.get(slug);
+      if (!market) return undefined;
+      const stats = statsOf.get(market.id);
+      const day = hoursSince.get(market.id, windowHours(now, 24).from)!;
+      const history = recentHours.all(market.id, PRICE_HISTORY_POINTS).reverse();
+      return {
+        ...refOf(market),
+        resolved_outcome: market.resolved_outcome,
+        stats: {
+          volume: stats?.volume ?? 0,
+          trade_count: stats?.trade_count ?? 0,
+          unique_wallets: stats?.unique_wallets ?? 0,
+          last_price: stats?.last_yes_price ?? null,
+          last_trade_at: iso(stats?.last_trade_at ?? null),
+          volume_24h: day.volume,
+          trade_count_24h: day.trade_count,
+          end_date: iso(market.end_date),
+          created_at: iso(market.created_at),
+          resolved_at: iso(market.resolved_at),
+        },
+        top_yes_holders: holders.all(market.id, "YES", TOP_HOLDERS).map(holderOf),
+        top_no_holders: holders.all(market.id, "NO", TOP_HOLDERS).map(holderOf),
+        price_history: history.map((h) => ({
+          hour: new Date(h.hour * HOUR_MS).toISOString(),
+          price: h.close_yes,
+          volume: h.volume,
+          trade_count: h.trade_count,
+        })),
+      };
+    },
+
+    /** Fills of [now − minutes, now], optionally only by wallets over 50,000 USD of volume. */
+    flow(
+      slug: string,
+      options: { minutes: number; whalesOnly: boolean; now: number },
+    ): MarketFlow | undefined {
+      const market = marketBySlug.get(slug);
+      if (!market) return undefined;
+      const figures = flowOf(market, options.minutes, options.whalesOnly, options.now);
+      return flowOut(market.slug, options.whalesOnly, figures);
+    },
+
+    /** Every market that traded in the window, ranked; cached per generation and hour. */
+    movers: (filter: WindowFilter, ctx: ReadContext) => ranked("movers", filter, ctx),
+    trending: (filter: WindowFilter, ctx: ReadContext) => ranked("trending", filter, ctx),
+    moving: (filter: WindowFilter, ctx: ReadContext) => ranked("moving", filter, ctx),
+
+    /**
+     * MarketAnalysis, computed live and reused for ANALYSIS_TTL_MS per market whatever
+     * refreshes in between, so a burst of calls costs one computation.
+     */
+    analysis(slug: string, now: number): MarketAnalysis | undefined {
+      const hit = analyses.get(slug);
+      if (hit && now >= hit.at && now - hit.at < ANALYSIS_TTL_MS) return hit.value;
+      const market = marketBySlug.get(slug);
+      if (!market) return undefined;
+      const value = analyse(market, now);
+      analyses.delete(slug);
+      if (analyses.size >= MAX_CACHED_ANALYSES) {
+        for (const [key, entry] of analyses) {
+          if (now - entry.at >= ANALYSIS_TTL_MS || analyses.size >= MAX_CACHED_ANALYSES) {
+            analyses.delete(key);
+          }
+        }
+      }
+      analyses.set(slug, { at: now, value });
+      return value;
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * Smoke test of the single executable (DECISIONS §1): built by `npm run build`, pointed at by
+ * SMARTMONEY_BINARY. It runs from an empty folder with an empty PATH (no node anywhere) and a
+ * throwaway HOME, mints a key per tier, serves on a free port and answers for each key.
+ * CI sets SMARTMONEY_BINARY after building; without it the test fails under CI and is skipped
+ * elsewhere, so a plain `npm test` in a checkout does not need a build.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TIERS, type Tier } from "../src/auth/tiers";
+
+const binary = process.env.SMARTMONEY_BINARY;
+const inCi = Boolean(process.env.CI);
+
+interface Sandbox {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+}
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+});
+
+/** An empty folder holding only a copy of the binary; PATH points at a folder that is empty too. */
+function sandbox(source: string): Sandbox {
+  const dir = mkdtempSync(join(tmpdir(), "smartmoney-binary-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, "home"));
+  mkdirSync(join(dir, "empty-bin"));
+  copyFileSync(source, join(dir, "smartmoney"));
+  return { dir, env: { PATH: join(dir, "empty-bin"), HOME: join(dir, "home") } };
+}
+
+function runOnce(box: Sandbox, args: string[]) {
+  const result = spawnSync("./smartmoney", args, {
+    cwd: box.dir,
+    env: box.env,
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  if (result.error) throw result.error;
+  return result;
+}
+
+interface Server {
+  child: ChildProcess;
+  /** The port `serve` printed. */
+  port: Promise<number>;
+  /** Everything written to stderr so far: the JSON log lines. */
+  stderr(): string;
+}
+
+/** Starts `serve` on a free port. */
+function startServer(box: Sandbox): Server {
+  const child = spawn("./smartmoney", ["serve", "--db", "./x.db", "--port", "0"], {
+    cwd: box.dir,
+    env: box.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const port = new Promise<number>((resolve, reject) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /smartmoney listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once("error", reject);
+    child.once("exit", (code, signal) =>
+      reject(
+        new Error(
+          `serve exited before listening (code ${code}, signal ${signal}) in ${box.dir}:\n${stdout}${stderr}`,
+        ),
+      ),
+    );
+  });
+  return { child, port, stderr: () => stderr };
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: string | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
+
+describe("the single executable", () => {
+  it.skipIf(!binary && !inCi)(
+    "runs without node: mints a key per tier, serves, answers each key, stops on SIGTERM",
+    async () => {
+      if (!binary) {
+        throw new Error(
+          "SMARTMONEY_BINARY is not set: CI must run `npm run build` and point it at dist/smartmoney",
+        );
+      }
+      const box = sandbox(binary);
+      expect(spawnSync("sh", ["-c", "command -v node"], { env: box.env }).status).not.toBe(0);
+
+      const keys = new Map<Tier, string>();
+      for (const tier of TIERS) {
+        const minted = runOnce(box, ["keys", "mint", "--tier", tier, "--db", "./x.db", "--json"]);
+        expect(minted.status, minted.stderr).toBe(0);
+        const printed = JSON.parse(minted.stdout) as Record<string, unknown>;
+        expect(printed).toMatchObject({
+          tier,
+          key: expect.stringMatching(/^svc_api_[0-9a-f]{48}$/),
+        });
+        keys.set(tier, printed.key as string);
+      }
+
+      const server = startServer(box);
+      const exited = exitOf(server.child);
+      const port = await server.port;
+      const base = `http://127.0.0.1:${port}`;
+
+      const health = await fetch(`${base}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ ok: true });
+
+      for (const [tier, key] of keys) {
+        const ping = await fetch(`${base}/v1/_ping`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        expect(ping.status).toBe(200);
+        expect(await ping.json()).toEqual({ ok: true, tier });
+      }
+      const anonymous = await fetch(`${base}/v1/_ping`);
+      expect(anonymous.status).toBe(401);
+
+      // The bundled OpenAPI generator is the code most likely to miss something at bundle time.
+      const openapi = await fetch(`${base}/v1/openapi.json`);
+      expect(openapi.status).toBe(200);
+      expect(((await openapi.json()) as { paths: object }).paths).toHaveProperty("/v1/_ping");
+
+      server.child.kill("SIGTERM");
+      expect(await exited).toEqual({ code: 0, signal: null });
+      // pino made it into the bundle: structured lines on stderr, up to the shutdown.
+      const logs = server
+        .stderr()
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as { msg?: string });
+      expect(logs.map((line) => line.msg)).toEqual(
+        expect.arrayContaining(["listening", "stopped"]),
+      );
+    },
+    60_000,
+  );
+});
