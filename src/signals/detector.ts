@@ -112,8 +112,8 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
     };
 
     for (const trade of trades) {
-      const wallet = walletRow.get(trade.wallet);
       if (trade.usd_value >= options.whaleMinUsd) {
+        const wallet = walletRow.get(trade.wallet);
         let all = sizes.get(trade.market_id);
         if (!all) {
           all = marketSizes.all(trade.market_id) as number[];
@@ -135,6 +135,10 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
         );
       }
 
+      // First a bound from the facts that cost nothing or are cached per batch: the market's
+      // 30-day volume counts as tiny (full size and niche points), the wallet as having no
+      // prior trades, and the timing cluster and concentration at their maximum. Most trades
+      // cannot reach the threshold even so, and need no further reads.
       const cluster = funding.cluster(trade.wallet);
       const facts: InsiderFacts = {
         side: trade.side,
@@ -142,17 +146,20 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
         price: trade.price,
         usd: trade.usd_value,
         tradeTs: trade.ts,
-        marketVolumeUsd: marketVolume(trade.market_id, trade.ts),
+        marketVolumeUsd: trade.usd_value,
         clusterSize: cluster.size,
         freshSameSideWallets: 3,
         firstFundedAt: fundedBy(trade.wallet, trade.ts),
-        priorTrades: priorTrades.get(trade.wallet, trade.ts, trade.ts, trade.id)?.n ?? 0,
+        priorTrades: 0,
         walletVolumeUsd: 1,
         walletMarketVolumeUsd: 1,
         clusterResolvedBets: cluster.resolvedBets,
         clusterWins: cluster.wins,
         clusterUnderInvestigation: cluster.underInvestigation,
       };
+      if (insiderScore(facts).score < INSIDER_FIRES_AT) continue;
+      facts.marketVolumeUsd = marketVolume(trade.market_id, trade.ts);
+      facts.priorTrades = priorTrades.get(trade.wallet, trade.ts, trade.ts, trade.id)?.n ?? 0;
       if (insiderScore(facts).score < INSIDER_FIRES_AT) continue;
       const volumes = walletVolumes.get(
         trade.market_id,
@@ -171,6 +178,7 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
       ).size;
       const result = insiderScore(facts);
       if (!result.fires) continue;
+      const wallet = walletRow.get(trade.wallet);
       options.enqueue(
         signalOf(trade, "insider", result.score, explainInsiderSignal(facts, result), wallet?.type),
       );

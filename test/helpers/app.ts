@@ -10,6 +10,7 @@ import { migrate } from "../../src/db/migrate";
 import { type Db, openDb } from "../../src/db/open";
 import { createLog } from "../../src/log";
 import { FakeClock } from "./clock";
+import { createContract } from "./contract";
 
 export interface TestApp {
   app: App;
@@ -23,8 +24,10 @@ export interface TestApp {
   dir: string;
   /** Mints a key on a fresh account (or the named one) and returns it. */
   key(tier: Tier, options?: { account?: string; kind?: "api" | "mcp" }): string;
-  /** An in-process request through the whole middleware chain. */
+  /** An in-process request through the whole middleware chain, checked against the OpenAPI contract. */
   get(path: string, key?: string, init?: RequestInit): Promise<Response>;
+  /** The same without the contract check, for routes a test mounts itself. */
+  raw(path: string, key?: string, init?: RequestInit): Promise<Response>;
   close(): void;
 }
 
@@ -57,6 +60,7 @@ export function createTestApp(
     fetch: globalThis.fetch,
     secretKey: randomBytes(32),
   });
+  const contract = createContract(app.http);
   return {
     app,
     db,
@@ -79,10 +83,15 @@ export function createTestApp(
       if (!minted.ok) throw new Error(minted.reason);
       return minted.value.key;
     },
-    get(path, key, init = {}) {
+    async raw(path, key, init = {}) {
       const headers = new Headers(init.headers);
       if (key) headers.set("authorization", `Bearer ${key}`);
-      return Promise.resolve(app.http.request(path, { ...init, headers }));
+      return app.http.request(path, { ...init, headers });
+    },
+    async get(path, key, init = {}) {
+      const res = await this.raw(path, key, init);
+      await contract(init.method ?? "GET", path, res);
+      return res;
     },
     close() {
       app.close();
