@@ -9,7 +9,9 @@ export type Log = Logger;
  * as a second line of defence: code must never log keys or secrets in the first place.
  */
 export function createLog(level: LogLevel, destination?: DestinationStream): Log {
-  const stream = destination ?? pino.destination({ dest: 2, sync: false, minLength: 4096 });
+  // Asynchronous without a minimum length: a line goes out at once when idle, and under load the
+  // lines written while one write is pending are coalesced into the next.
+  const stream = destination ?? pino.destination({ dest: 2, sync: false });
   return pino(
     {
       level,

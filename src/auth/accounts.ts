@@ -73,6 +73,13 @@ function toAccount(row: AccountRow): Account {
 
 export type Accounts = ReturnType<typeof createAccounts>;
 
+/**
+ * How long a looked-up key is trusted before it is looked up again. DECISIONS §4 wants a key
+ * revoked by another process (the CLI) refused within 1 second; half of that leaves margin.
+ */
+export const KEY_CACHE_MS = 500;
+const KEY_CACHE_ENTRIES = 10_000;
+
 export function createAccounts(db: Db, clock: Clock) {
   const w = db.writer;
   const accountColumns = "id, name, tier, hourly_limit, monthly_limit, created_at";
@@ -114,6 +121,10 @@ export function createAccounts(db: Db, clock: Clock) {
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
   );
 
+  // Presented key → who it was when looked up, and when. Never logged or persisted.
+  const recent = new Map<string, { caller: Caller | undefined; at: number }>();
+  const forget = () => recent.clear();
+
   function get(name: string): Account | undefined {
     const row = byName.get(name);
     return row ? toAccount(row) : undefined;
@@ -137,12 +148,14 @@ export function createAccounts(db: Db, clock: Clock) {
 
     setTier(name: string, tier: Tier): Result<Account> {
       if (updateTier.run(tier, name).changes === 0) return fail(`no account named "${name}"`);
+      forget();
       return ok(get(name)!);
     },
 
     setLimits(name: string, limits: { hourly: number; monthly: number } | null): Result<Account> {
       const changed = updateLimits.run(limits?.hourly ?? null, limits?.monthly ?? null, name);
       if (changed.changes === 0) return fail(`no account named "${name}"`);
+      forget();
       return ok(get(name)!);
     },
 
@@ -178,15 +191,29 @@ export function createAccounts(db: Db, clock: Clock) {
       if (!key) return fail(`no key "${idOrKey.startsWith("svc_") ? "(the key given)" : idOrKey}"`);
       if (key.revokedAt !== null) return fail(`key ${key.id} was already revoked`);
       revoke.run(clock.now(), key.id);
+      forget();
       return ok(keyById.get(key.id)!);
     },
 
-    /** The caller behind a presented key, or undefined for a malformed, unknown or revoked key. */
+    /**
+     * The caller behind a presented key, or undefined for a malformed, unknown or revoked key.
+     * Answers are reused for KEY_CACHE_MS: the hash and the join are most of a cheap request's
+     * cost. Changes made through this object clear the cache at once; changes made by another
+     * process (the CLI) are seen within KEY_CACHE_MS.
+     */
     authenticate(key: string): Caller | undefined {
       if (!KEY_SHAPE.test(key)) return undefined;
+      const now = clock.now();
+      const hit = recent.get(key);
+      if (hit && now - hit.at < KEY_CACHE_MS && now >= hit.at) return hit.caller;
       const row = callerByHash.get(hashKey(key));
-      if (!row || row.revoked_at !== null) return undefined;
-      return { keyId: row.key_id, kind: row.kind, account: toAccount(row) };
+      const caller =
+        row && row.revoked_at === null
+          ? { keyId: row.key_id, kind: row.kind, account: toAccount(row) }
+          : undefined;
+      if (recent.size >= KEY_CACHE_ENTRIES) recent.clear();
+      recent.set(key, { caller, at: now });
+      return caller;
     },
   };
 }

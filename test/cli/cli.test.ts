@@ -116,6 +116,22 @@ describe("smartmoney CLI", () => {
     });
     const res = await fetch(`${base}/v1/_ping`, { headers: { authorization: `Bearer ${key}` } });
     expect(await res.json()).toEqual({ ok: true, tier: "terminal_pro" });
+    // Over real HTTP the headers take the Node fast path (src/http/headers.ts): check them there.
+    expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{20,}$/);
+    expect(res.headers.get("x-ratelimit-limit")).toBe("5000");
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("4999");
+    expect(res.headers.get("x-ratelimit-reset")).toMatch(/^\d+$/);
+    const missing = await fetch(`${base}/v1/wallets/0x${"0".repeat(40)}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(missing.status).toBe(404);
+    const envelope = (await missing.json()) as { error: { request_id: string } };
+    expect(missing.headers.get("x-request-id")).toBe(envelope.error.request_id);
+    expect(missing.headers.get("x-ratelimit-remaining")).toBe("4998");
+    const unauthorized = await fetch(`${base}/v1/_ping`);
+    expect(unauthorized.status).toBe(401);
+    expect(unauthorized.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(unauthorized.headers.get("x-ratelimit-limit")).toBeNull();
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
     expect(await exited).toBe(0);

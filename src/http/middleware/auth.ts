@@ -4,6 +4,7 @@ import type { RateDecision, RateLimiter } from "../../auth/rate-limit";
 import { type Tier, tierAllows } from "../../auth/tiers";
 import type { HttpEnv } from "../env";
 import { ApiError } from "../errors";
+import { setHeader } from "../headers";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -54,7 +55,7 @@ export function access(limiter: RateLimiter, minTier: Tier) {
     if (!caller) throw new Error("access() mounted without authenticate()");
     const { account } = caller;
     const limits = { hourly: account.hourlyLimit, monthly: account.monthlyLimit };
-    const header = (name: string, value: string) => c.header(name, value);
+    const header = (name: string, value: string) => setHeader(c, name, value);
     if (!tierAllows(account.tier, minTier)) {
       setRateHeaders(header, limiter.peek(account.id, limits));
       throw new ApiError(

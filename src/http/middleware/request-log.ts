@@ -6,6 +6,8 @@ import type { HttpEnv } from "../env";
 /** One structured line per request. Never the Authorization header, a key or a body. */
 export function requestLog(log: Log) {
   return createMiddleware<HttpEnv>(async (c, next) => {
+    // Below info (e.g. a benchmark at warn) the line would be dropped: do not build it.
+    if (!log.isLevelEnabled("info")) return next();
     const started = performance.now();
     await next();
     const status = c.res.status;

@@ -1,0 +1,69 @@
+/**
+ * The app server for `npm run bench`: the real app, built exactly as `smartmoney serve` builds it
+ * (cli/context.ts withApp: config, migration, createApp), served by @hono/node-server on a free
+ * loopback port, logging at warn. Started by bench/http.ts pinned to one core.
+ *
+ *   app-server.ts [--db PATH] [--tiers terminal_pro,free]
+ *
+ * Without --db it serves a fresh database in a temp folder (removed on exit); with --db, an
+ * existing one (e.g. a seeded fixture world). For each tier it mints a key on an account
+ * `bench-<tier>` whose rate limits are raised (what `accounts set-limits` does) so the load is
+ * never throttled, then prints `{"port":N,"keys":{tier:key}}` on stdout. Stops on SIGTERM.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { serve } from "@hono/node-server";
+import { withApp } from "../../cli/context";
+import { isTier, type Tier } from "../../src/auth/tiers";
+
+/** Far above anything a benchmark sends in an hour or a month. */
+const RAISED_LIMIT = 1_000_000_000;
+
+const { values } = parseArgs({
+  options: { db: { type: "string" }, tiers: { type: "string", default: "terminal_pro" } },
+});
+const tiers = (values.tiers ?? "").split(",").filter((tier) => tier !== "");
+const badTier = tiers.find((tier) => !isTier(tier));
+if (badTier !== undefined) throw new Error(`unknown tier "${badTier}"`);
+
+const scratch = values.db ? undefined : mkdtempSync(join(tmpdir(), "smartmoney-bench-"));
+const dbPath = values.db ?? join(scratch!, "bench.db");
+
+try {
+  await withApp({ db: dbPath, logLevel: "warn" }, async ({ app }) => {
+    const keys: Partial<Record<Tier, string>> = {};
+    for (const tier of tiers as Tier[]) {
+      const account = `bench-${tier.replace("_", "-")}`;
+      const existing = app.accounts.get(account);
+      if (existing && existing.tier !== tier) app.accounts.setTier(account, tier);
+      const minted = app.accounts.mintKey({ tier, account, kind: "api" });
+      if (!minted.ok) throw new Error(minted.reason);
+      const raised = app.accounts.setLimits(account, {
+        hourly: RAISED_LIMIT,
+        monthly: RAISED_LIMIT,
+      });
+      if (!raised.ok) throw new Error(raised.reason);
+      keys[tier] = minted.value.key;
+    }
+
+    const server = serve({ fetch: app.http.fetch, hostname: "127.0.0.1", port: 0 });
+    await new Promise<void>((resolve, reject) => {
+      server.once("listening", resolve);
+      server.once("error", reject);
+    });
+    const { port } = server.address() as AddressInfo;
+    process.stdout.write(`${JSON.stringify({ port, keys })}\n`);
+
+    await new Promise<void>((resolve) => {
+      process.once("SIGTERM", () => {
+        server.close(() => resolve());
+        if ("closeAllConnections" in server) server.closeAllConnections();
+      });
+    });
+  });
+} finally {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+}
