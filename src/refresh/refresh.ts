@@ -146,7 +146,7 @@ function investigationLookup(db: Db): (address: string) => boolean {
   if (!exists) return () => false;
   const lookup = db.writer.prepare<[string], { one: number }>(
     `SELECT 1 AS one FROM investigation_wallets iw JOIN investigations i ON i.id = iw.investigation_id
-      WHERE iw.address = ? AND i.status = 'open' LIMIT 1`,
+      WHERE iw.address = ? AND i.status = 'open' AND i.active = 1 LIMIT 1`,
   );
   return (address) => lookup.get(address) !== undefined;
 }
