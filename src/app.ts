@@ -5,6 +5,7 @@ import { createRateLimiter, type RateLimiter } from "./auth/rate-limit";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/open";
+import { refreshFunding } from "./funding/refresh";
 import { createFunding, type Funding } from "./funding/service";
 import { type Cursors, createCursors } from "./http/cursor";
 import type { HttpEnv } from "./http/env";
@@ -81,7 +82,13 @@ export function createApp(deps: AppDeps): App {
   const webhooks = createWebhooks(deps);
   const app = { deps, accounts, limiter, cursors, read, webhooks, generation: 0 } as App;
   app.funding = createFunding(deps);
-  app.refreshExtensions = [walletSearchRefresh];
+  // After the wallet and market models: cluster stats read wallet_stats. Wallet types read the
+  // investigations as of the previous refresh, so an investigation types its wallets one
+  // refresh after it opens.
+  app.refreshExtensions = [
+    walletSearchRefresh,
+    { name: "funding", run: (db, now, change) => refreshFunding(db, now, { force: change.full }) },
+  ];
   app.ingestHooks = {
     onNewTrades: createSignalDetector(deps.db, {
       whaleMinUsd: deps.config.whaleSignalUsd,

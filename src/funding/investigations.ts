@@ -70,7 +70,7 @@ export function refreshInvestigations(conn: Connection, now: number): Investigat
   }
   const membersWithBets = conn.prepare<[string, string], { wallet: string }>(
     `SELECT f.wallet FROM wallet_funding f
-       JOIN wallet_category_stats s ON s.address = f.wallet AND s.category = ?
+      CROSS JOIN wallet_category_stats s ON s.address = f.wallet AND s.category = ?
       WHERE f.funder = ? AND s.resolved_bets > 0`,
   );
   for (const row of clusterScreen(conn)) {
@@ -100,16 +100,27 @@ interface ScreenRow {
   baseRate: number;
 }
 
+/**
+ * Wallets alone, one category at a time: `category = ? AND pnl > 0` is a range of the
+ * (category, pnl) index of wallet_category_stats, so only wallets in profit there are read.
+ */
 function walletScreen(conn: Connection): ScreenRow[] {
-  const rows = conn
-    .prepare<[], ScreenRow>(
-      `SELECT s.address AS subject, NULL AS clusterId, s.category, s.resolved_bets AS resolvedBets,
-              s.wins, s.pnl, r.base_rate AS baseRate
-         FROM wallet_category_stats s JOIN category_base_rates r ON r.category = s.category
-        WHERE s.resolved_bets >= ${MIN_RESOLVED_BETS} AND s.pnl > 0 AND r.base_rate IS NOT NULL`,
+  const categories = conn
+    .prepare<[], { category: string; baseRate: number }>(
+      "SELECT category, base_rate AS baseRate FROM category_base_rates WHERE base_rate IS NOT NULL",
     )
     .all();
-  return rows.filter((r) => passesScreen(r.resolvedBets, r.wins, r.pnl, r.baseRate));
+  const inCategory = conn.prepare<[string, number], Omit<ScreenRow, "baseRate">>(
+    `SELECT address AS subject, NULL AS clusterId, category, resolved_bets AS resolvedBets, wins,
+            pnl
+       FROM wallet_category_stats WHERE category = ? AND pnl > 0 AND resolved_bets >= ?`,
+  );
+  return categories.flatMap(({ category, baseRate }) =>
+    inCategory
+      .all(category, MIN_RESOLVED_BETS)
+      .map((row) => ({ ...row, baseRate }))
+      .filter((r) => passesScreen(r.resolvedBets, r.wins, r.pnl, r.baseRate)),
+  );
 }
 
 /**

@@ -1,11 +1,11 @@
 /**
  * Read queries over the funding-graph read models, shared by REST, MCP and the wallet dossier.
- * Each walks one index and stops at its LIMIT; the cluster graph follows the funder index
- * breadth-first and stops at 500 nodes.
+ * Each walks one index and stops at its LIMIT.
  */
 
 import type { Db } from "../db/open";
 import { CLUSTER_ID_PREFIX } from "./clusters";
+import { createGraphQuery } from "./graph";
 
 export const CONNECTION_TYPES = [
   "funded_by",
@@ -60,37 +60,9 @@ export interface ClusterDetail {
   members_total: number;
 }
 
-export interface GraphNode {
-  address: string;
-  role: "funder" | "proxy";
-  total_volume: number | null;
-  total_pnl: number | null;
-  win_rate: number | null;
-  funded_amount: number | null;
-  funded_at: string | null;
-}
-
-export interface ClusterGraph {
-  funder: string;
-  node_count: number;
-  truncated: boolean;
-  nodes: GraphNode[];
-  edges: { from: string; to: string; amount: number; timestamp: string }[];
-}
-
-export type GraphOutcome =
-  | { kind: "graph"; graph: ClusterGraph }
-  | { kind: "refused"; message: string }
-  | { kind: "not_found"; message: string };
-
 export const CLUSTER_SORTS = ["members", "volume", "pnl"] as const;
 export type ClusterSort = (typeof CLUSTER_SORTS)[number];
 
-/** Polymarket's proxy wallet factory: funds nearly every wallet, so its graph is the platform. */
-export const PROXY_FACTORY_ADDRESS = "0xab45c5a4b0c941a2f231c04c3f49182e1a254052";
-export const MAX_GRAPH_NODES = 500;
-/** A funder of this many wallets or more is a service, not a cluster: its graph is refused. */
-export const MAX_GRAPH_FUNDED = 500;
 export const MAX_CLUSTER_MEMBERS_LISTED = 500;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -129,23 +101,12 @@ interface ConnectionRow extends Omit<WalletConnection, "first_seen" | "last_seen
   last_seen: number;
 }
 
-interface FundedRow {
-  wallet: string;
-  first_amount: number;
-  first_funded_at: number;
-}
-
-interface StatsRow {
-  total_volume: number | null;
-  total_pnl: number | null;
-  win_rate: number | null;
-}
-
 export type FundingQueries = ReturnType<typeof createFundingQueries>;
 
 export function createFundingQueries(db: Db) {
   const r = db.reader;
-  // Both halves read their primary key backwards (most confident, then most recent first).
+  // Both halves read their primary key backwards (most confident, then most recent first); the
+  // merge sorts at most 2 × limit rows.
   const connections = r.prepare<{ address: string; limit: number }, ConnectionRow>(
     `SELECT * FROM (
        SELECT counterparty, type, direction, confidence, exchange, amount, first_seen, last_seen
@@ -172,32 +133,19 @@ export function createFundingQueries(db: Db) {
   const clusterById = r.prepare<[string], ClusterRow>(
     `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters WHERE id = ?`,
   );
-  const clustersBy: Record<ClusterSort, ReturnType<typeof r.prepare<[number], ClusterRow>>> = {
-    members: r.prepare(
+  const clustersBy = {
+    members: r.prepare<[number], ClusterRow>(
       `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters ORDER BY member_count DESC, id LIMIT ?`,
     ),
-    volume: r.prepare(
+    volume: r.prepare<[number], ClusterRow>(
       `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters ORDER BY total_volume DESC, id LIMIT ?`,
     ),
-    pnl: r.prepare(
+    pnl: r.prepare<[number], ClusterRow>(
       `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters ORDER BY total_pnl DESC, id LIMIT ?`,
     ),
-  };
-  const fundedBy = r.prepare<[string, number], FundedRow>(
-    `SELECT wallet, first_amount, first_funded_at FROM wallet_funding
-      WHERE funder = ? ORDER BY first_funded_at, wallet LIMIT ?`,
-  );
-  const fundedCount = r.prepare<[string, number], { n: number }>(
-    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM wallet_funding WHERE funder = ? LIMIT ?)`,
-  );
-  const fundingOf = r.prepare<[string], FundedRow>(
-    "SELECT wallet, first_amount, first_funded_at FROM wallet_funding WHERE wallet = ?",
-  );
-  const statsOf = r.prepare<[string], StatsRow>(
-    "SELECT total_volume, total_pnl, win_rate FROM wallet_stats WHERE address = ?",
-  );
-  const labelOf = r.prepare<[string], { kind: string; name: string }>(
-    "SELECT kind, name FROM labels WHERE address = ?",
+  } satisfies Record<ClusterSort, unknown>;
+  const membersOf = r.prepare<[string, number], { wallet: string }>(
+    `SELECT wallet FROM wallet_funding WHERE funder = ? ORDER BY first_funded_at, wallet LIMIT ?`,
   );
 
   function clusterOf(address: string): ClusterMembership | null {
@@ -207,19 +155,6 @@ export function createFundingQueries(db: Db) {
     const funded = clusterByFunder.get(wallet);
     if (funded) return { id: funded.id, role: "funder", member_count: funded.member_count };
     return null;
-  }
-
-  function node(address: string, role: GraphNode["role"], funding?: FundedRow): GraphNode {
-    const stats = statsOf.get(address);
-    return {
-      address,
-      role,
-      total_volume: stats?.total_volume ?? null,
-      total_pnl: stats?.total_pnl ?? null,
-      win_rate: stats?.win_rate ?? null,
-      funded_amount: funding?.first_amount ?? null,
-      funded_at: iso(funding?.first_funded_at ?? null),
-    };
   }
 
   return {
@@ -253,77 +188,19 @@ export function createFundingQueries(db: Db) {
       if (!id.startsWith(CLUSTER_ID_PREFIX)) return undefined;
       const row = clusterById.get(id);
       if (!row) return undefined;
-      const { id: _, ...stats } = toSybilCluster(row);
-      const members = fundedBy
+      const { id: clusterId, ...stats } = toSybilCluster(row);
+      const members = membersOf
         .all(row.funder, MAX_CLUSTER_MEMBERS_LISTED - 1)
         .map((m) => ({ wallet: m.wallet, role: "member" as const }));
       return {
-        id: row.id,
+        id: clusterId,
         cluster_stats: stats,
         members: [{ wallet: row.funder, role: "funder" as const }, ...members],
         members_total: row.member_count + 1,
       };
     },
 
-    /**
-     * The funder's funding tree, breadth first: the wallets it funded, then the wallets those
-     * funded, and so on, at most 500 nodes. The proxy factory (by address or label) and any
-     * funder of 500 or more wallets are refused; an address that funds no wallet is not found.
-     */
-    graph(funderAddress: string): GraphOutcome {
-      const funder = funderAddress.toLowerCase();
-      const label = labelOf.get(funder);
-      if (funder === PROXY_FACTORY_ADDRESS || label?.kind === "proxy_factory") {
-        return {
-          kind: "refused",
-          message: `${funder} is the proxy wallet factory, which creates nearly every wallet: its graph would be the whole platform`,
-        };
-      }
-      const funded = fundedCount.get(funder, MAX_GRAPH_FUNDED)?.n ?? 0;
-      if (funded >= MAX_GRAPH_FUNDED) {
-        return {
-          kind: "refused",
-          message: `${funder} funds ${MAX_GRAPH_FUNDED} or more wallets (a distributor or service, not a cluster); use /v1/clusters/by-id/{id} for its members`,
-        };
-      }
-      if (funded === 0) {
-        const labelled = label
-          ? ` (labelled ${label.kind} ${label.name}; labelled senders are never funders)`
-          : "";
-        return {
-          kind: "not_found",
-          message: `${funder} is not the funder of any wallet${labelled}`,
-        };
-      }
-      const nodes: GraphNode[] = [node(funder, "funder", fundingOf.get(funder))];
-      const edges: ClusterGraph["edges"] = [];
-      const seen = new Set([funder]);
-      const queue = [funder];
-      let truncated = false;
-      while (queue.length > 0 && !truncated) {
-        const parent = queue.shift() as string;
-        const room = MAX_GRAPH_NODES - nodes.length;
-        for (const child of fundedBy.all(parent, room + 1)) {
-          if (seen.has(child.wallet)) continue;
-          if (nodes.length === MAX_GRAPH_NODES) {
-            truncated = true;
-            break;
-          }
-          seen.add(child.wallet);
-          queue.push(child.wallet);
-          nodes.push(node(child.wallet, "proxy", child));
-          edges.push({
-            from: parent,
-            to: child.wallet,
-            amount: child.first_amount,
-            timestamp: new Date(child.first_funded_at).toISOString(),
-          });
-        }
-      }
-      return {
-        kind: "graph",
-        graph: { funder, node_count: nodes.length, truncated, nodes, edges },
-      };
-    },
+    /** The funder's funding tree, at most 500 nodes (see graph.ts). */
+    graph: createGraphQuery(db),
   };
 }

@@ -5,8 +5,9 @@
  * readers see the previous complete graph until it commits.
  *
  * The transfer-derived tables (funders, transfer connections) are rebuilt only when transfers or
- * labels changed since the last build; clusters, coordinated timing and investigations, which
- * depend on trades, are rebuilt every time.
+ * labels changed since the last build. Coordinated timing reads every bet (millions on a large
+ * installation) for links that are only leads, so it is rebuilt at most once an hour. Clusters
+ * and investigations, which are cheap and follow the latest wallet stats, are rebuilt every time.
  */
 
 import { createHash } from "node:crypto";
@@ -18,13 +19,18 @@ import { rebuildTimingConnections } from "./timing";
 import { rebuildTransferGraph, type TransferGraphCounts } from "./transfers";
 
 export interface RefreshFundingOptions {
-  /** Rebuild the transfer-derived tables even when transfers and labels look unchanged. */
+  /** Rebuild everything now: the transfer graph even when unchanged, coordinated timing early. */
   force?: boolean;
 }
+
+/** Coordinated timing is rebuilt when it is this old (or on force). */
+export const COORDINATED_TIMING_EVERY_MS = 3_600_000;
 
 export interface FundingRefreshSummary {
   /** Whether the transfer-derived tables were rebuilt or left as they were. */
   transfer_graph: "rebuilt" | "unchanged";
+  /** Whether coordinated timing was rebuilt (hourly) or left as it was. */
+  coordinated_timing: "rebuilt" | "unchanged";
   funded_wallets: number;
   deposit_addresses: number | null;
   pass_through_distributors: number | null;
@@ -37,6 +43,7 @@ export interface FundingRefreshSummary {
 }
 
 const FINGERPRINT_KEY = "transfer_graph_fingerprint";
+const TIMING_KEY = "coordinated_timing_at";
 
 export function refreshFunding(
   db: Db,
@@ -52,34 +59,46 @@ export function refreshFunding(
     return result;
   };
   return conn.transaction(() => {
+    const state = conn.prepare<[string], { value: string }>(
+      "SELECT value FROM funding_state WHERE key = ?",
+    );
+    const remember = conn.prepare<[string, string]>(
+      `INSERT INTO funding_state (key, value) VALUES (?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    );
     const fingerprint = timed("fingerprint", () => inputsFingerprint(conn));
-    const previous = conn
-      .prepare<[string], { value: string }>("SELECT value FROM funding_state WHERE key = ?")
-      .get(FINGERPRINT_KEY)?.value;
     let graph: TransferGraphCounts | null = null;
-    if (opts.force || previous !== fingerprint) {
-      graph = timed("transfer_graph", () => rebuildTransferGraph(conn));
-      conn
-        .prepare(
-          `INSERT INTO funding_state (key, value) VALUES (?, ?)
-           ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-        )
-        .run(FINGERPRINT_KEY, fingerprint);
+    if (opts.force || state.get(FINGERPRINT_KEY)?.value !== fingerprint) {
+      graph = timed("transfer_graph", () => rebuildTransferGraph(conn, timed));
+      remember.run(FINGERPRINT_KEY, fingerprint);
     }
     const clusters = timed("clusters", () => rebuildClusters(conn));
-    const pairs = timed("coordinated_timing", () => rebuildTimingConnections(conn));
+    const timingAt = Number(state.get(TIMING_KEY)?.value ?? Number.NaN);
+    const timingDue =
+      opts.force ||
+      !Number.isFinite(timingAt) ||
+      now - timingAt >= COORDINATED_TIMING_EVERY_MS ||
+      now < timingAt;
+    if (timingDue) {
+      timed("coordinated_timing", () => rebuildTimingConnections(conn));
+      remember.run(TIMING_KEY, String(now));
+    }
+    const pairs = conn.prepare("SELECT COUNT(*) / 2 AS n FROM timing_connections").get() as {
+      n: number;
+    };
     const investigations = timed("investigations", () => refreshInvestigations(conn, now));
     const funded = conn
       .prepare("SELECT COUNT(*) AS n FROM wallet_funding WHERE funder IS NOT NULL")
       .get() as { n: number };
     return {
       transfer_graph: graph ? "rebuilt" : "unchanged",
+      coordinated_timing: timingDue ? "rebuilt" : "unchanged",
       funded_wallets: funded.n,
       deposit_addresses: graph?.deposit_addresses ?? null,
       pass_through_distributors: graph?.pass_through_distributors ?? null,
       transfer_connections: graph?.connections ?? null,
       sybil_clusters: clusters,
-      coordinated_pairs: pairs,
+      coordinated_pairs: pairs.n,
       investigations,
       timings,
     } satisfies FundingRefreshSummary;

@@ -2,13 +2,17 @@
  * coordinated_timing connections (METHODOLOGY §Funding graph): two wallets that entered the same
  * market on the same side within 60 seconds of each other, on at least 3 different markets.
  * An entry is a bet's first BUY on its side (wallet_bets.entry_ts). Two-sided positions (market
- * making) are left out: a quote on both sides is not a bet on one.
+ * making) are left out: a quote on both sides is not a bet on one. Entries in a crowd (more than
+ * 10 others on the same side within 60 s either way: a market opening, breaking news, a bot
+ * swarm) are left out too: there, entering together says nothing about acting together, and
+ * counting every pair in a crowd would cost a quadratic number of meetings.
  */
 
 import type { Connection } from "../db/open";
 
 export const COORDINATION_WINDOW_MS = 60_000;
 export const COORDINATION_MIN_MARKETS = 3;
+export const COORDINATION_MAX_CROWD = 10;
 
 /**
  * 0.30 at 3 shared markets, 0.03 more per further market, 0.49 from 10 on: below 0.5, because
@@ -36,76 +40,146 @@ export interface CoordinatedPair {
   lastSeen: number;
 }
 
+/** One (market, side): its entries sorted by time, and which of them are in a crowd. */
+interface Group {
+  ts: number[];
+  wallet: number[];
+  crowded: Uint8Array;
+}
+
 /**
  * Pairs of wallets with near-simultaneous entries on at least COORDINATION_MIN_MARKETS markets,
  * from entries in any order. A wallet holds one bet per market, so a pair meets at most once per
- * market and counting meetings counts markets. Entries are kept as flat number arrays per
- * (market, side): millions of bets fit without an object each.
+ * market and counting meetings counts markets. Two passes: the first finds the wallets that met
+ * anyone on at least 3 markets, the second counts pairs among those only, so the pair table
+ * stays small however many bets there are.
  */
 export function coordinatedPairs(entries: Iterable<Entry>): CoordinatedPair[] {
-  const walletIds = new Map<string, number>();
-  const wallets: string[] = [];
-  // (market, side) → [ts, walletId, ts, walletId, …]
-  const groups = new Map<string, number[]>();
-  for (const e of entries) {
-    let id = walletIds.get(e.wallet);
-    if (id === undefined) {
-      id = wallets.length;
-      walletIds.set(e.wallet, id);
-      wallets.push(e.wallet);
+  const { groups, wallets } = groupEntries(entries);
+  return pairsOf(groups, wallets);
+}
+
+function pairsOf(groups: Group[], wallets: string[]): CoordinatedPair[] {
+  const metMarkets = new Uint32Array(wallets.length);
+  for (const g of groups) {
+    forEachMeeting(g, (a, b) => {
+      // Counted at most once per market for each wallet: mark, then count the marks.
+      g.crowded[a] = g.crowded[a]! | 2;
+      g.crowded[b] = g.crowded[b]! | 2;
+    });
+    for (let k = 0; k < g.ts.length; k++) {
+      if (g.crowded[k]! & 2) metMarkets[g.wallet[k]!]!++;
+      g.crowded[k]! &= 1;
     }
-    const key = `${e.marketId}|${e.side}`;
-    const group = groups.get(key);
-    if (group) group.push(e.ts, id);
-    else groups.set(key, [e.ts, id]);
   }
+  const eligible = (k: number, g: Group) => metMarkets[g.wallet[k]!]! >= COORDINATION_MIN_MARKETS;
   // Pair key lo * 2^26 + hi stays a safe integer for up to 2^26 wallets.
   const meetings = new Map<number, { count: number; first: number; last: number }>();
-  for (const flat of groups.values()) {
-    const order = Array.from({ length: flat.length / 2 }, (_, i) => i).sort(
-      (a, b) => flat[2 * a]! - flat[2 * b]!,
-    );
-    let start = 0;
-    for (let k = 0; k < order.length; k++) {
-      const ts = flat[2 * order[k]!]!;
-      const wallet = flat[2 * order[k]! + 1]!;
-      while (ts - flat[2 * order[start]!]! > COORDINATION_WINDOW_MS) start++;
-      for (let j = start; j < k; j++) {
-        const otherTs = flat[2 * order[j]!]!;
-        const other = flat[2 * order[j]! + 1]!;
-        if (other === wallet) continue;
-        const pairKey = Math.min(wallet, other) * 2 ** 26 + Math.max(wallet, other);
-        const seen = meetings.get(pairKey);
-        if (seen) {
-          seen.count++;
-          seen.first = Math.min(seen.first, otherTs);
-          seen.last = Math.max(seen.last, ts);
-        } else {
-          meetings.set(pairKey, { count: 1, first: otherTs, last: ts });
-        }
+  for (const g of groups) {
+    forEachMeeting(g, (a, b) => {
+      if (!eligible(a, g) || !eligible(b, g)) return;
+      const [wa, wb] = [g.wallet[a]!, g.wallet[b]!];
+      const key = Math.min(wa, wb) * 2 ** 26 + Math.max(wa, wb);
+      const first = Math.min(g.ts[a]!, g.ts[b]!);
+      const last = Math.max(g.ts[a]!, g.ts[b]!);
+      const seen = meetings.get(key);
+      if (seen) {
+        seen.count++;
+        seen.first = Math.min(seen.first, first);
+        seen.last = Math.max(seen.last, last);
+      } else {
+        meetings.set(key, { count: 1, first, last });
       }
-    }
+    });
   }
   const pairs: CoordinatedPair[] = [];
-  for (const [pairKey, m] of meetings) {
+  for (const [key, m] of meetings) {
     if (m.count < COORDINATION_MIN_MARKETS) continue;
-    const lo = Math.floor(pairKey / 2 ** 26);
-    const [a, b] = [wallets[lo]!, wallets[pairKey - lo * 2 ** 26]!].sort();
+    const lo = Math.floor(key / 2 ** 26);
+    const [a, b] = [wallets[lo]!, wallets[key - lo * 2 ** 26]!].sort();
     pairs.push({ a: a!, b: b!, markets: m.count, firstSeen: m.first, lastSeen: m.last });
   }
   return pairs;
+}
+
+/** Entries grouped by (market, side), each group sorted by time with its crowd flags set. */
+function groupEntries(entries: Iterable<Entry>): { groups: Group[]; wallets: string[] } {
+  const grouper = new EntryGrouper();
+  for (const e of entries) grouper.add(e.marketId, e.side, e.ts, e.wallet);
+  return grouper.finish();
+}
+
+/** Collects entries as flat numbers per (market, side): millions of bets without an object each. */
+class EntryGrouper {
+  private readonly walletIds = new Map<string, number>();
+  private readonly wallets: string[] = [];
+  /** market * 2 + side → [ts, walletId, ts, walletId, …] */
+  private readonly flat = new Map<number, number[]>();
+
+  add(marketId: number, side: string, ts: number, wallet: string): void {
+    let id = this.walletIds.get(wallet);
+    if (id === undefined) {
+      id = this.wallets.length;
+      this.walletIds.set(wallet, id);
+      this.wallets.push(wallet);
+    }
+    const key = marketId * 2 + (side === "YES" ? 0 : 1);
+    const list = this.flat.get(key);
+    if (list) list.push(ts, id);
+    else this.flat.set(key, [ts, id]);
+  }
+
+  finish(): { groups: Group[]; wallets: string[] } {
+    const groups: Group[] = [];
+    for (const list of this.flat.values()) {
+      if (list.length < 4) continue; // a single entry meets nobody
+      groups.push(sortedGroup(list));
+    }
+    return { groups, wallets: this.wallets };
+  }
+}
+
+function sortedGroup(list: number[]): Group {
+  const order = Array.from({ length: list.length / 2 }, (_, i) => i).sort(
+    (a, b) => list[2 * a]! - list[2 * b]!,
+  );
+  const ts = order.map((i) => list[2 * i]!);
+  const wallet = order.map((i) => list[2 * i + 1]!);
+  const crowded = new Uint8Array(ts.length);
+  let lo = 0;
+  let hi = 0;
+  for (let k = 0; k < ts.length; k++) {
+    while (ts[k]! - ts[lo]! > COORDINATION_WINDOW_MS) lo++;
+    while (hi < ts.length && ts[hi]! - ts[k]! <= COORDINATION_WINDOW_MS) hi++;
+    if (hi - lo - 1 > COORDINATION_MAX_CROWD) crowded[k] = 1;
+  }
+  return { ts, wallet, crowded };
+}
+
+/** Calls `meet` for every two uncrowded entries of the group within the window of each other. */
+function forEachMeeting(g: Group, meet: (a: number, b: number) => void): void {
+  let start = 0;
+  for (let k = 0; k < g.ts.length; k++) {
+    while (g.ts[k]! - g.ts[start]! > COORDINATION_WINDOW_MS) start++;
+    if (g.crowded[k]! & 1) continue;
+    for (let j = start; j < k; j++) {
+      if (g.crowded[j]! & 1 || g.wallet[j] === g.wallet[k]) continue;
+      meet(j, k);
+    }
+  }
 }
 
 /** Rebuilds timing_connections from wallet_bets; returns the number of coordinated pairs. */
 export function rebuildTimingConnections(conn: Connection): number {
   // A plain table scan: SQLite's sort of millions of bets costs far more than grouping them here.
   const rows = conn
-    .prepare(
-      `SELECT market_id AS marketId, side, entry_ts AS ts, wallet FROM wallet_bets
-        WHERE two_sided = 0`,
-    )
-    .iterate() as IterableIterator<Entry>;
-  const pairs = coordinatedPairs(rows);
+    .prepare("SELECT market_id, side, entry_ts, wallet FROM wallet_bets WHERE two_sided = 0")
+    .raw()
+    .iterate() as IterableIterator<[number, string, number, string]>;
+  const grouper = new EntryGrouper();
+  for (const [marketId, side, ts, wallet] of rows) grouper.add(marketId, side, ts, wallet);
+  const { groups, wallets } = grouper.finish();
+  const pairs = pairsOf(groups, wallets);
   conn.exec("DELETE FROM timing_connections");
   const insert = conn.prepare(
     `INSERT INTO timing_connections (address, confidence, last_seen, counterparty, markets, first_seen)

@@ -39,19 +39,21 @@ export interface TransferGraphCounts {
 
 const LABELLED = "(SELECT address FROM labels)";
 
+/** Runs one named step, recording how long it took. */
+export type Timed = <T>(name: string, step: () => T) => T;
+
 /** Rebuilds wallet_funding and wallet_connections from transfers and labels. */
-export function rebuildTransferGraph(conn: Connection): TransferGraphCounts {
+export function rebuildTransferGraph(
+  conn: Connection,
+  timed: Timed = (_, step) => step(),
+): TransferGraphCounts {
   dropScratch(conn);
   try {
-    buildFlows(conn);
-    const deposits = buildDepositAddresses(conn);
-    const funded = buildFunders(conn);
-    conn.exec("DELETE FROM wallet_connections");
-    insertFundingConnections(conn);
-    insertExchangeWithdrawals(conn);
-    insertGasProviders(conn);
-    insertSharedDeposits(conn);
-    const distributors = insertPassThroughs(conn);
+    timed("flows", () => buildFlows(conn));
+    const deposits = timed("deposit_addresses", () => buildDepositAddresses(conn));
+    const funded = timed("funders", () => buildFunders(conn));
+    const distributors = timed("pass_through", () => findPassThroughs(conn));
+    timed("connections", () => insertConnections(conn));
     const connections = conn.prepare("SELECT COUNT(*) AS n FROM wallet_connections").get() as {
       n: number;
     };
@@ -150,73 +152,71 @@ function buildFunders(conn: Connection): number {
   return row.n;
 }
 
-const INSERT = `INSERT INTO wallet_connections
-  (address, confidence, last_seen, type, counterparty, direction, exchange, amount, first_seen)`;
-
-/** funded_by on the wallet, funded on the funder: every USDC transfer between the two. */
-function insertFundingConnections(conn: Connection): void {
-  const from = `FROM wallet_funding w
+/**
+ * Every transfer-derived connection, one SELECT per type and end. They are written by one
+ * statement sorted by the table's key: appending in key order is several times faster than
+ * inserting a million rows in random order.
+ */
+function connectionSelects(): string[] {
+  const c = TRANSFER_CONFIDENCE;
+  const funding = `FROM wallet_funding w
     JOIN funding_flow f ON f.recipient = w.wallet AND f.token = 'USDC' AND f.sender = w.funder
    WHERE w.funder IS NOT NULL`;
-  conn.exec(`
-    ${INSERT} SELECT w.wallet, ${TRANSFER_CONFIDENCE.funded_by}, f.last_ts, 'funded_by', w.funder,
-                     'in', NULL, f.amount, f.first_ts ${from};
-    ${INSERT} SELECT w.funder, ${TRANSFER_CONFIDENCE.funded}, f.last_ts, 'funded', w.wallet,
-                     'out', NULL, f.amount, f.first_ts ${from};
-  `);
-}
-
-/** USDC from an exchange-labelled address to an unlabelled one, on both ends, with the name. */
-function insertExchangeWithdrawals(conn: Connection): void {
-  const from = `FROM funding_flow f JOIN labels l ON l.address = f.sender AND l.kind = 'exchange'
+  const withdrawals = `FROM funding_flow f JOIN labels l ON l.address = f.sender AND l.kind = 'exchange'
    WHERE f.token = 'USDC' AND f.recipient NOT IN ${LABELLED}`;
-  const c = TRANSFER_CONFIDENCE.exchange_withdrawal;
-  conn.exec(`
-    ${INSERT} SELECT f.recipient, ${c}, f.last_ts, 'exchange_withdrawal', f.sender, 'in', l.name,
-                     f.amount, f.first_ts ${from};
-    ${INSERT} SELECT f.sender, ${c}, f.last_ts, 'exchange_withdrawal', f.recipient, 'out', l.name,
-                     f.amount, f.first_ts ${from};
-  `);
-}
-
-/** POL (gas) to an unlabelled address, on both ends; the exchange's name when one sent it. */
-function insertGasProviders(conn: Connection): void {
-  const from = `FROM funding_flow f LEFT JOIN labels l ON l.address = f.sender
+  const gas = `FROM funding_flow f LEFT JOIN labels l ON l.address = f.sender
    WHERE f.token = 'POL' AND f.recipient NOT IN ${LABELLED}`;
-  const c = TRANSFER_CONFIDENCE.gas_provider;
-  const name = "CASE WHEN l.kind = 'exchange' THEN l.name END";
-  conn.exec(`
-    ${INSERT} SELECT f.recipient, ${c}, f.last_ts, 'gas_provider', f.sender, 'in', ${name},
-                     f.amount, f.first_ts ${from};
-    ${INSERT} SELECT f.sender, ${c}, f.last_ts, 'gas_provider', f.recipient, 'out', ${name},
-                     f.amount, f.first_ts ${from};
-  `);
+  const gasExchange = "CASE WHEN l.kind = 'exchange' THEN l.name END";
+  return [
+    // funded_by on the wallet, funded on the funder: every USDC transfer between the two.
+    `SELECT w.wallet, ${c.funded_by}, f.last_ts, 'funded_by', w.funder, 'in', NULL, f.amount,
+            f.first_ts ${funding}`,
+    `SELECT w.funder, ${c.funded}, f.last_ts, 'funded', w.wallet, 'out', NULL, f.amount,
+            f.first_ts ${funding}`,
+    // USDC from an exchange-labelled address to an unlabelled one, with the exchange's name.
+    `SELECT f.recipient, ${c.exchange_withdrawal}, f.last_ts, 'exchange_withdrawal', f.sender,
+            'in', l.name, f.amount, f.first_ts ${withdrawals}`,
+    `SELECT f.sender, ${c.exchange_withdrawal}, f.last_ts, 'exchange_withdrawal', f.recipient,
+            'out', l.name, f.amount, f.first_ts ${withdrawals}`,
+    // POL (gas) to an unlabelled address; the exchange's name when an exchange sent it.
+    `SELECT f.recipient, ${c.gas_provider}, f.last_ts, 'gas_provider', f.sender, 'in',
+            ${gasExchange}, f.amount, f.first_ts ${gas}`,
+    `SELECT f.sender, ${c.gas_provider}, f.last_ts, 'gas_provider', f.recipient, 'out',
+            ${gasExchange}, f.amount, f.first_ts ${gas}`,
+    // Wallets paying into the same deposit address, pairwise (each pair appears from both
+    // ends). Normalised to the counterparty: its deposits there, its first and last deposit.
+    `SELECT a.sender, ${c.shared_deposit}, MAX(b.last_ts), 'shared_deposit', b.sender, 'both',
+            MIN(d.exchange), SUM(b.amount), MIN(b.first_ts)
+       FROM temp.funding_deposits d
+       JOIN funding_flow a ON a.recipient = d.address AND a.token = 'USDC'
+       JOIN funding_flow b ON b.recipient = d.address AND b.token = 'USDC' AND b.sender <> a.sender
+      WHERE a.sender NOT IN ${LABELLED} AND b.sender NOT IN ${LABELLED}
+      GROUP BY a.sender, b.sender`,
+    // A pass-through distributor and the addresses it forwarded to, from both ends.
+    `SELECT recipient, ${c.pass_through}, last_ts, 'pass_through', distributor, 'in', NULL,
+            amount, first_ts FROM temp.funding_pass_links`,
+    `SELECT distributor, ${c.pass_through}, last_ts, 'pass_through', recipient, 'out', NULL,
+            amount, first_ts FROM temp.funding_pass_links`,
+  ];
 }
 
-/**
- * Wallets paying into the same deposit address, linked pairwise (both directions appear as two
- * rows). Normalised to the counterparty: its deposits into the shared addresses, its first and
- * last deposit; the exchange is the one the deposit address forwards to.
- */
-function insertSharedDeposits(conn: Connection): void {
+function insertConnections(conn: Connection): void {
+  conn.exec("DELETE FROM wallet_connections");
+  const columns =
+    "address, confidence, last_seen, type, counterparty, direction, exchange, amount, first_seen";
   conn.exec(`
-    ${INSERT} SELECT a.sender, ${TRANSFER_CONFIDENCE.shared_deposit}, MAX(b.last_ts),
-                     'shared_deposit', b.sender, 'both', MIN(d.exchange), SUM(b.amount),
-                     MIN(b.first_ts)
-      FROM temp.funding_deposits d
-      JOIN funding_flow a ON a.recipient = d.address AND a.token = 'USDC'
-      JOIN funding_flow b ON b.recipient = d.address AND b.token = 'USDC' AND b.sender <> a.sender
-     WHERE a.sender NOT IN ${LABELLED} AND b.sender NOT IN ${LABELLED}
-     GROUP BY a.sender, b.sender
+    INSERT INTO wallet_connections (${columns})
+    SELECT * FROM (${connectionSelects().join("\n UNION ALL ")})
+     ORDER BY 1, 2, 3, 4, 5, 6
   `);
 }
 
 /**
  * Pass-through distributors: an unlabelled address that, within an hour of a USDC inflow, sends
  * at least 90% of it on to unlabelled addresses. The forwarding transfers (each counted once,
- * however many inflow windows hold it) link distributor and recipient.
+ * however many inflow windows hold it) link distributor and recipient (temp.funding_pass_links).
  */
-function insertPassThroughs(conn: Connection): number {
+function findPassThroughs(conn: Connection): number {
   conn
     .prepare(
       `CREATE TEMP TABLE funding_passes AS
@@ -244,13 +244,6 @@ function insertPassThroughs(conn: Connection): number {
         GROUP BY o.from_address, o.to_address`,
     )
     .run({ window: PASS_THROUGH_WINDOW_MS });
-  const c = TRANSFER_CONFIDENCE.pass_through;
-  conn.exec(`
-    ${INSERT} SELECT recipient, ${c}, last_ts, 'pass_through', distributor, 'in', NULL, amount,
-                     first_ts FROM temp.funding_pass_links;
-    ${INSERT} SELECT distributor, ${c}, last_ts, 'pass_through', recipient, 'out', NULL, amount,
-                     first_ts FROM temp.funding_pass_links;
-  `);
   const row = conn
     .prepare("SELECT COUNT(DISTINCT distributor) AS n FROM temp.funding_pass_links")
     .get() as { n: number };

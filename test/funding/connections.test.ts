@@ -330,4 +330,23 @@ describe("refreshFunding", () => {
       .get(W1) as { exchange: string };
     expect(w1.exchange).toBe("Gas Exchange");
   });
+
+  it("rebuilds coordinated timing hourly, not at every refresh", async () => {
+    // A third shared market for C1 and C3.
+    const r = rows(t.db);
+    const m = r.market("culture", null);
+    const ts = T0 + 50 * DAY;
+    r.bet({ wallet: C1, market: m, category: "culture", side: "YES", price: 0.3, ts });
+    r.bet({ wallet: C3, market: m, category: "culture", side: "YES", price: 0.3, ts: ts + 5_000 });
+    t.clock.advance(59 * 60_000);
+    const soon = refreshFunding(t.db, t.clock.now());
+    expect(soon).toMatchObject({ coordinated_timing: "unchanged", coordinated_pairs: 1 });
+    expect(byType((await connections(C3)).body, "coordinated_timing")).toEqual([]);
+    t.clock.advance(60_000);
+    const hourly = refreshFunding(t.db, t.clock.now());
+    expect(hourly).toMatchObject({ coordinated_timing: "rebuilt", coordinated_pairs: 2 });
+    expect(byType((await connections(C3)).body, "coordinated_timing")).toMatchObject([
+      { counterparty: C1, confidence: 0.3, first_seen: new Date(T0 + 30 * DAY).toISOString() },
+    ]);
+  });
 });

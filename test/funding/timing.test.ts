@@ -49,15 +49,34 @@ describe("coordinatedPairs", () => {
     ]);
   });
 
-  it("keeps a long burst's window correct", () => {
-    // 3,000 entries a second apart in one market: each meets the 60 before it.
-    const entries = Array.from({ length: 3_000 }, (_, i) => entry(1, "YES", i * 1_000, `0x${i}`));
-    expect(coordinatedPairs(scrambled(entries))).toEqual([]);
-    const repeated = [1, 2, 3].flatMap((m) =>
-      Array.from({ length: 3_000 }, (_, i) => entry(m, "YES", i * 1_000, `0x${i}`)),
+  it("keeps a long stream's window correct", () => {
+    // 3,000 wallets 12 s apart, the same in three markets: each meets the 5 after it.
+    const stream = [1, 2, 3].flatMap((m) =>
+      Array.from({ length: 3_000 }, (_, i) => entry(m, "YES", i * 12_000, `0x${i}`)),
     );
-    const pairs = coordinatedPairs(repeated);
-    // Pairs i < j with j − i ≤ 60: every wallet with each of the (up to) 60 after it.
-    expect(pairs.length).toBe(60 * 3_000 - (60 * 61) / 2);
+    const pairs = coordinatedPairs(scrambled(stream));
+    expect(pairs.length).toBe(5 * 3_000 - 15);
+    expect(pairs.every((p) => p.markets === 3)).toBe(true);
+  });
+
+  it("ignores crowds: more than 10 others on the same side within 60 s", () => {
+    const crowd = (size: number) =>
+      [1, 2, 3].flatMap((m) =>
+        Array.from({ length: size }, (_, i) => entry(m, "NO", m * 1e7 + i * 1_000, `0x${i}`)),
+      );
+    expect(coordinatedPairs(crowd(11))).toHaveLength(55);
+    expect(coordinatedPairs(crowd(12))).toEqual([]);
+  });
+
+  it("counts a pair only where both wallets met someone on three markets", () => {
+    // 0xa and 0xb meet on markets 1-3; 0xc meets 0xa on market 4 only.
+    const entries = [1, 2, 3].flatMap((m) => [
+      entry(m, "YES", 0, "0xa"),
+      entry(m, "YES", 5, "0xb"),
+    ]);
+    entries.push(entry(4, "YES", 0, "0xa"), entry(4, "YES", 1, "0xc"));
+    expect(coordinatedPairs(scrambled(entries))).toEqual([
+      { a: "0xa", b: "0xb", markets: 3, firstSeen: 0, lastSeen: 5 },
+    ]);
   });
 });

@@ -82,6 +82,60 @@ describe("planted truth on the small world", () => {
     );
   });
 
+  it("finds planted sybil funders as clusters, never an exchange, platform or the proxy factory", () => {
+    const funders = new Set(
+      t.db.writer.prepare("SELECT funder FROM sybil_clusters").pluck().all() as string[],
+    );
+    expect(share(manifest.planted.sybil_funders, (a) => funders.has(a))).toBeGreaterThanOrEqual(
+      0.9,
+    );
+    expect(funders.has(manifest.planted.big_distributor)).toBe(true);
+    const labelled = t.db.writer.prepare("SELECT address FROM labels").pluck().all() as string[];
+    for (const address of labelled) expect(funders.has(address.toLowerCase())).toBe(false);
+  });
+
+  it("guards the big distributor's and the proxy factory's graphs and caps the cluster at 500", async () => {
+    const key = t.key("terminal_pro");
+    const big = manifest.planted.big_distributor;
+    const graph = await t.get(`/v1/clusters/${big}/graph`, key);
+    expect(graph.status).toBe(400);
+    const factory = await t.get(
+      "/v1/clusters/0xaB45c5A4B0c941a2F231C04C3f49182e1A254052/graph",
+      key,
+    );
+    expect(factory.status).toBe(400);
+    const id = t.db.writer
+      .prepare("SELECT id FROM sybil_clusters WHERE funder = ?")
+      .pluck()
+      .get(big) as string;
+    const detail = (await (await t.get(`/v1/clusters/by-id/${id}`, key)).json()) as {
+      members: unknown[];
+      members_total: number;
+      cluster_stats: { member_count: number };
+    };
+    expect(detail.cluster_stats.member_count).toBeGreaterThan(500);
+    expect(detail.members).toHaveLength(500);
+    expect(detail.members_total).toBe(detail.cluster_stats.member_count + 1);
+  });
+
+  it("surfaces planted insiders in investigations (recall and precision >= 0.8)", () => {
+    const investigated = new Set(
+      t.db.writer
+        .prepare(
+          `SELECT DISTINCT iw.address FROM investigation_wallets iw
+             JOIN investigations i ON i.id = iw.investigation_id
+            WHERE i.status = 'open' AND i.active = 1`,
+        )
+        .pluck()
+        .all() as string[],
+    );
+    const insiders = manifest.planted.insiders;
+    const found = insiders.filter((a) => investigated.has(a)).length;
+    expect(investigated.size).toBeGreaterThan(0);
+    expect(found / insiders.length).toBeGreaterThanOrEqual(0.8);
+    expect(found / investigated.size).toBeGreaterThanOrEqual(0.8);
+  });
+
   it("makes sentiment follow the planted whales' 30-day flow", () => {
     const markets = t.db.writer
       .prepare(
