@@ -5,6 +5,7 @@ import { registerIngest } from "./commands/ingest";
 import { registerInvestigations } from "./commands/investigations";
 import { registerJobs } from "./commands/jobs";
 import { registerAccounts, registerKeys } from "./commands/keys";
+import { registerMcp } from "./commands/mcp";
 import { registerSeed } from "./commands/seed";
 import { registerServe } from "./commands/serve";
 import {
@@ -37,6 +38,7 @@ export async function main(argv: string[]): Promise<number> {
   registerDeliveries(program);
   registerJobs(program);
   registerInvestigations(program);
+  registerMcp(program);
 
   for (const command of allCommands(program)) command.exitOverride();
   try {

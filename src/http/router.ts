@@ -2,6 +2,8 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { openAPIRouteHandler } from "hono-openapi";
 import type { App } from "../app";
+import { mcpRoutes } from "../mcp/http";
+import { docsPage, scalarViewer } from "./docs-page";
 import type { HttpEnv } from "./env";
 import { ApiError } from "./errors";
 import { authenticate, setRateHeaders } from "./middleware/auth";
@@ -33,13 +35,16 @@ export function createRouter(app: App): Hono<HttpEnv> {
   const http = new Hono<HttpEnv>();
   http.use(requestId);
   http.use(requestLog(log));
-  http.use(
-    bodyLimit({
-      maxSize: BODY_LIMIT,
-      onError: () => {
-        throw new ApiError("bad_request", "request body exceeds 64 KiB", 413);
-      },
-    }),
+  const limitBody = bodyLimit({
+    maxSize: BODY_LIMIT,
+    onError: () => {
+      throw new ApiError("bad_request", "request body exceeds 64 KiB", 413);
+    },
+  });
+  // GET and HEAD carry no body; skipping the check spares the Node adapter from building a full
+  // Request for every read, which was a large share of a cheap request's cost.
+  http.use((c, next) =>
+    c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next),
   );
   http.onError(errorHandler(log));
   http.notFound((c) => {
@@ -72,9 +77,17 @@ export function createRouter(app: App): Hono<HttpEnv> {
         },
         security: [{ bearer: [] }],
       },
-      exclude: ["/healthz", "/v1/openapi.json"],
+      exclude: ["/healthz", "/v1/openapi.json", "/docs", "/docs/scalar.js"],
     }),
   );
+
+  // The API reference, rendered by Scalar's viewer served from this binary: works offline.
+  http.get("/docs", (c) => c.html(docsPage()));
+  http.get("/docs/scalar.js", (c) => {
+    c.header("Content-Type", "text/javascript; charset=utf-8");
+    c.header("Cache-Control", "public, max-age=86400");
+    return c.body(scalarViewer());
+  });
 
   http.use("/v1/*", authenticate(app.accounts, "api"));
   http.route("/v1", utilityRoutes(app));
@@ -89,5 +102,9 @@ export function createRouter(app: App): Hono<HttpEnv> {
   http.route("/v1", marketSignalRoutes(app));
   http.route("/v1", marketRoutes(app));
   http.route("/v1", analyzeRoutes(app));
+
+  // The MCP endpoint: svc_mcp_ keys only (an svc_api_ key is 401 here, as an MCP key is on /v1).
+  http.use("/mcp", authenticate(app.accounts, "mcp"));
+  http.route("/mcp", mcpRoutes(app));
   return http;
 }

@@ -1,0 +1,308 @@
+import * as z from "zod";
+import type { App } from "../app";
+import { INVESTIGATION_TYPES, type InvestigationKey } from "../funding/investigation-queries";
+import type { CursorValue } from "../http/cursor";
+import { badRequest, notFound } from "../http/errors";
+import { toPage } from "../http/page";
+import { depthCappedPage, LEADERBOARD_DEPTH } from "../http/routes/leaderboards";
+import { SCREEN_DEPTH } from "../http/routes/wallet-signals";
+import { PageOf, TradeSchema } from "../http/schemas";
+import { InvestigationSchema, InvestigationSummarySchema } from "../http/schemas-funding";
+import { LeaderboardPageSchema, WalletEdgePageSchema } from "../http/schemas-wallets";
+import type { EdgeKey } from "../read/edge-screen";
+import {
+  CATEGORY_SORTS,
+  LEADERBOARD_CATEGORIES,
+  type RankKey,
+  WHALE_SORTS,
+} from "../read/leaderboards";
+import type { TradeFilter, TradeKey } from "../read/trades";
+import { address, cursor, decimal, instant, integer, oneOf, text } from "./inputs";
+import { eitherOutput, outputOf } from "./outputs";
+import { defineTool, figure, type McpTool, morePages } from "./tool";
+
+const DAY_MS = 86_400_000;
+const MAX_WINDOW_DAYS = 90;
+const MAX_COUNT = 1_000_000;
+const SORTS = [...new Set([...WHALE_SORTS, ...CATEGORY_SORTS])] as [string, ...string[]];
+
+const LeaderboardInput = z
+  .strictObject({
+    kind: oneOf(
+      "kind",
+      ["whales", "pnl", "category"],
+      "whales: wallets over 50,000 USD of volume; pnl: wallets by profit; category: wallets ranked within one market category.",
+    ),
+    category: oneOf(
+      "category",
+      LEADERBOARD_CATEGORIES,
+      "Required with kind category, not allowed otherwise.",
+    ).optional(),
+    sort: oneOf(
+      "sort",
+      SORTS,
+      `kind whales: ${WHALE_SORTS.join(", ")} (default volume). kind category: ${CATEGORY_SORTS.join(", ")} (default pnl). Not for kind pnl.`,
+    ).optional(),
+    sort_dir: oneOf(
+      "sort_dir",
+      ["asc", "desc"],
+      "kind pnl only: desc (default, biggest winners first) or asc (biggest losers first).",
+    ).optional(),
+    limit: integer("limit", 1, 100, "Wallets per page (1 to 100).").default(50),
+    min_volume: decimal(
+      "min_volume",
+      0,
+      Number.POSITIVE_INFINITY,
+      "kind whales only: minimum total volume, USD.",
+    ).optional(),
+    min_resolved_bets: integer(
+      "min_resolved_bets",
+      0,
+      MAX_COUNT,
+      "kind whales or pnl: minimum resolved bets (pnl defaults to 5).",
+    ).optional(),
+    min_bets: integer(
+      "min_bets",
+      1,
+      MAX_COUNT,
+      "kind category only: minimum resolved bets in the category (default 20).",
+    ).optional(),
+    cursor: cursor.optional(),
+  })
+  .superRefine((q, ctx) => {
+    const problem = (message: string) => ctx.addIssue({ code: "custom", message });
+    if (q.kind === "category" && q.category === undefined) {
+      problem(
+        `category is required with kind category: one of ${LEADERBOARD_CATEGORIES.join(", ")}`,
+      );
+    }
+    if (q.kind !== "category" && q.category !== undefined) {
+      problem("category goes only with kind category");
+    }
+    const sorts: readonly string[] =
+      q.kind === "whales" ? WHALE_SORTS : q.kind === "category" ? CATEGORY_SORTS : [];
+    if (q.sort !== undefined && !sorts.includes(q.sort)) {
+      problem(
+        q.kind === "pnl"
+          ? "sort does not apply to kind pnl: use sort_dir"
+          : `sort for kind ${q.kind} must be one of ${sorts.join(", ")}`,
+      );
+    }
+    if (q.sort_dir !== undefined && q.kind !== "pnl") problem("sort_dir goes only with kind pnl");
+    if (q.min_volume !== undefined && q.kind !== "whales") {
+      problem("min_volume goes only with kind whales");
+    }
+    if (q.min_resolved_bets !== undefined && q.kind === "category") {
+      problem("min_resolved_bets does not apply to kind category: use min_bets");
+    }
+    if (q.min_bets !== undefined && q.kind !== "category") {
+      problem("min_bets goes only with kind category: use min_resolved_bets");
+    }
+  });
+
+const TradesInput = z.strictObject({
+  wallet: address("wallet", "Only this wallet's fills.").optional(),
+  market: z
+    .string({ error: "market must be a string" })
+    .regex(/^0x[0-9a-fA-F]{64}$/, "market must be a condition id: 0x followed by 64 hex characters")
+    .transform((s) => s.toLowerCase())
+    .describe(
+      "Only this market's fills, by condition id (0x + 64 hex; get_market_signal gives it as market.condition_id).",
+    )
+    .optional(),
+  side: oneOf("side", ["BUY", "SELL"], "Only buys or only sells.").optional(),
+  min_bet: decimal(
+    "min_bet",
+    0,
+    Number.POSITIVE_INFINITY,
+    "Only fills worth at least this many USD.",
+  ).optional(),
+  start: instant(
+    "start",
+    "Window start: ISO-8601 date-time or Unix milliseconds. Needs end; at most 90 days.",
+  ).optional(),
+  end: instant("end", "Window end, same formats as start.").optional(),
+  limit: integer("limit", 1, 100, "Fills per page (1 to 100).").default(25),
+  cursor: cursor.optional(),
+});
+
+/** The two rules of SPEC §4 for /v1/trades, worded as REST words them. */
+function tradeFilter(q: z.output<typeof TradesInput>): TradeFilter {
+  if ((q.start === undefined) !== (q.end === undefined)) {
+    throw badRequest("a time window needs both start and end");
+  }
+  if (q.start !== undefined && q.end !== undefined) {
+    if (q.end < q.start) throw badRequest("end must not be before start");
+    if (q.end - q.start > MAX_WINDOW_DAYS * DAY_MS) {
+      throw badRequest(`the window from start to end must not exceed ${MAX_WINDOW_DAYS} days`);
+    }
+  }
+  if (q.wallet === undefined && q.market === undefined && q.start === undefined) {
+    throw badRequest("give at least one selective filter: wallet, market, or a start+end window");
+  }
+  return {
+    wallet: q.wallet,
+    conditionId: q.market,
+    side: q.side,
+    minUsd: q.min_bet,
+    from: q.start,
+    to: q.end,
+  };
+}
+
+export function listTools(app: App): McpTool[] {
+  const { cursors, read, funding } = app;
+  const boards = read.leaderboards;
+
+  function leaderboard(q: z.output<typeof LeaderboardInput>) {
+    const page = <K extends CursorValue[]>(
+      endpoint: string,
+      fetch: (
+        limit: number,
+        after: K | undefined,
+      ) => {
+        rows: unknown[];
+        keys: K[];
+        more: boolean;
+      },
+    ) => depthCappedPage(cursors, endpoint, q.cursor, 2, q.limit, LEADERBOARD_DEPTH, fetch);
+    if (q.kind === "whales") {
+      const sort = (q.sort ?? "volume") as (typeof WHALE_SORTS)[number];
+      const filter = { sort, minVolume: q.min_volume, minResolvedBets: q.min_resolved_bets };
+      return page<RankKey>(`leaderboard-whales:${sort}`, (limit, after) =>
+        boards.whales(filter, limit, after),
+      );
+    }
+    if (q.kind === "pnl") {
+      const direction = q.sort_dir ?? "desc";
+      const filter = { direction, minResolvedBets: q.min_resolved_bets ?? 5 };
+      return page<RankKey>(`leaderboard-pnl:${direction}`, (limit, after) =>
+        boards.pnl(filter, limit, after),
+      );
+    }
+    const category = q.category!;
+    const sort = (q.sort ?? "pnl") as (typeof CATEGORY_SORTS)[number];
+    const filter = { sort, minBets: q.min_bets ?? 20 };
+    return page<RankKey>(`leaderboard-category:${category}:${sort}`, (limit, after) =>
+      boards.category(category, filter, limit, after),
+    );
+  }
+
+  return [
+    defineTool({
+      name: "get_leaderboard",
+      title: "Wallet leaderboards",
+      description: `Ranked wallets. kind whales: wallets over 50,000 USD of volume, by volume, winRate, zScore or totalBets. kind pnl: by profit (the figure routed per wallet class; see pnl_source). kind category: within one market category, by win_rate, counter_consensus_wins, pnl or volume. Paginated to a depth of ${LEADERBOARD_DEPTH} rows. Same answers as GET /v1/leaderboards/whales, /pnl and /category/{cat}.`,
+      rest: "GET /v1/leaderboards/{whales,pnl,category/{cat}}",
+      minTier: "terminal",
+      input: LeaderboardInput,
+      output: outputOf(LeaderboardPageSchema),
+      run: (q) => leaderboard(q),
+      summarize: (p) =>
+        `${p.data.length} wallets${p.data[0] ? `, led by ${(p.data[0] as { address: string }).address}` : ""}${morePages(p)}.`,
+    }),
+    defineTool({
+      name: "screen_wallet_edges",
+      title: "Edge screener",
+      description: `Wallets that beat their own overall win rate in one category: (wallet, category) rows ranked by edge (category win rate minus overall win rate), largest first. Use it to find specialists, e.g. wallets unusually good at politics. Paginated to a depth of ${SCREEN_DEPTH} rows. Same answer as GET /v1/signals/screen.`,
+      rest: "GET /v1/signals/screen",
+      minTier: "terminal",
+      input: z.strictObject({
+        min_edge: decimal("min_edge", -1, 1, "Minimum edge, -1 to 1 (e.g. 0.1).").optional(),
+        min_bets: integer(
+          "min_bets",
+          0,
+          MAX_COUNT,
+          "Minimum resolved bets in the category.",
+        ).optional(),
+        category: text("category", 100, "Only this market category.").optional(),
+        limit: integer("limit", 1, 100, "Rows per page (1 to 100).").default(25),
+        cursor: cursor.optional(),
+      }),
+      output: outputOf(WalletEdgePageSchema),
+      run: (q) => {
+        const filter = { minEdge: q.min_edge, minBets: q.min_bets, category: q.category };
+        return depthCappedPage<unknown, EdgeKey>(
+          cursors,
+          "signals-screen",
+          q.cursor,
+          3,
+          q.limit,
+          SCREEN_DEPTH,
+          (limit, after) => read.leaderboards.edges(filter, limit, after),
+        );
+      },
+      summarize: (p) => `${p.data.length} wallet-category edges${morePages(p)}.`,
+    }),
+    defineTool({
+      name: "query_trades",
+      title: "Query trades",
+      description:
+        "On-chain trade fills, newest first, paginated. Needs at least one selective filter: wallet, market (condition id), or a start+end window of at most 90 days; side and min_bet narrow further. Same answer as GET /v1/trades.",
+      rest: "GET /v1/trades",
+      minTier: "terminal",
+      input: TradesInput,
+      output: outputOf(PageOf(TradeSchema)),
+      run: (q) => {
+        const filter = tradeFilter(q);
+        const after =
+          q.cursor === undefined ? undefined : (cursors.decode("trades", q.cursor, 2) as TradeKey);
+        const { rows, more } = read.trades.page(filter, q.limit, after);
+        return toPage(cursors, "trades", rows, more, (t) => [Date.parse(t.trade_timestamp), t.id]);
+      },
+      summarize: (p) => `${p.data.length} trades, newest first${morePages(p)}.`,
+    }),
+    defineTool({
+      name: "list_investigations",
+      title: "Investigations",
+      description:
+        "Curated investigations: wallets and sybil clusters whose wins in a category beat the prices they paid by more than luck explains, ordered by p-value (strongest first). Without id: a page of summaries, filterable by category and type. With id: that one investigation with its wallets, evidence bets and statistical test (the list filters are then ignored). Needs the terminal_pro tier. Same answers as GET /v1/investigations and GET /v1/investigations/{id}.",
+      rest: "GET /v1/investigations, GET /v1/investigations/{id}",
+      minTier: "terminal_pro",
+      input: z.strictObject({
+        id: integer(
+          "id",
+          1,
+          999_999_999_999_999,
+          "An investigation's id, to get that one in full.",
+        ).optional(),
+        category: z
+          .string({ error: "category must be a string" })
+          .min(1, "category must not be empty")
+          .describe("Only investigations in this market category.")
+          .optional(),
+        type: oneOf("type", INVESTIGATION_TYPES, "wallet or cluster.").optional(),
+        limit: integer("limit", 1, 100, "Investigations per page (1 to 100).").default(20),
+        cursor: cursor.optional(),
+      }),
+      output: eitherOutput(PageOf(InvestigationSummarySchema), InvestigationSchema),
+      run: (q): object => {
+        if (q.id !== undefined) {
+          const found = funding.investigations.served(q.id);
+          if (!found) throw notFound(`no open investigation with id ${q.id}`);
+          return found;
+        }
+        const endpoint = "investigations";
+        const after =
+          q.cursor === undefined
+            ? undefined
+            : (cursors.decode(endpoint, q.cursor, 3) as InvestigationKey);
+        const { rows, more, keys } = funding.investigations.page(
+          { category: q.category, type: q.type },
+          q.limit,
+          after,
+        );
+        const last = keys.at(-1);
+        return { data: rows, next_cursor: more && last ? cursors.encode(endpoint, last) : null };
+      },
+      summarize: (body) => {
+        if ("data" in body) {
+          const page = body as { data: unknown[]; next_cursor: string | null };
+          return `${page.data.length} open investigations${morePages(page)}.`;
+        }
+        const one = body as { id: number; title: string; p_value: number };
+        return `Investigation ${one.id}: ${one.title} (p-value ${figure(one.p_value, 4)}).`;
+      },
+    }),
+  ];
+}
