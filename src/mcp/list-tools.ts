@@ -16,13 +16,11 @@ import {
   type RankKey,
   WHALE_SORTS,
 } from "../read/leaderboards";
-import type { TradeFilter, TradeKey } from "../read/trades";
+import { type TradeKey, tradeFilterOf } from "../read/trades";
 import { address, cursor, decimal, instant, integer, oneOf, text } from "./inputs";
 import { eitherOutput, outputOf } from "./outputs";
 import { defineTool, figure, type McpTool, morePages } from "./tool";
 
-const DAY_MS = 86_400_000;
-const MAX_WINDOW_DAYS = 90;
 const MAX_COUNT = 1_000_000;
 const SORTS = [...new Set([...WHALE_SORTS, ...CATEGORY_SORTS])] as [string, ...string[]];
 
@@ -126,30 +124,6 @@ const TradesInput = z.strictObject({
   cursor: cursor.optional(),
 });
 
-/** The two rules of SPEC §4 for /v1/trades, worded as REST words them. */
-function tradeFilter(q: z.output<typeof TradesInput>): TradeFilter {
-  if ((q.start === undefined) !== (q.end === undefined)) {
-    throw badRequest("a time window needs both start and end");
-  }
-  if (q.start !== undefined && q.end !== undefined) {
-    if (q.end < q.start) throw badRequest("end must not be before start");
-    if (q.end - q.start > MAX_WINDOW_DAYS * DAY_MS) {
-      throw badRequest(`the window from start to end must not exceed ${MAX_WINDOW_DAYS} days`);
-    }
-  }
-  if (q.wallet === undefined && q.market === undefined && q.start === undefined) {
-    throw badRequest("give at least one selective filter: wallet, market, or a start+end window");
-  }
-  return {
-    wallet: q.wallet,
-    conditionId: q.market,
-    side: q.side,
-    minUsd: q.min_bet,
-    from: q.start,
-    to: q.end,
-  };
-}
-
 export function listTools(app: App): McpTool[] {
   const { cursors, read, funding } = app;
   const boards = read.leaderboards;
@@ -244,7 +218,7 @@ export function listTools(app: App): McpTool[] {
       input: TradesInput,
       output: outputOf(PageOf(TradeSchema)),
       run: (q) => {
-        const filter = tradeFilter(q);
+        const filter = tradeFilterOf(q);
         const after =
           q.cursor === undefined ? undefined : (cursors.decode("trades", q.cursor, 2) as TradeKey);
         const { rows, more } = read.trades.page(filter, q.limit, after);

@@ -1,4 +1,5 @@
 import type { Db, Statement } from "../db/open";
+import { badRequest } from "../http/errors";
 
 /** A fill as the API serves it (DECISIONS §5). */
 export interface Trade {
@@ -28,6 +29,49 @@ export interface TradeFilter {
   /** Inclusive epoch-ms bounds. */
   from?: number;
   to?: number;
+}
+
+const DAY_MS = 86_400_000;
+export const MAX_TRADE_WINDOW_DAYS = 90;
+
+/** The parameters of /v1/trades (and the MCP query_trades tool), already parsed. */
+export interface TradeQueryInput {
+  wallet?: string;
+  market?: string;
+  side?: "BUY" | "SELL";
+  min_bet?: number;
+  /** Epoch ms. */
+  start?: number;
+  end?: number;
+}
+
+/**
+ * The two rules of SPEC §4 for /v1/trades, shared by REST and MCP so both word them alike: a
+ * time window needs both bounds and spans at most 90 days, and an unfiltered query is refused.
+ */
+export function tradeFilterOf(q: TradeQueryInput): TradeFilter {
+  if ((q.start === undefined) !== (q.end === undefined)) {
+    throw badRequest("a time window needs both start and end");
+  }
+  if (q.start !== undefined && q.end !== undefined) {
+    if (q.end < q.start) throw badRequest("end must not be before start");
+    if (q.end - q.start > MAX_TRADE_WINDOW_DAYS * DAY_MS) {
+      throw badRequest(
+        `the window from start to end must not exceed ${MAX_TRADE_WINDOW_DAYS} days`,
+      );
+    }
+  }
+  if (q.wallet === undefined && q.market === undefined && q.start === undefined) {
+    throw badRequest("give at least one selective filter: wallet, market, or a start+end window");
+  }
+  return {
+    wallet: q.wallet,
+    conditionId: q.market,
+    side: q.side,
+    minUsd: q.min_bet,
+    from: q.start,
+    to: q.end,
+  };
 }
 
 /** Keyset position: the (ts, id) of the last row of the previous page. */

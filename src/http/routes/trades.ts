@@ -2,17 +2,15 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
-import type { TradeFilter, TradeKey } from "../../read/trades";
+import { type TradeKey, tradeFilterOf } from "../../read/trades";
 import type { HttpEnv } from "../env";
-import { badRequest, notFound } from "../errors";
+import { notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 import { toPage } from "../page";
 import { address, cursorParam, decimal, integer, invalidParams } from "../params";
 import { PageOf, TradeSchema } from "../schemas";
 
-const DAY_MS = 86_400_000;
-const MAX_WINDOW_DAYS = 90;
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 /** ISO-8601 date-time or Unix milliseconds, as SPEC says `start` and `end` may be given. */
@@ -58,30 +56,6 @@ const TxParam = v.object({
   ),
 });
 
-/** The two rules of SPEC §4 for /v1/trades. */
-function tradeFilter(q: v.InferOutput<typeof TradesQuery>): TradeFilter {
-  if ((q.start === undefined) !== (q.end === undefined)) {
-    throw badRequest("a time window needs both start and end");
-  }
-  if (q.start !== undefined && q.end !== undefined) {
-    if (q.end < q.start) throw badRequest("end must not be before start");
-    if (q.end - q.start > MAX_WINDOW_DAYS * DAY_MS) {
-      throw badRequest(`the window from start to end must not exceed ${MAX_WINDOW_DAYS} days`);
-    }
-  }
-  if (q.wallet === undefined && q.market === undefined && q.start === undefined) {
-    throw badRequest("give at least one selective filter: wallet, market, or a start+end window");
-  }
-  return {
-    wallet: q.wallet,
-    conditionId: q.market,
-    side: q.side,
-    minUsd: q.min_bet,
-    from: q.start,
-    to: q.end,
-  };
-}
-
 export function tradeRoutes(app: App) {
   const { limiter, cursors, read } = app;
   return new Hono<HttpEnv>()
@@ -101,7 +75,7 @@ export function tradeRoutes(app: App) {
       validator("query", TradesQuery, invalidParams),
       (c) => {
         const q = c.req.valid("query");
-        const filter = tradeFilter(q);
+        const filter = tradeFilterOf(q);
         const after = q.cursor ? (cursors.decode("trades", q.cursor, 2) as TradeKey) : undefined;
         const { rows, more } = read.trades.page(filter, q.limit!, after);
         return c.json(
