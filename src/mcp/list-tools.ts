@@ -2,7 +2,7 @@ import * as z from "zod";
 import type { App } from "../app";
 import { INVESTIGATION_TYPES, type InvestigationKey } from "../funding/investigation-queries";
 import type { CursorValue } from "../http/cursor";
-import { badRequest, notFound } from "../http/errors";
+import { notFound } from "../http/errors";
 import { toPage } from "../http/page";
 import { depthCappedPage, LEADERBOARD_DEPTH } from "../http/routes/leaderboards";
 import { SCREEN_DEPTH } from "../http/routes/wallet-signals";

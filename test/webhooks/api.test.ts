@@ -10,7 +10,6 @@ beforeAll(() => {
 });
 afterAll(() => t.close());
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are probed field by field
 type Json = Record<string, any>;
 
 async function call(
