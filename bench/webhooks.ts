@@ -5,7 +5,7 @@
  * logs at info to a file so the per-attempt log line is paid for), its drainer started and
  * ticked by the scheduler exactly as `smartmoney serve` runs it, and the ingest side calling
  * app.webhooks.outbox.enqueueSignal inside one transaction per batch of trades, as detection
- * does on ingest. A child process (this file with --receivers) runs the loopback receivers:
+ * does on ingest. A child process (this file with --as-receivers) runs the loopback receivers:
  * node:http servers on 127.0.0.1 that answer 200 at once, verify every signature and note when
  * each request arrived. The two are pinned to different cores when taskset exists.
  *
@@ -26,7 +26,7 @@
  * Prints a table and one JSON line; writes the JSON to bench/results/webhooks.json.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
@@ -168,9 +168,22 @@ function receiversClient(child: ChildProcess) {
     },
     ready(): Promise<number[]> {
       return new Promise((answer, reject) => {
-        child.once("exit", (code) => reject(new Error(`the receivers exited (${code})`)));
-        child.once("message", (reply) => answer((reply as { ports: number[] }).ports));
+        const onExit = (code: number | null) => reject(new Error(`the receivers exited (${code})`));
+        child.once("exit", onExit);
+        child.once("message", (reply) => {
+          child.off("exit", onExit);
+          answer((reply as { ports: number[] }).ports);
+        });
       });
+    },
+    /** Closes the servers; the process then ends (killed if it has not within a second). */
+    async stop(): Promise<void> {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((done) => child.once("exit", done));
+      if (child.connected) child.send({ type: "stop" } satisfies ToReceivers);
+      const timer = setTimeout(() => child.kill(), 1_000);
+      await exited;
+      clearTimeout(timer);
     },
   };
 }
@@ -356,6 +369,8 @@ interface PhaseResult {
   badSignatures: number;
   wrongEndpoint: number;
   peakRssMb: number;
+  /** JS heap in use when the phase ended (no forced GC): the rest of RSS is mostly SQLite's. */
+  heapUsedMb: number;
 }
 
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
@@ -408,6 +423,7 @@ async function runPhase(opts: {
   const cpuUsed = process.cpuUsage(cpu);
   const receiverCpuUsed = cpuSeconds(opts.receiverPid) - receiverCpu;
   const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  const heapUsedMb = process.memoryUsage().heapUsed / 2 ** 20;
 
   const { arrivals } = await opts.receivers.ask<{ arrivals: Arrivals }>({ type: "report" });
   const lastSignal = firstSignal + signals - 1;
@@ -472,6 +488,7 @@ async function runPhase(opts: {
     badSignatures,
     wrongEndpoint,
     peakRssMb: Math.round(peakRssMb),
+    heapUsedMb: Math.round(heapUsedMb),
   };
 }
 
@@ -542,7 +559,9 @@ async function main(): Promise<number> {
     batch: count("batch", flags.batch, 1),
     receivers: count("receivers", flags.receivers, 1),
   };
-  const pin = !flags["no-pin"] && availableParallelism() >= 2 && existsSync("/usr/bin/taskset");
+  // Read before pinning: afterwards this process sees only its own core.
+  const cores = availableParallelism();
+  const pin = !flags["no-pin"] && cores >= 2 && existsSync("/usr/bin/taskset");
   const loadBefore = loadavg();
   const dir = mkdtempSync(join(tmpdir(), "smartmoney-bench-webhooks-"));
   const dbPath = join(dir, "bench.db");
@@ -588,6 +607,8 @@ async function main(): Promise<number> {
       `${ENDPOINTS.length} endpoints on ${settings.receivers} receivers; app on cpu ${pin ? APP_CPU : "any"}, receivers on cpu ${pin ? RECEIVER_CPU : "any"}; load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`,
     );
     const common = { app, db, receivers, receiverPid: child.pid!, paths, ingest };
+    // The app at rest, world seeded and pool idle: what the phases' peaks grow from.
+    const idleRssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
 
     const profiler = flags["cpu-prof"] ? new Session() : undefined;
     if (profiler) {
@@ -602,16 +623,6 @@ async function main(): Promise<number> {
       plan: { kind: "burst", batch: settings.batch },
     });
     say(`burst: ${burst.deliveries} deliveries at ${burst.deliveriesPerSecond}/s`);
-    {
-      const g = globalThis as any;
-      const hist = (a: number[]) => {
-        const m = new Map<number, number>();
-        for (const x of a) m.set(x, (m.get(x) ?? 0) + 1);
-        return JSON.stringify([...m].sort((x, y) => x[0] - y[0]));
-      };
-      say(`TMP rec ${g.__rec.length} ${hist(g.__rec)}`);
-      say(`TMP claim ${g.__claim.length} ${hist(g.__claim)}`);
-    }
     let profilePath: string | undefined;
     if (profiler) {
       const { profile } = await profiler.post("Profiler.stop");
@@ -651,7 +662,7 @@ async function main(): Promise<number> {
       at: new Date().toISOString(),
       node: process.version,
       machine: {
-        cpus: availableParallelism(),
+        cpus: cores,
         pinned: pin ? { app: APP_CPU, receivers: RECEIVER_CPU } : null,
         loadAverageBefore: loadBefore.map((l) => Number(l.toFixed(2))),
         loadAverageAfter: loadAfter.map((l) => Number(l.toFixed(2))),
@@ -663,6 +674,12 @@ async function main(): Promise<number> {
         receivers: settings.receivers,
         limits: { concurrency: 32, perEndpoint: 2 },
       },
+      idleRssMb,
+      // Page cache and memory-mapped pages of this file count in RSS as they are touched.
+      databaseMb: Math.round(
+        ["", "-wal"].reduce((sum, suffix) => sum + statSync(`${dbPath}${suffix}`).size, 0) /
+          2 ** 20,
+      ),
       phases,
       goals: {
         deliveriesPerSecond: {
@@ -682,7 +699,7 @@ async function main(): Promise<number> {
     writeFileSync(join(RESULTS_DIR, "webhooks.json"), `${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(`${JSON.stringify(report)}\n`);
     say(
-      `load average went ${loadBefore[0]!.toFixed(2)} -> ${loadAfter[0]!.toFixed(2)} on ${availableParallelism()} cores`,
+      `load average went ${loadBefore[0]!.toFixed(2)} -> ${loadAfter[0]!.toFixed(2)} on ${cores} cores`,
     );
     if (profilePath) printProfile(profilePath);
 
@@ -704,8 +721,7 @@ async function main(): Promise<number> {
     app.close();
     db.close();
     logFile.flushSync();
-    await receivers.ask({ type: "stop" }).catch(() => undefined);
-    child.kill();
+    await receivers.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,5 +1,5 @@
 import type { Log } from "../log";
-import type { Claimed, DeliveryStatus, DeliveryStore } from "./deliveries";
+import type { AttemptOutcome, Claimed, DeliveryStatus, DeliveryStore } from "./deliveries";
 import type { Endpoints } from "./endpoints";
 import type { Sender } from "./sender";
 
@@ -21,6 +21,13 @@ export interface DrainSummary {
 
 export type Drainer = ReturnType<typeof createDrainer>;
 
+interface Finished {
+  claimed: Claimed;
+  outcome: AttemptOutcome;
+  done(status: DeliveryStatus | null): void;
+  failed(error: unknown): void;
+}
+
 /**
  * Sends due deliveries with bounded concurrency, overall and per endpoint. Two ways to drive it:
  * `drainOnce` (the CLI job and tests) sends everything due now and waits for the outcomes;
@@ -39,12 +46,56 @@ export function createDrainer(deps: {
   let started = false;
   let pumpQueued = false;
 
+  /** Finished attempts waiting to be recorded together at the end of this turn of the loop. */
+  let finished: Finished[] = [];
+
+  /**
+   * Records an attempt's outcome with every other attempt that finishes in the same turn of the
+   * event loop: one transaction for all of them rather than one commit each.
+   */
+  function record(claimed: Claimed, outcome: AttemptOutcome): Promise<DeliveryStatus | null> {
+    return new Promise((done, failed) => {
+      if (finished.length === 0) setImmediate(recordFinished);
+      finished.push({ claimed, outcome, done, failed });
+    });
+  }
+
+  /**
+   * In server mode the slots the finished attempts free are claimed again in the same
+   * transaction, so a busy pool costs one commit per turn instead of two.
+   */
+  function recordFinished(): void {
+    const batch = finished;
+    finished = [];
+    // Every finished attempt is still counted in flight until its promise settles below.
+    const free = started ? limits.concurrency - inFlight.size + batch.length : 0;
+    let settled: { statuses: (DeliveryStatus | null)[]; claimed: Claimed[] };
+    try {
+      settled =
+        free > 0
+          ? store.recordAndClaim(batch, { ...limits, limit: free })
+          : { statuses: store.recordMany(batch), claimed: [] };
+    } catch {
+      // Rolled back: record each on its own, so a fault with one delivery fails only that one.
+      for (const entry of batch) {
+        try {
+          entry.done(store.record(entry.claimed, entry.outcome));
+        } catch (error) {
+          entry.failed(error);
+        }
+      }
+      return;
+    }
+    for (const [i, entry] of batch.entries()) entry.done(settled.statuses[i]!);
+    send(settled.claimed, queuePump);
+  }
+
   /** One delivery: send, record, log. Null when its endpoint went away or its lease was lost. */
   async function deliver(claimed: Claimed): Promise<DeliveryStatus | null> {
     const endpoint = endpoints.get(claimed.endpointId);
     if (!endpoint) return null;
     const outcome = await sender.send(claimed, endpoint.callbackUrl);
-    const status = store.record(claimed, outcome);
+    const status = await record(claimed, outcome);
     // Never the URL (customers put tokens in query strings) and never the secret.
     log.info(
       {
@@ -66,7 +117,14 @@ export function createDrainer(deps: {
   function fill(onDone: (status: DeliveryStatus | null) => void): Promise<unknown>[] {
     const free = limits.concurrency - inFlight.size;
     if (free <= 0) return [];
-    const batch = store.claim({ ...limits, limit: free });
+    return send(store.claim({ ...limits, limit: free }), onDone);
+  }
+
+  /** Starts a send per claimed delivery, counted in flight until its outcome is recorded. */
+  function send(
+    batch: Claimed[],
+    onDone: (status: DeliveryStatus | null) => void,
+  ): Promise<unknown>[] {
     return batch.map((claimed) => {
       const sending = deliver(claimed).catch((error: unknown) => {
         // A bug (e.g. the database refused the write): the lease lapses and it is retried.
