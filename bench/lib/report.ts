@@ -30,6 +30,9 @@ export interface EndpointSummary extends TargetSummary {
   cpuRatio: number;
   target: number | null;
   met: boolean | null;
+  /** Greatest acceptable median p99 in milliseconds, and whether the median p99 stayed within. */
+  maxP99Ms: number | null;
+  p99Met: boolean | null;
 }
 
 export const median = (values: number[]): number => {
@@ -54,7 +57,7 @@ export function summariseTarget(name: string, runs: Run[]): TargetSummary {
 }
 
 export function summariseEndpoint(
-  endpoint: { name: string; target?: number },
+  endpoint: { name: string; target?: number; maxP99Ms?: number },
   name: string,
   runs: Run[],
   ceiling: { summary: TargetSummary; runs: Run[] },
@@ -69,18 +72,21 @@ export function summariseEndpoint(
     cpuRatio: round(ceiling.summary.cpuPerRequest / summary.cpuPerRequest, 3),
     target: endpoint.target ?? null,
     met: endpoint.target === undefined ? null : ratio >= endpoint.target,
+    maxP99Ms: endpoint.maxP99Ms ?? null,
+    p99Met: endpoint.maxP99Ms === undefined ? null : summary.p99 <= endpoint.maxP99Ms,
   };
 }
 
 export function resultTable(ceiling: TargetSummary, endpoints: EndpointSummary[]): string {
   const rows = [
-    ["target", "req/s", "p50 ms", "p99 ms", "ratio", "goal", "cpu µs/req", "cpu ratio"],
+    ["target", "req/s", "p50 ms", "p99 ms", "ratio", "goal", "p99 goal", "cpu µs/req", "cpu ratio"],
     [
       ceiling.name,
       String(ceiling.rps),
       String(ceiling.p50),
       String(ceiling.p99),
       "1",
+      "",
       "",
       ceiling.cpuPerRequest.toFixed(1),
       "1",
@@ -92,6 +98,7 @@ export function resultTable(ceiling: TargetSummary, endpoints: EndpointSummary[]
       String(r.p99),
       r.ratio.toFixed(2),
       r.target === null ? "" : `>= ${r.target} ${r.met ? "met" : "MISSED"}`,
+      r.maxP99Ms === null ? "" : `<= ${r.maxP99Ms} ${r.p99Met ? "met" : "MISSED"}`,
       r.cpuPerRequest.toFixed(1),
       r.cpuRatio.toFixed(2),
     ]),

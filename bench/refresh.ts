@@ -1,0 +1,466 @@
+/**
+ * `npm run bench:refresh`: how long the read-model refresh takes and how much memory it needs.
+ *
+ * For each world (bench/lib/world.ts, seeded once and cached) it copies the database to a scratch
+ * folder and measures, each in a child process of its own so its peak RSS is its own:
+ *   full         refreshNow(app, {full: true}), the job's full rebuild, then the funding graph
+ *                (clusters, connections, coordinated timing, investigations) rebuilt in full,
+ *                unless the refresh already ran it as an extension;
+ *   incremental  --trades (10k) new trades through createIngest (the live ingester's write path,
+ *                with the app's ingest hooks), spread over the markets and wallets that traded in
+ *                the world's last day plus some new wallets, dated in the minute after the
+ *                world's now; then refreshNow(app) one minute on (the default refresh cron), and
+ *                the funding refresh as the job would run it (not forced).
+ * The app's clock runs at the world's time. Goals (the issue's, for the large world): full
+ * rebuild <= 120 s, incremental <= 2 s, peak memory <= 1 GB in every measurement.
+ *
+ *   npm run bench:refresh -- [--worlds medium,large] [--incremental medium,large]
+ *                            [--trades 10000] [--seed 42] [--rebuild-world] [--keep] [--cpu-prof]
+ *
+ * --cpu-prof profiles each child (node --cpu-prof) and prints where its time went.
+ *
+ * Prints a table and one JSON line; writes the JSON to bench/results/refresh.json.
+ */
+import { spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import type { App } from "../src/app";
+import { openConnection } from "../src/db/open";
+import { createIngest, type NewTrade } from "../src/ingest/ingest";
+import { refreshNow } from "../src/jobs/refresh";
+import type { RefreshSummary } from "../src/refresh/refresh";
+import { summariseProfile } from "./lib/profile";
+import { isScale, withWorldApp, worldClock, worldFor } from "./lib/world";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const RESULTS_DIR = join(ROOT, "bench", "results");
+const PROFILE_DIR = join(RESULTS_DIR, "profiles", "refresh");
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+/** A live ingester's batch: one transaction per this many trades. */
+const BATCH = 500;
+/** Share of the new trades made by wallets never seen before. */
+const NEW_WALLET_SHARE = 0.1;
+const NEW_WALLETS = 200;
+const BACKUP_PAGES_PER_STEP = 100_000;
+
+const GOALS = { fullSeconds: 120, incrementalSeconds: 2, peakRssMb: 1024 };
+/** The world the time goals are for. */
+const GOAL_SCALE = "large";
+
+const say = (line: string) => process.stderr.write(`bench:refresh: ${line}\n`);
+
+/** What a child measured. */
+interface Measured {
+  kind: "full" | "incremental";
+  /** refreshNow; the funding graph's part of it (or its own run after it); both together. */
+  refreshSeconds: number;
+  fundingSeconds: number;
+  /** False when refreshNow ran the funding graph as an extension (its time is inside refreshSeconds). */
+  fundingSeparate: boolean;
+  totalSeconds: number;
+  /** Writing the new trades (incremental only). */
+  ingestSeconds: number | null;
+  tradesInserted: number | null;
+  cpuSeconds: number;
+  /** Peak RSS of the whole child, and its RSS just before the refresh started. */
+  peakRssMb: number;
+  baseRssMb: number;
+  /** RSS right after the refresh: anonymous (heaps, SQLite's page cache) and file-backed (mmap). */
+  endRss: { anonMb: number; fileMb: number };
+  refresh: RefreshSummary;
+  funding: unknown;
+}
+
+/** Mulberry32: small, fast, deterministic. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function hex(rand: () => number, digits: number): string {
+  let out = "0x";
+  while (out.length < digits + 2) {
+    out += Math.floor(rand() * 0x100000000)
+      .toString(16)
+      .padStart(8, "0");
+  }
+  return out.slice(0, digits + 2);
+}
+
+const rssMb = () => process.resourceUsage().maxRSS / 1024;
+
+/** The current RSS split as /proc reports it (Linux), in MB. */
+function rssSplit(): { anonMb: number; fileMb: number } {
+  const status = readFileSync("/proc/self/status", "utf8");
+  const kb = (field: string) =>
+    Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN);
+  return { anonMb: kb("RssAnon") / 1024, fileMb: kb("RssFile") / 1024 };
+}
+
+/**
+ * New trades that look like the world's next minute: each copies the wallet (or, for a share,
+ * a new wallet) and market of a random trade from the world's last day on an unresolved market,
+ * at a price near that trade's.
+ */
+function nextTrades(app: App, now: number, count: number): NewTrade[] {
+  const recent = app.deps.db.reader
+    .prepare(
+      `SELECT t.wallet, t.market_id, t.price FROM trades t JOIN markets m ON m.id = t.market_id
+        WHERE t.ts > ? AND m.resolved_outcome IS NULL`,
+    )
+    .raw()
+    .all(now - DAY_MS) as [string, number, number][];
+  if (recent.length === 0) throw new Error("the world has no trades in its last day");
+  const rand = random(now % 2 ** 31);
+  const newWallets = Array.from({ length: NEW_WALLETS }, () => hex(rand, 40));
+  return Array.from({ length: count }, (_, i) => {
+    const [wallet, marketId, price] = recent[Math.floor(rand() * recent.length)]!;
+    const p = Math.min(
+      0.99,
+      Math.max(0.01, Math.round((price + (rand() - 0.5) * 0.04) * 1000) / 1000),
+    );
+    const size = Math.round(10 ** (1 + rand() * 3) * 100) / 100;
+    return {
+      tx_hash: hex(rand, 64),
+      log_index: 0,
+      wallet: rand() < NEW_WALLET_SHARE ? newWallets[Math.floor(rand() * NEW_WALLETS)]! : wallet,
+      market_id: marketId,
+      outcome: rand() < 0.5 ? "YES" : "NO",
+      side: rand() < 0.7 ? "BUY" : "SELL",
+      price: p,
+      size,
+      usd_value: Math.round(p * size * 100) / 100,
+      ts: now + 1 + Math.floor((i / count) * (MINUTE_MS - 1)),
+    };
+  });
+}
+
+/**
+ * The funding graph: its share of refreshNow when the refresh runs it as an extension (the sum
+ * of its step timings), else run here as the job would after the refresh.
+ */
+function funding(app: App, summary: RefreshSummary, force: boolean) {
+  const name = Object.keys(summary.extensions).find((key) => key.includes("funding"));
+  if (name !== undefined) {
+    const result = summary.extensions[name] as { timings?: Record<string, number> };
+    const ms = Object.values(result.timings ?? {}).reduce((a, b) => a + b, 0);
+    return { seconds: ms / 1000, separate: false, result };
+  }
+  const started = performance.now();
+  const result = app.funding.refresh({ force });
+  return { seconds: (performance.now() - started) / 1000, separate: true, result };
+}
+
+async function child(kind: "full" | "incremental", dbPath: string, now: number, trades: number) {
+  // The incremental refresh runs at the next tick of the default refresh cron, a minute on.
+  const at = kind === "full" ? now : now + MINUTE_MS;
+  const measured = await withWorldApp(
+    { db: dbPath, clock: worldClock(at, { frozen: true }) },
+    (app): Measured => {
+      let ingestSeconds: number | null = null;
+      let inserted: number | null = null;
+      if (kind === "incremental") {
+        const rows = nextTrades(app, now, trades);
+        const ingest = createIngest(app.deps.db, app.deps.clock, app.ingestHooks);
+        const walletKnown = app.deps.db.writer.prepare("SELECT 1 FROM wallets WHERE address = ?");
+        const started = performance.now();
+        inserted = 0;
+        const known = new Set<string>();
+        for (let i = 0; i < rows.length; i += BATCH) {
+          const batch = rows.slice(i, i + BATCH);
+          app.deps.db.writer.transaction(() => {
+            for (const row of batch) {
+              if (known.has(row.wallet)) continue;
+              known.add(row.wallet);
+              if (!walletKnown.get(row.wallet)) {
+                ingest.upsertWallet({
+                  address: row.wallet,
+                  platform_name: null,
+                  platform_pnl: null,
+                  platform_pnl_as_of: null,
+                  created_at: row.ts,
+                });
+              }
+            }
+            inserted! += ingest.insertTrades(batch).length;
+          })();
+        }
+        ingestSeconds = (performance.now() - started) / 1000;
+      }
+      const baseRssMb = rssMb();
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      const refresh = refreshNow(app, { full: kind === "full" });
+      const refreshSeconds = (performance.now() - started) / 1000;
+      const graph = funding(app, refresh, kind === "full");
+      const used = process.cpuUsage(cpu);
+      return {
+        kind,
+        refreshSeconds,
+        fundingSeconds: graph.seconds,
+        fundingSeparate: graph.separate,
+        totalSeconds: (performance.now() - started) / 1000,
+        ingestSeconds,
+        tradesInserted: inserted,
+        cpuSeconds: (used.user + used.system) / 1e6,
+        peakRssMb: rssMb(),
+        baseRssMb,
+        endRss: rssSplit(),
+        refresh,
+        funding: graph.result,
+      };
+    },
+  );
+  process.stdout.write(`${JSON.stringify(measured)}\n`);
+}
+
+function runChild(
+  kind: "full" | "incremental",
+  dbPath: string,
+  now: number,
+  trades: number,
+  profileDir: string | null,
+) {
+  const self = fileURLToPath(import.meta.url);
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const run = spawnSync(
+    process.execPath,
+    [...profile, ...process.execArgv, self, "--child", kind, dbPath, String(now), String(trades)],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 24 },
+  );
+  if (run.status !== 0) throw new Error(`the ${kind} child failed (status ${run.status})`);
+  return JSON.parse(run.stdout.trim().split("\n").pop()!) as Measured;
+}
+
+/**
+ * A plain file copy when the world's WAL is empty (nobody has it open); else a consistent copy
+ * through SQLite's online backup, safe while a bench server has the world open.
+ */
+async function copyWorld(from: string, to: string): Promise<void> {
+  const wal = `${from}-wal`;
+  if (!existsSync(wal) || statSync(wal).size === 0) {
+    copyFileSync(from, to);
+  } else {
+    const source = openConnection(from, { readonly: true });
+    try {
+      await source.backup(to, { progress: () => BACKUP_PAGES_PER_STEP });
+    } finally {
+      source.close();
+    }
+  }
+  if (existsSync(`${from}.key`)) copyFileSync(`${from}.key`, `${to}.key`);
+}
+
+interface Row {
+  world: string;
+  measurement: Measured;
+  world_trades: number;
+  goals: { seconds: number | null; peakRssMb: number };
+  met: { seconds: boolean | null; peakRss: boolean };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      worlds: { type: "string", default: "medium,large" },
+      incremental: { type: "string" },
+      trades: { type: "string", default: "10000" },
+      seed: { type: "string", default: "42" },
+      "rebuild-world": { type: "boolean", default: false },
+      keep: { type: "boolean", default: false },
+      "cpu-prof": { type: "boolean", default: false },
+    },
+  });
+  const scales = values.worlds.split(",");
+  const incremental = (values.incremental ?? values.worlds).split(",");
+  const trades = Number(values.trades);
+  if (!Number.isInteger(trades) || trades < 1) throw new Error("--trades must be a whole number");
+  const loadBefore = loadavg();
+  const scratch = mkdtempSync(join(tmpdir(), "smartmoney-bench-refresh-"));
+  const rows: Row[] = [];
+  const worlds = [];
+  try {
+    for (const scale of scales) {
+      if (!isScale(scale)) throw new Error(`--worlds: unknown scale "${scale}"`);
+      const started = performance.now();
+      const world = await worldFor({
+        scale,
+        seed: Number(values.seed),
+        rebuild: values["rebuild-world"],
+        say,
+      });
+      say(
+        world.fresh
+          ? `the ${scale} world took ${((performance.now() - started) / 1000).toFixed(0)} s to build`
+          : `reusing the ${scale} world ${world.dbPath} (built ${world.build.builtAt} in ${world.build.totalSeconds.toFixed(0)} s)`,
+      );
+      if (world.staleModels) say(`the read-model code changed since the ${scale} world was built`);
+      worlds.push({ scale, db: world.dbPath, build: world.build });
+      const copy = join(scratch, `${scale}.db`);
+      say(`copying the ${scale} world to ${copy}`);
+      await copyWorld(world.dbPath, copy);
+      const goalFor = (kind: "full" | "incremental") => ({
+        seconds:
+          scale === GOAL_SCALE
+            ? kind === "full"
+              ? GOALS.fullSeconds
+              : GOALS.incrementalSeconds
+            : null,
+        peakRssMb: GOALS.peakRssMb,
+      });
+      const record = (m: Measured) => {
+        const goals = goalFor(m.kind);
+        rows.push({
+          world: scale,
+          measurement: m,
+          world_trades: world.build.trades,
+          goals,
+          met: {
+            seconds: goals.seconds === null ? null : m.totalSeconds <= goals.seconds,
+            peakRss: m.peakRssMb <= goals.peakRssMb,
+          },
+        });
+        say(
+          `${scale} ${m.kind}: ${m.totalSeconds.toFixed(2)} s (refreshNow ${m.refreshSeconds.toFixed(2)} s, funding graph ${m.fundingSeconds.toFixed(2)} s${m.fundingSeparate ? " after it" : " within it"}), peak RSS ${m.peakRssMb.toFixed(0)} MB`,
+        );
+      };
+      const profileDir = (kind: string) => {
+        if (!values["cpu-prof"]) return null;
+        const dir = join(PROFILE_DIR, `${scale}-${kind}`);
+        rmSync(dir, { recursive: true, force: true });
+        return dir;
+      };
+      say(`${scale}: full rebuild`);
+      record(runChild("full", copy, world.now, trades, profileDir("full")));
+      if (incremental.includes(scale)) {
+        say(`${scale}: ${trades} new trades, then an incremental refresh`);
+        record(runChild("incremental", copy, world.now, trades, profileDir("incremental")));
+      }
+      if (!values.keep)
+        for (const suffix of ["", "-wal", "-shm", ".key"]) rmSync(copy + suffix, { force: true });
+    }
+  } finally {
+    if (!values.keep) rmSync(scratch, { recursive: true, force: true });
+  }
+  const loadAfter = loadavg();
+  process.stdout.write(`${table(rows)}\n`);
+  if (values["cpu-prof"]) printProfiles();
+  process.stdout.write(
+    `load average before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadAfter.map((l) => l.toFixed(2)).join(" ")}\n`,
+  );
+  const report = {
+    bench: "refresh",
+    at: new Date().toISOString(),
+    node: process.version,
+    loadavg: { before: loadBefore, after: loadAfter },
+    trades,
+    goals: { ...GOALS, scale: GOAL_SCALE },
+    worlds,
+    results: rows,
+  };
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(join(RESULTS_DIR, "refresh.json"), `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
+/** Where each child's time went (node --cpu-prof), our functions with their callees. */
+function printProfiles(): void {
+  const share = (value: number) => `${(value * 100).toFixed(1).padStart(5)}%`;
+  for (const run of readdirSync(PROFILE_DIR)) {
+    for (const file of readdirSync(join(PROFILE_DIR, run))) {
+      const path = join(PROFILE_DIR, run, file);
+      const summary = summariseProfile(path, 25);
+      const lines = [
+        `profile of ${run}: ${relative(ROOT, path)} (${Math.round(summary.busyMs)} ms busy)`,
+        "  self time by function:",
+        ...summary.byFunction.map((l) => `    ${share(l.share)}  ${l.name}`),
+        "  our functions, callees included:",
+        ...summary.ourInclusive.map((l) => `    ${share(l.share)}  ${l.name}`),
+      ];
+      process.stdout.write(`${lines.join("\n")}\n`);
+    }
+  }
+}
+
+function table(rows: Row[]): string {
+  const fixed = (value: number | null, digits = 2) =>
+    value === null ? "-" : value.toFixed(digits);
+  const verdict = (goal: number | null, met: boolean | null, unit: string) =>
+    goal === null ? "" : `<= ${goal} ${unit} ${met ? "met" : "MISSED"}`;
+  const cells = [
+    [
+      "world",
+      "refresh",
+      "world trades",
+      "ingest s",
+      "refreshNow s",
+      "funding s",
+      "total s",
+      "cpu s",
+      "wallets",
+      "markets",
+      "fills read",
+      "base RSS MB",
+      "peak RSS MB",
+      "end RSS anon+file MB",
+      "time goal",
+      "memory goal",
+    ],
+    ...rows.map((r) => {
+      const m = r.measurement;
+      return [
+        r.world,
+        m.kind === "incremental" ? `incremental (+${m.tradesInserted} trades)` : "full",
+        r.world_trades.toLocaleString("en-US"),
+        fixed(m.ingestSeconds),
+        fixed(m.refreshSeconds),
+        `${m.fundingSeparate ? "+" : "of which "}${fixed(m.fundingSeconds)}`,
+        fixed(m.totalSeconds),
+        fixed(m.cpuSeconds),
+        String(m.refresh.wallets),
+        String(m.refresh.markets),
+        m.refresh.fills_read.toLocaleString("en-US"),
+        fixed(m.baseRssMb, 0),
+        fixed(m.peakRssMb, 0),
+        `${fixed(m.endRss.anonMb, 0)}+${fixed(m.endRss.fileMb, 0)}`,
+        verdict(r.goals.seconds, r.met.seconds, "s"),
+        verdict(r.goals.peakRssMb, r.met.peakRss, "MB"),
+      ];
+    }),
+  ];
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
+  return cells
+    .map((row) =>
+      row
+        .map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+        .join("  "),
+    )
+    .join("\n");
+}
+
+if (process.argv[2] === "--child") {
+  const [, , , kind, dbPath, now, trades] = process.argv;
+  await child(kind as "full" | "incremental", dbPath!, Number(now), Number(trades));
+} else {
+  await main();
+}
