@@ -131,9 +131,31 @@ interface ColdFigures {
 
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
+const SETTLE_POLL_MS = 250;
+const SETTLE_LIMIT_MS = 300_000;
+
+/**
+ * Waits until the server has used no CPU for one poll: a slow endpoint leaves up to one request
+ * per connection queued when its load stops, and the next target must not be measured while the
+ * server is still working those off.
+ */
+async function settle(servers: Pinned[]): Promise<void> {
+  const used = () => servers.reduce((sum, server) => sum + cpuSeconds(server.child.pid!), 0);
+  const started = performance.now();
+  let before = used();
+  while (performance.now() - started < SETTLE_LIMIT_MS) {
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
+    const now = used();
+    if (now - before < 0.02) return;
+    before = now;
+  }
+  say(`the server stayed busy for ${SETTLE_LIMIT_MS / 1000} s after a run; measuring anyway`);
+}
+
 /** One autocannon run from the load core; the server's CPU time is read from /proc around it. */
-async function measure(target: Target, seconds: number): Promise<Run> {
+async function measure(target: Target, seconds: number, servers: Pinned[]): Promise<Run> {
   const pid = target.server.child.pid!;
+  await settle(servers);
   const cpuBefore = cpuSeconds(pid);
   const load = spawnPinned(
     LOAD_CPU,
@@ -362,6 +384,7 @@ async function main(): Promise<number> {
       });
     }
     const targets = [ceilingTarget, ...appTargets];
+    const servers = [ceiling, ...apps];
     for (const target of targets) await check(target);
 
     const cold = new Map<Served, ColdFigures | null>();
@@ -386,13 +409,13 @@ async function main(): Promise<number> {
       `servers on cpu ${SERVER_CPU}, load on cpu ${LOAD_CPU}: ${settings.connections} connections, ${settings.runs} runs of ${settings.seconds} s per target after ${settings.warmup} s of warm-up; load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`,
     );
     if (settings.warmup > 0) {
-      for (const target of targets) await measure(target, settings.warmup);
+      for (const target of targets) await measure(target, settings.warmup, servers);
     }
     const runs = new Map<Target, Run[]>(targets.map((t) => [t, []]));
     for (let round = 0; round < settings.runs; round += 1) {
       // Alternate the order so neither side always runs first in a round.
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-        const run = await measure(target, settings.seconds);
+        const run = await measure(target, settings.seconds, servers);
         runs.get(target)!.push(run);
         say(
           `round ${round + 1}/${settings.runs} ${target.name}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${run.cpuPerRequest.toFixed(1)} µs cpu/req, load cpu ${Math.round(run.loadCpu * 100)}%${run.bad ? `, ${run.bad} BAD` : ""}`,

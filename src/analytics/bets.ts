@@ -192,6 +192,12 @@ export function betsFromFills(
   return [...tallies.values()].map((t) => settleBet(t, marketOf(t.marketId)));
 }
 
+/** What a wallet's counts, score and categories read of each bet (all a stored bet keeps). */
+export type BetRecord = Pick<
+  Bet,
+  "marketId" | "category" | "entryPrice" | "won" | "volume" | "fills" | "twoSided"
+>;
+
 export interface WalletBetStats {
   totalBets: number;
   resolvedBets: number;
@@ -205,7 +211,7 @@ export interface WalletBetStats {
 }
 
 /** The WalletStats counts for one wallet's bets (total_bets = markets traded). */
-export function walletBetStats(bets: readonly Bet[]): WalletBetStats {
+export function walletBetStats(bets: readonly BetRecord[]): WalletBetStats {
   let resolvedBets = 0;
   let wins = 0;
   let totalVolume = 0;

@@ -3,7 +3,7 @@
  * (METHODOLOGY.md, "Bets, wins, win rates"; SPEC.md WalletEdge, WalletCategoryStat).
  */
 
-import type { Bet } from "./bets";
+import type { Bet, BetRecord } from "./bets";
 import { winRate } from "./rates";
 
 /** A bet entered below this price backed the outcome the market thought less likely. */
@@ -69,12 +69,12 @@ export interface CategoryStatOptions {
 
 /** One wallet's record per category, most resolved bets first. */
 export function walletCategoryStats(
-  bets: readonly Bet[],
+  bets: readonly BetRecord[],
   options: CategoryStatOptions = {},
 ): WalletCategoryStat[] {
   let resolved = 0;
   let won = 0;
-  const groups = new Map<string, Bet[]>();
+  const groups = new Map<string, BetRecord[]>();
   for (const bet of bets) {
     if (bet.won !== null) resolved += 1;
     if (bet.won === true) won += 1;
@@ -108,7 +108,7 @@ export function walletCategoryStats(
   );
 }
 
-function sumPnl(group: readonly Bet[], pnlOfMarket: CategoryStatOptions["pnlOfMarket"]) {
+function sumPnl(group: readonly BetRecord[], pnlOfMarket: CategoryStatOptions["pnlOfMarket"]) {
   if (pnlOfMarket === undefined) return null;
   let total = 0;
   for (const bet of group) {

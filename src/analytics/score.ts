@@ -3,7 +3,7 @@
  * the points of each kept as the breakdown (METHODOLOGY.md, "Smart-money score").
  */
 
-import type { Bet } from "./bets";
+import type { BetRecord } from "./bets";
 import { consistencyShare, counterConsensusWins, walletCategoryStats } from "./categories";
 import { clamp01, roundTo } from "./fill";
 import { bayesianWinRate, scoreConfidence } from "./rates";
@@ -95,18 +95,23 @@ export function fallbackScore(wins: number, resolvedBets: number): SmartMoneySco
   };
 }
 
-/** A bet with, where known, the price of its side 24 h after entry (for the timing signal). */
-export type ScoredBet = Bet & { priceAfter24h?: number | null };
+/** A bet with, where known, its favourable move 24 h after entry (for the timing signal). */
+export type ScoredBet = BetRecord & { move24h?: number | null };
 
-/** Gathers the score's measures from one wallet's bets plus its routed PnL. */
+/**
+ * Gathers the score's measures from one wallet's bets plus its routed PnL. `known.log10PValue`
+ * is the wins-versus-prices result for these same resolved bets when the caller already has it:
+ * the exact test is quadratic in resolved bets, and a wallet's resolved bets rarely change.
+ */
 export function smartMoneyFacts(
   bets: readonly ScoredBet[],
   routed: { totalPnl: number | null },
+  known?: { log10PValue: number | null },
 ): SmartMoneyFacts {
   const resolved = bets.filter((b) => b.won !== null);
   const wins = resolved.filter((b) => b.won === true).length;
   const priced = resolved.filter((b) => b.entryPrice !== null);
-  const test = priced.length > 0 ? walletWinsTest(priced) : null;
+  const test = known !== undefined ? known : priced.length > 0 ? walletWinsTest(priced) : null;
   const edgeSum = priced.reduce((sum, b) => sum + (b.won ? 1 : 0) - b.entryPrice!, 0);
   return {
     resolvedBets: resolved.length,

@@ -64,21 +64,26 @@ export function timingBuckets(trades: readonly ResolvedTrade[]): TimingBucket[] 
 }
 
 /**
- * Mean of (price of the bet's side 24 h after entry − entry price) over the bets where the caller
- * knows that later price. The caller supplies it: the side's last trade at or before
- * entry + 24 h, or the payout (1 or 0) when the market resolved sooner.
+ * Mean of the favourable move (price of the bet's side 24 h after entry − entry price) over the
+ * bets where the caller knows that later price: the side's last trade at or before entry + 24 h,
+ * or the payout (1 or 0) when the market resolved sooner. The caller stores the move per bet
+ * (wallet_bets.move_24h), so a wallet can be scored again without its fills.
  */
-export function meanFavourableMove(
-  bets: Iterable<{ entryPrice: number | null; priceAfter24h?: number | null }>,
-): number | null {
+export function meanFavourableMove(bets: Iterable<{ move24h?: number | null }>): number | null {
   let sum = 0;
   let n = 0;
   for (const bet of bets) {
-    if (bet.entryPrice === null || bet.priceAfter24h === undefined || bet.priceAfter24h === null) {
-      continue;
-    }
-    sum += bet.priceAfter24h - bet.entryPrice;
+    if (bet.move24h === undefined || bet.move24h === null) continue;
+    sum += bet.move24h;
     n += 1;
   }
   return n > 0 ? sum / n : null;
+}
+
+/** The favourable move of one bet, or null while its later price or its entry is unknown. */
+export function favourableMove(
+  entryPrice: number | null,
+  priceAfter24h: number | null,
+): number | null {
+  return entryPrice === null || priceAfter24h === null ? null : priceAfter24h - entryPrice;
 }

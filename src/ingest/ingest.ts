@@ -144,15 +144,12 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
   const markMarkets = w.prepare(
     "INSERT INTO dirty_markets (market_id) SELECT value FROM json_each(?) WHERE true ON CONFLICT DO NOTHING",
   );
-  const markMarket = w.prepare(
-    "INSERT INTO dirty_markets (market_id) VALUES (?) ON CONFLICT DO NOTHING",
+  // A market whose outcome or facts changed: every bet in it is recomputed, not just the new fills.
+  const markMarketChanged = w.prepare(
+    "INSERT INTO dirty_markets (market_id, changed) VALUES (?, 1) ON CONFLICT DO UPDATE SET changed = 1",
   );
   const markWallet = w.prepare(
     "INSERT INTO dirty_wallets (address) VALUES (?) ON CONFLICT DO NOTHING",
-  );
-  const markTraders = w.prepare(
-    `INSERT INTO dirty_wallets (address)
-     SELECT DISTINCT wallet FROM trades WHERE market_id = ? ON CONFLICT DO NOTHING`,
   );
   const marketByCondition = w.prepare("SELECT * FROM markets WHERE condition_id = ?") as Statement<
     [string],
@@ -214,9 +211,8 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
     const current = resolutionOf.get(id);
     if (current?.outcome === outcome && current.at === resolvedAt) return "present";
     setResolution.run(outcome, resolvedAt, id);
-    markMarket.run(id);
-    // Every trader's win rate and PnL on this market change with its outcome.
-    markTraders.run(id);
+    // Every bet in the market is judged again by the refresh (dirty_markets.changed).
+    markMarketChanged.run(id);
     return current?.outcome === null ? "new" : "updated";
   };
 
@@ -297,7 +293,7 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
       }
       if (!current) {
         const id = Number(insertMarket.run(m).lastInsertRowid);
-        markMarket.run(id);
+        markMarketChanged.run(id);
         return { ok: true, id, status: "new" };
       }
       const next = {
@@ -317,7 +313,7 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
         next.created_at !== current.created_at
       ) {
         updateMarket.run(next);
-        markMarket.run(current.id);
+        markMarketChanged.run(current.id);
         status = "updated";
       }
       if (m.resolved_outcome !== null && m.resolved_at !== null) {

@@ -108,6 +108,7 @@ export function leaderboardSql(): Record<string, string> {
       const { column, index } = CATEGORY_ORDER[sort];
       out[`category:${sort}${suffix}`] = `SELECT c.address, s.platform_name, c.volume, c.pnl,
              c.win_rate, s.z_score, c.bets, s.wallet_type, s.total_volume AS wallet_volume,
+             s.refreshed_at,
              c.${column} AS rank_value
         FROM wallet_category_stats c INDEXED BY ${index}
         CROSS JOIN wallet_stats s ON s.address = c.address
@@ -144,6 +145,8 @@ interface CategoryEntryRow {
   bets: number;
   wallet_type: string;
   wallet_volume: number;
+  /** When the wallet's positions were marked: the as-of of its category PnL. */
+  refreshed_at: number | null;
   rank_value: number;
 }
 
@@ -244,7 +247,7 @@ export function createLeaderboardQueries(db: Db) {
             total_volume: row.volume,
             total_pnl: trusted ? row.pnl : null,
             pnl_source: trusted ? "ledger" : "none",
-            pnl_as_of: trusted ? pnlAsOf("ledger", null, refreshedAt) : null,
+            pnl_as_of: trusted ? pnlAsOf("ledger", row.refreshed_at, refreshedAt) : null,
             win_rate: row.win_rate,
             z_score: row.z_score,
             total_bets: row.bets,

@@ -402,10 +402,20 @@ export function createMarketQueries(db: Db) {
   );
   const statsOf = r.prepare<[number], StatsRow>("SELECT * FROM market_stats WHERE market_id = ?");
   const holders = r.prepare<[number, Outcome, number], PositionRow>(
+    // The position's ledger PnL marked at the market's last trade prices as of the latest
+    // refresh, or settled at its outcome (betPnl in src/refresh/wallet-model.ts, in SQL).
     `SELECT b.wallet, b.side, b.entry_price, b.buy_usd, b.volume, b.yes_shares, b.no_shares,
-            b.trade_count, b.pnl, s.smart_money_score, s.confidence, s.wallet_type, s.win_rate,
+            b.trade_count,
+            b.pnl_base
+              + b.yes_shares * CASE WHEN m.resolved_outcome IS NULL
+                  THEN coalesce(ms.last_yes_trade, 0) ELSE m.resolved_outcome = 'YES' END
+              + b.no_shares * CASE WHEN m.resolved_outcome IS NULL
+                  THEN coalesce(ms.last_no_trade, 0) ELSE m.resolved_outcome = 'NO' END AS pnl,
+            s.smart_money_score, s.confidence, s.wallet_type, s.win_rate,
             s.total_pnl, s.pnl_source, s.platform_name
        FROM wallet_bets b LEFT JOIN wallet_stats s ON s.address = b.wallet
+       JOIN markets m ON m.id = b.market_id
+       LEFT JOIN market_stats ms ON ms.market_id = b.market_id
       WHERE b.market_id = ? AND b.side = ?
       ORDER BY b.buy_usd DESC, b.wallet LIMIT ?`,
   );

@@ -47,7 +47,9 @@ export function pnlAsOf(
   latestRefreshAt: number | null,
 ): string | null {
   if (source === "platform_api") return iso(storedAsOf);
-  if (source === "ledger") return iso(latestRefreshAt);
+  // A ledger figure is as of when the wallet's positions were marked (wallet_stats.pnl_as_of);
+  // rows written before that was stored fall back to the latest refresh.
+  if (source === "ledger") return iso(storedAsOf ?? latestRefreshAt);
   return null;
 }
 

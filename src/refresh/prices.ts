@@ -1,6 +1,29 @@
 import type { Outcome } from "../analytics/fill";
 import type { Db } from "../db/open";
 
+/**
+ * Point-in-time prices for one refresh: the last trade of an outcome (the mark of open positions)
+ * and the YES-equivalent price at a moment (for the timing signal). Both lookups give the same
+ * answers; they differ in cost:
+ * - `series` reads each market's fills once, on first use, and answers by binary search: a full
+ *   rebuild asks about nearly every market, and one index seek per bet was a quarter of its time;
+ * - `seek` asks the trades_by_market index each time (answers for marks are kept for the run): an
+ *   incremental refresh asks about few moments in many markets, and reading whole series would
+ *   cost more than the rest of the run.
+ */
+export interface PriceLookup {
+  /** The outcome's last trade price, or null when that outcome never traded. */
+  lastPrice(marketId: number, outcome: Outcome): number | null;
+  /** The YES price implied by the last trade at or before `ts`, or null before the first. */
+  yesPriceAt(marketId: number, ts: number): number | null;
+}
+
+export function createPriceLookup(db: Db, mode: "series" | "seek" = "series"): PriceLookup {
+  return mode === "series" ? seriesLookup(db) : seekLookup(db);
+}
+
+const yesEquivalent = (outcome: Outcome, price: number) => (outcome === "YES" ? price : 1 - price);
+
 /** One market's fills in (ts, id) order, reduced to what price lookups need. */
 interface PriceSeries {
   ts: Float64Array;
@@ -10,13 +33,8 @@ interface PriceSeries {
   lastNo: number | null;
 }
 
-/**
- * Point-in-time prices for one refresh: the last trade of an outcome (for marking open
- * positions) and the YES-equivalent price at a moment (for the timing signal). Each market's
- * series is read once, on first use, and answered by binary search: one index seek per bet
- * was a quarter of a full rebuild's time. About 16 bytes per fill of the markets touched.
- */
-export function createPriceLookup(db: Db) {
+/** About 16 bytes per fill of the markets asked about. */
+function seriesLookup(db: Db): PriceLookup {
   const fills = db.writer
     .prepare<[number], [Outcome, number, number]>(
       "SELECT outcome, price, ts FROM trades WHERE market_id = ? ORDER BY ts, id",
@@ -34,7 +52,7 @@ export function createPriceLookup(db: Db) {
       let lastNo: number | null = null;
       rows.forEach(([outcome, price, at], i) => {
         ts[i] = at;
-        yes[i] = outcome === "YES" ? price : 1 - price;
+        yes[i] = yesEquivalent(outcome, price);
         if (outcome === "YES") lastYes = price;
         else lastNo = price;
       });
@@ -45,13 +63,11 @@ export function createPriceLookup(db: Db) {
   }
 
   return {
-    /** The outcome's last trade price, or null when that outcome never traded. */
-    lastPrice(marketId: number, outcome: Outcome): number | null {
+    lastPrice(marketId, outcome) {
       const s = seriesOf(marketId);
       return outcome === "YES" ? s.lastYes : s.lastNo;
     },
-    /** The YES price implied by the last trade at or before `ts`, or null before the first. */
-    yesPriceAt(marketId: number, ts: number): number | null {
+    yesPriceAt(marketId, ts) {
       const s = seriesOf(marketId);
       let lo = 0;
       let hi = s.ts.length;
@@ -65,4 +81,34 @@ export function createPriceLookup(db: Db) {
   };
 }
 
-export type PriceLookup = ReturnType<typeof createPriceLookup>;
+function seekLookup(db: Db): PriceLookup {
+  // LIMIT 1 is written out: a bound LIMIT makes this SQLite re-prepare the statement per call.
+  const last = db.writer
+    .prepare<[number, Outcome], number>(
+      `SELECT price FROM trades INDEXED BY trades_by_market
+        WHERE market_id = ? AND outcome = ? ORDER BY ts DESC, id DESC LIMIT 1`,
+    )
+    .pluck();
+  const at = db.writer
+    .prepare<[number, number], [Outcome, number]>(
+      `SELECT outcome, price FROM trades INDEXED BY trades_by_market
+        WHERE market_id = ? AND ts <= ? ORDER BY ts DESC, id DESC LIMIT 1`,
+    )
+    .raw();
+  const marks = new Map<number, number | null>();
+  return {
+    lastPrice(marketId, outcome) {
+      const key = marketId * 2 + (outcome === "YES" ? 0 : 1);
+      let price = marks.get(key);
+      if (price === undefined) {
+        price = last.get(marketId, outcome) ?? null;
+        marks.set(key, price);
+      }
+      return price;
+    },
+    yesPriceAt(marketId, ts) {
+      const row = at.get(marketId, ts);
+      return row === undefined ? null : yesEquivalent(row[0], row[1]);
+    },
+  };
+}

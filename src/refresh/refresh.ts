@@ -1,15 +1,38 @@
-import { DAY_MS, type Fill } from "../analytics/fill";
+import { DAY_MS, type Fill, HOUR_MS } from "../analytics/fill";
 import type { Db } from "../db/open";
-import { marketModel, SENTIMENT_WINDOW_MS, type WalletStanding } from "./market-model";
+import {
+  appendToMarket,
+  type MarketStatsRow,
+  marketModel,
+  SENTIMENT_WINDOW_MS,
+  type WalletStanding,
+} from "./market-model";
 import { createPriceLookup } from "./prices";
-import { type MarketInfo, type WalletContext, walletModel } from "./wallet-model";
+import {
+  betFromFills,
+  type MarketInfo,
+  timingOf,
+  type WalletBetRow,
+  type WalletCategoryRow,
+  type WalletContext,
+  type WalletStatsRow,
+  walletFromBets,
+  walletModel,
+} from "./wallet-model";
 import { createModelWriter } from "./writer";
+
+/** A wallet's open positions are marked again at least this often (a stale mark). */
+export const MARK_MAX_AGE_MS = 60 * 60_000;
+/** At most this many wallets are marked again per run only because their mark was stale. */
+export const MARK_BATCH = 2_500;
 
 export interface RefreshOptions {
   /** Rebuild everything instead of only what changed since the last run. */
   full?: boolean;
   /** More read models to refresh in the same transaction (e.g. the funding graph). */
   extensions?: RefreshExtension[];
+  /** Stale marks renewed per run (MARK_BATCH). */
+  markBatch?: number;
 }
 
 /** A further read model refreshed inside the same transaction, after the wallet and market models. */
@@ -25,6 +48,8 @@ export interface RefreshSummary {
   markets: number;
   fills_read: number;
   duration_ms: number;
+  /** Where the time went, ms: each step of the pass, then the commit and each extension. */
+  phases: Record<string, number>;
   extensions: Record<string, unknown>;
 }
 
@@ -44,16 +69,24 @@ const toFill = (r: FillRow): Fill => ({
 const FILL_COLUMNS = "wallet, market_id, outcome, side, price, size, usd_value, ts";
 
 /**
- * Rebuilds the read models (sql/0004) from trades, in one write transaction so readers see
- * either the previous state or the new one, never a mix.
+ * Rebuilds the read models (sql/0004, sql/0007) from trades, in one write transaction so readers
+ * see either the previous state or the new one, never a mix.
  *
- * Incremental runs recompute exactly what a full rebuild would change:
- * - wallets that traded (dirty_wallets), every wallet with a bet in a market that traded or
- *   resolved (their marks, settlements and 24-hour-later prices move), and wallets whose entry
- *   has just become 24 hours old (their timing signal gains a price);
- * - markets that traded or resolved, markets of wallets whose standing (Bayesian win rate, whale,
- *   insider) changed, and markets whose 30-day sentiment window has just dropped fills.
- * Category base rates move by the difference between each recomputed wallet's old and new bets.
+ * An incremental run recomputes what a full rebuild would change, from stored per-bet facts:
+ * - the bets of (wallet, market) pairs with new fills (trades past the last run's id
+ *   watermark), every bet in a market whose outcome or facts changed, bets whose entry has just
+ *   become 24 hours old (their favourable move gains a price), and bets whose 24-hour-later price
+ *   a back-dated fill changed;
+ * - the wallets of those bets, wallets marked dirty (funding, labels, platform PnL), and up to
+ *   `markBatch` wallets whose mark is older than MARK_MAX_AGE_MS, each from its stored bets with
+ *   its open positions marked now;
+ * - markets with new fills (appended to when the fills come after all earlier ones, rebuilt from
+ *   their fills otherwise), markets whose outcome or facts changed, markets of wallets whose
+ *   standing (Bayesian win rate, whale, insider) changed, and markets whose 30-day sentiment
+ *   window has just dropped or gained fills.
+ * A wallet that is not recomputed keeps its marks: its ledger PnL (and what follows from it,
+ * the ROI signal, score and type) is exact as of its refreshed_at, which is its pnl_as_of.
+ * Category base rates move by the difference between each recomputed bet's old and new state.
  */
 export function refreshReadModels(
   db: Db,
@@ -62,20 +95,39 @@ export function refreshReadModels(
 ): RefreshSummary {
   const started = performance.now();
   const w = db.writer;
-  const lastRun = w
-    .prepare<[], { as_of: number }>(
-      "SELECT started_at AS as_of FROM refresh_runs ORDER BY id DESC LIMIT 1",
+  const last = w
+    .prepare<[], { as_of: number; max_trade_id: number | null }>(
+      "SELECT started_at AS as_of, max_trade_id FROM refresh_runs ORDER BY id DESC LIMIT 1",
     )
-    .get()?.as_of;
-  const full = options.full === true || lastRun === undefined || lastRun > now;
-  const run = w.transaction(() => (full ? fullRebuild(db, now) : incremental(db, now, lastRun!)));
+    .get();
+  const full =
+    options.full === true || last === undefined || last.max_trade_id === null || last.as_of > now;
+  let maxTradeId = 0;
+  let passEnded = 0;
+  const run = w.transaction(() => {
+    maxTradeId = (w.prepare("SELECT max(id) FROM trades").pluck().get() as number | null) ?? 0;
+    const pass = full
+      ? fullRebuild(db, now)
+      : incremental(db, now, {
+          lastRun: last!.as_of,
+          watermark: last!.max_trade_id!,
+          maxTradeId,
+          markBatch: options.markBatch ?? MARK_BATCH,
+        });
+    passEnded = performance.now();
+    return pass;
+  });
   const result = run.immediate();
+  const phases = { ...result.phases, commit: Math.round(performance.now() - passEnded) };
+  const watch = stopwatch();
   const extensions: Record<string, unknown> = {};
   for (const extension of options.extensions ?? []) {
     extensions[extension.name] = w
       .transaction(() => extension.run(db, now, { full, wallets: result.wallets }))
       .immediate();
+    watch.lap(extension.name);
   }
+  Object.assign(phases, watch.phases);
   const summary: RefreshSummary = {
     kind: full ? "full" : "incremental",
     as_of: new Date(now).toISOString(),
@@ -83,11 +135,13 @@ export function refreshReadModels(
     markets: result.markets,
     fills_read: result.fillsRead,
     duration_ms: Math.round(performance.now() - started),
+    phases,
     extensions,
   };
   w.prepare(
-    "INSERT INTO refresh_runs (kind, started_at, finished_at, summary) VALUES (?, ?, ?, ?)",
-  ).run(summary.kind, now, now, JSON.stringify(summary));
+    `INSERT INTO refresh_runs (kind, started_at, finished_at, summary, max_trade_id)
+     VALUES (?, ?, ?, ?, ?)`,
+  ).run(summary.kind, now, now, JSON.stringify(summary), maxTradeId);
   return summary;
 }
 
@@ -95,9 +149,24 @@ interface PassResult {
   wallets: Set<string>;
   markets: number;
   fillsRead: number;
+  phases: Record<string, number>;
 }
 
-function contextFor(db: Db, now: number): WalletContext {
+/** Times the steps of a pass: each call to `lap` closes the step that ran since the last one. */
+function stopwatch() {
+  const phases: Record<string, number> = {};
+  let last = performance.now();
+  return {
+    phases,
+    lap(name: string): void {
+      const now = performance.now();
+      phases[name] = Math.round(now - last);
+      last = now;
+    },
+  };
+}
+
+function contextFor(db: Db, now: number, prices: "series" | "seek"): WalletContext {
   const w = db.writer;
   const markets = new Map<number, MarketInfo>();
   for (const m of w
@@ -131,7 +200,7 @@ function contextFor(db: Db, now: number): WalletContext {
   return {
     now,
     market: (id) => markets.get(id),
-    prices: createPriceLookup(db),
+    prices: createPriceLookup(db, prices),
     platform: (address) => platformOf.get(address),
     maxInsiderScore: (address) => insiderMax.get(address)?.score ?? null,
     inOpenInvestigation: investigated,
@@ -207,7 +276,7 @@ const REBUILT_TABLES = [
  * is far cheaper than updating it row by row. All inside the caller's transaction, so readers
  * keep the previous tables, indexes included, until it commits.
  */
-function withoutSecondaryIndexes<T>(db: Db, work: () => T): T {
+function withoutSecondaryIndexes<T>(db: Db, watch: ReturnType<typeof stopwatch>, work: () => T): T {
   const w = db.writer;
   const indexes = w
     .prepare<[string], { name: string; sql: string }>(
@@ -217,19 +286,24 @@ function withoutSecondaryIndexes<T>(db: Db, work: () => T): T {
     )
     .all(JSON.stringify(REBUILT_TABLES));
   for (const index of indexes) w.exec(`DROP INDEX "${index.name}"`);
+  watch.lap("drop_indexes");
   const result = work();
   for (const index of indexes) w.exec(index.sql);
+  watch.lap("create_indexes");
   return result;
 }
 
 function fullRebuild(db: Db, now: number): PassResult {
-  return withoutSecondaryIndexes(db, () => rebuildAll(db, now));
+  const watch = stopwatch();
+  const result = withoutSecondaryIndexes(db, watch, () => rebuildAll(db, now, watch));
+  return { ...result, phases: watch.phases };
 }
 
-function rebuildAll(db: Db, now: number): PassResult {
+function rebuildAll(db: Db, now: number, watch: ReturnType<typeof stopwatch>) {
   const writer = createModelWriter(db);
   writer.clearAll();
-  const ctx = contextFor(db, now);
+  const ctx = contextFor(db, now, "series");
+  watch.lap("clear");
   const wallets = new Set<string>();
   // Trades are read through the reader: better-sqlite3 cannot write on a connection while one
   // of its statements is being iterated. We hold the write lock, so both see the same trades.
@@ -241,10 +315,12 @@ function rebuildAll(db: Db, now: number): PassResult {
     byWallet,
     (r) => r[0],
     (wallet, fills) => {
-      writer.wallet(walletModel(wallet, fills, ctx), true);
+      const model = walletModel(wallet, fills, ctx);
+      writer.wallet(model, model.bets);
       wallets.add(wallet);
     },
   );
+  watch.lap("wallets");
   const standing = standings(db);
   let markets = 0;
   const byMarket = db.reader
@@ -256,10 +332,11 @@ function rebuildAll(db: Db, now: number): PassResult {
     (r) => r[1],
     (marketId, fills) => {
       const model = marketModel(fills, now, (wallet) => standing.get(wallet));
-      writer.market(marketId, model.stats, model.hours, true);
+      writer.market(marketId, model.stats, model.hours, null);
       markets += 1;
     },
   );
+  watch.lap("markets");
   db.writer.exec(`INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
     SELECT category, count(*), sum(won), CAST(sum(won) AS REAL) / count(*)
       FROM wallet_bets WHERE resolved = 1 AND category IS NOT NULL GROUP BY category`);
@@ -267,96 +344,283 @@ function rebuildAll(db: Db, now: number): PassResult {
   return { wallets, markets, fillsRead };
 }
 
-function incremental(db: Db, now: number, lastRun: number): PassResult {
+interface IncrementalRun {
+  /** When the last run happened, and the largest trade id it had seen. */
+  lastRun: number;
+  watermark: number;
+  /** The largest trade id now: this run's watermark. */
+  maxTradeId: number;
+  markBatch: number;
+}
+
+/** Adds `value` to the set at `key`. */
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (set === undefined) map.set(key, new Set([value]));
+  else set.add(value);
+}
+
+function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
+  const watch = stopwatch();
   const w = db.writer;
   const writer = createModelWriter(db);
-  const ctx = contextFor(db, now);
-  const ids = (sql: string, ...params: unknown[]) =>
-    w
-      .prepare(sql)
-      .pluck()
-      .all(...params) as (string | number)[];
+  const ctx = contextFor(db, now, "seek");
+  let fillsRead = 0;
 
-  const dirtyMarkets = new Set(ids("SELECT market_id FROM dirty_markets") as number[]);
-  const wallets = new Set(ids("SELECT address FROM dirty_wallets") as string[]);
-  const betsInMarket = w.prepare("SELECT wallet FROM wallet_bets WHERE market_id = ?").pluck();
-  for (const market of dirtyMarkets)
-    for (const wallet of betsInMarket.all(market) as string[]) wallets.add(wallet);
-  // Entries that turned 24 hours old since the last run now have a 24-hour-later price.
-  for (const wallet of ids(
-    "SELECT DISTINCT wallet FROM trades WHERE ts > ? AND ts <= ?",
-    lastRun - DAY_MS,
-    now - DAY_MS,
-  ) as string[]) {
-    wallets.add(wallet);
+  // 1. Which bets to recompute: (wallet → markets).
+  const pairs = new Map<string, Set<number>>();
+  /** Per market with new fills: the earliest new fill and the new fills' wallets. */
+  const fresh = new Map<number, { since: number; wallets: Set<string> }>();
+  const newFills = w
+    .prepare<[number, number], [string, number, number]>(
+      "SELECT wallet, market_id, ts FROM trades WHERE id > ? AND id <= ?",
+    )
+    .raw()
+    .iterate(run.watermark, run.maxTradeId);
+  for (const [wallet, marketId, ts] of newFills) {
+    addTo(pairs, wallet, marketId);
+    const entry = fresh.get(marketId);
+    if (entry === undefined) fresh.set(marketId, { since: ts, wallets: new Set([wallet]) });
+    else {
+      if (ts < entry.since) entry.since = ts;
+      entry.wallets.add(wallet);
+    }
   }
+  const changedMarkets = new Set(
+    w.prepare("SELECT market_id FROM dirty_markets WHERE changed = 1").pluck().all() as number[],
+  );
+  const holdersOf = w
+    .prepare<[number], string>("SELECT wallet FROM wallet_bets WHERE market_id = ?")
+    .pluck();
+  /** Wallets whose timing buckets (trades in resolved markets) may have changed. */
+  const timingChanged = new Set<string>();
+  for (const marketId of changedMarkets) {
+    for (const wallet of holdersOf.all(marketId)) {
+      addTo(pairs, wallet, marketId);
+      timingChanged.add(wallet);
+    }
+  }
+  // Entries that turned 24 hours old since the last run now have a 24-hour-later price.
+  const aged = w
+    .prepare<[number, number], [string, number]>(
+      "SELECT DISTINCT wallet, market_id FROM trades WHERE ts > ? AND ts <= ?",
+    )
+    .raw()
+    .iterate(run.lastRun - DAY_MS, now - DAY_MS);
+  for (const [wallet, marketId] of aged) addTo(pairs, wallet, marketId);
+  // A back-dated fill can be the last trade before some earlier entry's 24-hour mark.
+  const enteredBetween = w
+    .prepare<[number, number, number], string>(
+      "SELECT wallet FROM wallet_bets WHERE market_id = ? AND entry_ts >= ? AND entry_ts <= ?",
+    )
+    .pluck();
+  for (const [marketId, { since }] of fresh) {
+    if (since > run.lastRun) continue;
+    for (const wallet of enteredBetween.all(marketId, since - DAY_MS, run.lastRun - DAY_MS)) {
+      addTo(pairs, wallet, marketId);
+    }
+  }
+  // Wallets recomputed from their stored bets alone: dirty ones (funding, labels, platform PnL)
+  // and the stalest marks.
+  const restat = new Set<string>(
+    w.prepare("SELECT address FROM dirty_wallets").pluck().all() as string[],
+  );
+  if (run.markBatch > 0) {
+    const stale = w
+      .prepare<[number, number], string>(
+        `SELECT address FROM wallet_stats INDEXED BY wallet_stats_by_refreshed
+          WHERE refreshed_at < ? ORDER BY refreshed_at, address LIMIT ?`,
+      )
+      .pluck()
+      .all(now - MARK_MAX_AGE_MS, run.markBatch);
+    for (const address of stale) restat.add(address);
+  }
+  const wallets = new Set<string>([...pairs.keys(), ...restat]);
+  watch.lap("select");
 
-  const oldStanding = w.prepare<[string], { bwr: number | null; volume: number; type: string }>(
-    "SELECT bayesian_win_rate AS bwr, total_volume AS volume, wallet_type AS type FROM wallet_stats WHERE address = ?",
+  // 2. Recompute those wallets.
+  // Arrays, made into objects here: better-sqlite3 builds row objects several times slower, and
+  // these reads (every bet of every wallet recomputed) are most of an incremental run's reading.
+  const betsOf = w
+    .prepare<[string], unknown[]>(
+      `SELECT ${BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet = ? ORDER BY market_id`,
+    )
+    .raw();
+  const oldStats = w.prepare<[string], WalletStatsRow>(
+    "SELECT * FROM wallet_stats WHERE address = ?",
   );
-  const marketsOf = w.prepare("SELECT market_id FROM wallet_bets WHERE wallet = ?").pluck();
-  const oldBets = w.prepare<[string], { category: string; won: number }>(
-    "SELECT category, won FROM wallet_bets WHERE wallet = ? AND resolved = 1 AND category IS NOT NULL",
+  const oldCategories = w.prepare<[string], WalletCategoryRow>(
+    "SELECT * FROM wallet_category_stats WHERE address = ?",
   );
-  const fillsOf = db.reader
+  const pairFills = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_wallet_market
+        WHERE wallet = ? AND market_id = ? ORDER BY ts, id`,
+    )
+    .raw();
+  const walletFills = db.reader
     .prepare(`SELECT ${FILL_COLUMNS} FROM trades WHERE wallet = ? ORDER BY ts, id`)
     .raw();
   const baseRateDelta = new Map<string, { bets: number; wins: number }>();
-  const bump = (category: string, bets: number, wins: number) => {
-    const d = baseRateDelta.get(category) ?? { bets: 0, wins: 0 };
-    d.bets += bets;
-    d.wins += wins;
-    baseRateDelta.set(category, d);
+  const bump = (bet: WalletBetRow, sign: 1 | -1) => {
+    if (bet.resolved !== 1 || bet.category === null) return;
+    const d = baseRateDelta.get(bet.category) ?? { bets: 0, wins: 0 };
+    d.bets += sign;
+    d.wins += sign * (bet.won ?? 0);
+    baseRateDelta.set(bet.category, d);
   };
+  const marketsToRebuild = new Set(changedMarkets);
+  /** Per market: wallets that had never traded it before this run's fills. */
+  const newWalletsIn = new Map<number, number>();
 
-  const marketsToRebuild = new Set(dirtyMarkets);
-  let fillsRead = 0;
   for (const wallet of wallets) {
-    const before = oldStanding.get(wallet);
-    const previousMarkets = marketsOf.all(wallet) as number[];
-    for (const bet of oldBets.all(wallet)) bump(bet.category, -1, -bet.won);
-    const fills = (fillsOf.all(wallet) as FillRow[]).map(toFill);
-    fillsRead += fills.length;
-    const model = walletModel(wallet, fills, ctx);
-    writer.wallet(model);
-    for (const bet of model.bets)
-      if (bet.resolved === 1 && bet.category !== null) bump(bet.category, 1, bet.won ?? 0);
-    const after = model.stats;
-    const changed =
-      !before ||
-      before.bwr !== after.bayesian_win_rate ||
-      before.volume > 50_000 !== after.total_volume > 50_000 ||
-      (before.type === "insider") !== (after.wallet_type === "insider");
-    if (
-      changed &&
-      (after.total_volume > 50_000 ||
-        after.wallet_type === "insider" ||
-        (before && (before.volume > 50_000 || before.type === "insider")))
-    ) {
-      for (const m of previousMarkets) marketsToRebuild.add(m);
-      for (const bet of model.bets) marketsToRebuild.add(bet.market_id);
+    const before = oldStats.get(wallet);
+    const bets = new Map<number, WalletBetRow>();
+    for (const values of betsOf.all(wallet)) {
+      const bet = betFromValues(values);
+      bets.set(bet.market_id, bet);
     }
+    const previous = {
+      stats: before,
+      bets: new Map(bets),
+      categories: new Map(oldCategories.all(wallet).map((c) => [c.category, c])),
+    };
+    const changed: WalletBetRow[] = [];
+    let resolvedChanged = before === undefined;
+    // A new wallet has no timing row yet; others change only with trades in resolved markets.
+    let timing = before === undefined || timingChanged.has(wallet);
+    for (const marketId of pairs.get(wallet) ?? []) {
+      const fills = (pairFills.all(wallet, marketId) as FillRow[]).map(toFill);
+      fillsRead += fills.length;
+      const old = bets.get(marketId);
+      if (fills.length === 0) continue;
+      const bet = betFromFills(wallet, marketId, fills, ctx);
+      if (old === undefined) newWalletsIn.set(marketId, (newWalletsIn.get(marketId) ?? 0) + 1);
+      if (old?.resolved === 1 || bet.resolved === 1) {
+        resolvedChanged = true;
+        timing = true;
+      }
+      if (old === undefined || !sameBet(old, bet)) {
+        if (old !== undefined) bump(old, -1);
+        bump(bet, 1);
+        changed.push(bet);
+        bets.set(marketId, bet);
+      }
+    }
+    let timingJson: string | null = null;
+    if (timing) {
+      const fills = (walletFills.all(wallet) as FillRow[]).map(toFill);
+      fillsRead += fills.length;
+      timingJson = timingOf(fills, ctx);
+    }
+    const rows = [...bets.values()].sort((a, b) => a.market_id - b.market_id);
+    if (rows.length === 0) continue;
+    const model = walletFromBets(wallet, rows, ctx, {
+      timing: timingJson,
+      winsTest: resolvedChanged ? undefined : { log10PValue: before!.log10_p_value },
+    });
+    writer.wallet(model, changed, previous);
+    const after = model.stats;
+    const standingChanged =
+      !before ||
+      before.bayesian_win_rate !== after.bayesian_win_rate ||
+      before.total_volume > 50_000 !== after.total_volume > 50_000 ||
+      (before.wallet_type === "insider") !== (after.wallet_type === "insider");
+    const counts =
+      after.total_volume > 50_000 ||
+      after.wallet_type === "insider" ||
+      (before !== undefined && (before.total_volume > 50_000 || before.wallet_type === "insider"));
+    if (standingChanged && counts) for (const bet of rows) marketsToRebuild.add(bet.market_id);
   }
-  // Fills leaving the 30-day sentiment window since the last run.
-  for (const market of ids(
-    "SELECT DISTINCT market_id FROM trades WHERE ts > ? AND ts <= ?",
-    lastRun - SENTIMENT_WINDOW_MS,
-    now - SENTIMENT_WINDOW_MS,
-  ) as number[]) {
-    marketsToRebuild.add(market);
-  }
+
+  watch.lap("wallets");
+
+  // 3. Markets.
+  // Fills leaving the 30-day sentiment window since the last run, and fills dated after the last
+  // run that were stored before it (they enter the window now).
+  const windowMoved = w
+    .prepare<[number, number, number, number, number], number>(
+      `SELECT DISTINCT market_id FROM trades WHERE ts > ? AND ts <= ?
+       UNION SELECT DISTINCT market_id FROM trades WHERE ts > ? AND ts <= ? AND id <= ?`,
+    )
+    .pluck()
+    .all(
+      run.lastRun - SENTIMENT_WINDOW_MS,
+      now - SENTIMENT_WINDOW_MS,
+      run.lastRun,
+      now,
+      run.watermark,
+    );
+  for (const marketId of windowMoved) marketsToRebuild.add(marketId);
 
   const standing = standings(db);
+  const standingOf = (wallet: string) => standing.get(wallet);
+  const statsOf = w.prepare<[number], MarketStatsRow & { last_trade_at: number | null }>(
+    "SELECT * FROM market_stats WHERE market_id = ?",
+  );
   const fillsOfMarket = db.reader
     .prepare(`SELECT ${FILL_COLUMNS} FROM trades WHERE market_id = ? ORDER BY ts, id`)
     .raw();
+  const fillsFrom = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market
+        WHERE market_id = ? AND ts >= ? ORDER BY ts, id`,
+    )
+    .raw();
+  const fillsBetween = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market
+        WHERE market_id = ? AND ts >= ? AND ts <= ? ORDER BY ts, id`,
+    )
+    .raw();
+  let markets = 0;
+  for (const [marketId, { since }] of fresh) {
+    if (marketsToRebuild.has(marketId)) continue;
+    const previous = statsOf.get(marketId);
+    if (previous === undefined || previous.last_trade_at === null) {
+      marketsToRebuild.add(marketId);
+      continue;
+    }
+    if (since <= previous.last_trade_at) {
+      marketsToRebuild.add(marketId);
+      continue;
+    }
+    const fromHour = Math.floor(since / HOUR_MS);
+    const fills = (fillsFrom.all(marketId, fromHour * HOUR_MS) as FillRow[]).map(toFill);
+    fillsRead += fills.length;
+    const model = appendToMarket(
+      { ...previous, last_trade_at: previous.last_trade_at },
+      {
+        fills,
+        newWallets: newWalletsIn.get(marketId) ?? 0,
+        now,
+        standing: standingOf,
+        windowWhaleFills: () => {
+          const window = (
+            fillsBetween.all(marketId, now - SENTIMENT_WINDOW_MS, now) as FillRow[]
+          ).map(toFill);
+          fillsRead += window.length;
+          return window.filter((fill) => {
+            const who = standingOf(fill.wallet);
+            return who?.whale === true || who?.insider === true;
+          });
+        },
+      },
+    );
+    writer.market(marketId, model.stats, model.hours, fromHour, previous);
+    markets += 1;
+  }
   for (const marketId of marketsToRebuild) {
     const fills = (fillsOfMarket.all(marketId) as FillRow[]).map(toFill);
     fillsRead += fills.length;
-    const model = marketModel(fills, now, (wallet) => standing.get(wallet));
-    writer.market(marketId, model.stats, model.hours);
+    if (fills.length === 0) continue;
+    const model = marketModel(fills, now, standingOf);
+    const previous = statsOf.get(marketId);
+    writer.market(marketId, model.stats, model.hours, Number.MIN_SAFE_INTEGER, previous);
+    markets += 1;
   }
 
+  watch.lap("markets");
   const upsertRate = w.prepare<[{ category: string; bets: number; wins: number }]>(
     `INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
      VALUES (@category, @bets, @wins, NULL)
@@ -366,5 +630,40 @@ function incremental(db: Db, now: number, lastRun: number): PassResult {
   w.exec(`DELETE FROM category_base_rates WHERE resolved_bets <= 0;
     UPDATE category_base_rates SET base_rate = CAST(wins AS REAL) / resolved_bets;`);
   w.exec("DELETE FROM dirty_wallets; DELETE FROM dirty_markets;");
-  return { wallets, markets: marketsToRebuild.size, fillsRead };
+  watch.lap("base_rates");
+  return { wallets, markets, fillsRead, phases: watch.phases };
+}
+
+const BET_FIELDS: (keyof WalletBetRow)[] = [
+  "market_id",
+  "category",
+  "side",
+  "entry_price",
+  "buy_usd",
+  "volume",
+  "yes_flow",
+  "no_flow",
+  "yes_shares",
+  "no_shares",
+  "trade_count",
+  "two_sided",
+  "first_ts",
+  "entry_ts",
+  "last_ts",
+  "resolved",
+  "won",
+  "pnl_base",
+  "move_24h",
+];
+
+function betFromValues(values: unknown[]): WalletBetRow {
+  const bet = {} as Record<string, unknown>;
+  BET_FIELDS.forEach((field, i) => {
+    bet[field] = values[i];
+  });
+  return bet as unknown as WalletBetRow;
+}
+
+function sameBet(a: WalletBetRow, b: WalletBetRow): boolean {
+  return BET_FIELDS.every((field) => a[field] === b[field]);
 }

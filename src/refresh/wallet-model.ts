@@ -1,7 +1,6 @@
 import {
   addFillToBet,
   type Bet,
-  type BetTally,
   type MarketFacts,
   newBetTally,
   settleBet,
@@ -9,17 +8,11 @@ import {
 } from "../analytics/bets";
 import { walletCategoryStats } from "../analytics/categories";
 import { DAY_MS, type Fill, type Outcome } from "../analytics/fill";
-import {
-  applyFillToPosition,
-  newPosition,
-  type PositionState,
-  valuationFor,
-  valuePosition,
-} from "../analytics/ledger";
+import { applyFillToPosition, newPosition } from "../analytics/ledger";
 import { routePnl } from "../analytics/pnl-source";
 import { bayesianWinRate } from "../analytics/rates";
 import { type ScoredBet, smartMoneyFacts, smartMoneyScore } from "../analytics/score";
-import { type ResolvedTrade, timingBuckets } from "../analytics/timing";
+import { favourableMove, type ResolvedTrade, timingBuckets } from "../analytics/timing";
 import { classifyWallet, isMarketMaker, isWhale, type WalletType } from "../analytics/wallet-type";
 import { winsZScore } from "../analytics/wins-test";
 import type { PriceLookup } from "./prices";
@@ -59,111 +52,184 @@ export interface WalletBetRow {
   last_ts: number;
   resolved: number;
   won: number | null;
-  pnl: number;
+  /** Realised PnL minus the cost of the shares still held: the bet's PnL before its mark. */
+  pnl_base: number;
   move_24h: number | null;
 }
 
+export interface WalletStatsRow {
+  address: string;
+  platform_name: string | null;
+  trade_count: number;
+  total_bets: number;
+  resolved_bets: number;
+  wins: number;
+  win_rate: number | null;
+  bayesian_win_rate: number | null;
+  total_volume: number;
+  ledger_pnl: number;
+  total_pnl: number | null;
+  pnl_source: string;
+  pnl_as_of: number | null;
+  markets_traded: number;
+  expected_wins: number;
+  p_value: number | null;
+  log10_p_value: number | null;
+  z_score: number | null;
+  counter_consensus_wins: number;
+  smart_money_score: number;
+  confidence: number;
+  breakdown: string;
+  wallet_type: WalletType;
+  first_trade_at: number;
+  last_trade_at: number;
+  refreshed_at: number;
+}
+
+export interface WalletCategoryRow {
+  category: string;
+  bets: number;
+  resolved_bets: number;
+  wins: number;
+  win_rate: number | null;
+  global_win_rate: number | null;
+  edge: number | null;
+  pnl: number;
+  volume: number;
+  counter_consensus_wins: number;
+}
+
 export interface WalletModel {
-  stats: {
-    address: string;
-    platform_name: string | null;
-    trade_count: number;
-    total_bets: number;
-    resolved_bets: number;
-    wins: number;
-    win_rate: number | null;
-    bayesian_win_rate: number | null;
-    total_volume: number;
-    ledger_pnl: number;
-    total_pnl: number | null;
-    pnl_source: string;
-    pnl_as_of: number | null;
-    markets_traded: number;
-    expected_wins: number;
-    p_value: number | null;
-    z_score: number | null;
-    counter_consensus_wins: number;
-    smart_money_score: number;
-    confidence: number;
-    breakdown: string;
-    wallet_type: WalletType;
-    first_trade_at: number;
-    last_trade_at: number;
-  };
+  stats: WalletStatsRow;
+  /** Every bet of the wallet, by market id. */
   bets: WalletBetRow[];
-  categories: {
-    category: string;
-    bets: number;
-    resolved_bets: number;
-    wins: number;
-    win_rate: number | null;
-    global_win_rate: number | null;
-    edge: number | null;
-    pnl: number;
-    volume: number;
-    counter_consensus_wins: number;
-  }[];
-  timing: string;
+  categories: WalletCategoryRow[];
+  /** JSON of the timing buckets, or null when the caller keeps the stored ones. */
+  timing: string | null;
 }
 
 /**
  * One wallet's read-model rows from its fills, which must come in time order (the PnL ledger
- * depends on it). Ledger PnL is stored with a null as-of: it is exact as of the latest refresh,
- * which the read layer supplies, so an incremental refresh need not touch unchanged wallets.
+ * depends on it). The full rebuild's path: each market's fills make a bet (betFromFills), the
+ * bets make the wallet (walletFromBets).
  */
 export function walletModel(
   address: string,
   fills: readonly Fill[],
   ctx: WalletContext,
 ): WalletModel {
-  const tallies = new Map<number, BetTally>();
-  const positions = new Map<number, PositionState>();
+  const byMarket = new Map<number, Fill[]>();
   for (const fill of fills) {
-    let tally = tallies.get(fill.marketId);
-    if (!tally) {
-      tally = newBetTally(address, fill.marketId);
-      tallies.set(fill.marketId, tally);
-    }
+    const group = byMarket.get(fill.marketId);
+    if (group === undefined) byMarket.set(fill.marketId, [fill]);
+    else group.push(fill);
+  }
+  const bets = [...byMarket]
+    .sort((a, b) => a[0] - b[0])
+    .map(([marketId, group]) => betFromFills(address, marketId, group, ctx));
+  return walletFromBets(address, bets, ctx, { timing: timingOf(fills, ctx) });
+}
+
+/**
+ * One bet from the wallet's fills in that market, in time order: its tally (side, entry, flows),
+ * its two ledger positions reduced to the part of their PnL that no later price can change, and
+ * its favourable 24-hour move.
+ */
+export function betFromFills(
+  address: string,
+  marketId: number,
+  fills: readonly Fill[],
+  ctx: WalletContext,
+): WalletBetRow {
+  const tally = newBetTally(address, marketId);
+  const yes = newPosition();
+  const no = newPosition();
+  for (const fill of fills) {
     addFillToBet(tally, fill);
-    const key = fill.marketId * 2 + (fill.outcome === "YES" ? 0 : 1);
-    let position = positions.get(key);
-    if (!position) {
-      position = newPosition();
-      positions.set(key, position);
-    }
-    applyFillToPosition(position, fill);
+    applyFillToPosition(fill.outcome === "YES" ? yes : no, fill);
   }
+  const bet = settleBet(tally, ctx.market(marketId));
+  return {
+    market_id: marketId,
+    category: bet.category,
+    side: bet.side,
+    entry_price: bet.entryPrice,
+    buy_usd: bet.buyUsd,
+    volume: bet.volume,
+    yes_flow: bet.yesFlowUsd,
+    no_flow: bet.noFlowUsd,
+    yes_shares: yes.shares,
+    no_shares: no.shares,
+    trade_count: bet.fills,
+    two_sided: bet.twoSided ? 1 : 0,
+    first_ts: bet.firstTs,
+    entry_ts: bet.entryTs ?? bet.firstTs,
+    last_ts: bet.lastTs,
+    resolved: bet.won === null ? 0 : 1,
+    won: bet.won === null ? null : bet.won ? 1 : 0,
+    // A position with no shares left has no cost left either (the ledger zeroes both).
+    pnl_base: yes.realised - yes.costBasis + (no.realised - no.costBasis),
+    move_24h: favourableMove(bet.entryPrice, priceAfter24h(bet, ctx)),
+  };
+}
 
-  const pnlByMarket = new Map<number, number>();
-  const sharesByMarket = new Map<number, [number, number]>();
-  for (const [key, position] of positions) {
-    const marketId = Math.floor(key / 2);
-    const outcome: Outcome = key % 2 === 0 ? "YES" : "NO";
-    const market = ctx.market(marketId);
-    const valuation = valuationFor(
-      outcome,
-      market?.resolvedOutcome ?? null,
-      ctx.prices.lastPrice(marketId, outcome),
-    );
-    pnlByMarket.set(
-      marketId,
-      (pnlByMarket.get(marketId) ?? 0) + valuePosition(position, valuation).total,
-    );
-    const shares = sharesByMarket.get(marketId) ?? [0, 0];
-    shares[outcome === "YES" ? 0 : 1] = position.shares;
-    sharesByMarket.set(marketId, shares);
-  }
+/**
+ * The bet's ledger PnL (METHODOLOGY §PnL: realised + settlement + mark): the shares still held
+ * valued at the payout once the market resolved, else at each outcome's last trade price. A
+ * wallet holding shares of an outcome bought them in this market, so that outcome has traded.
+ */
+export function betPnl(
+  bet: Pick<WalletBetRow, "pnl_base" | "yes_shares" | "no_shares">,
+  resolvedOutcome: Outcome | null,
+  lastYes: number | null,
+  lastNo: number | null,
+): number {
+  const yes = resolvedOutcome === null ? (lastYes ?? 0) : resolvedOutcome === "YES" ? 1 : 0;
+  const no = resolvedOutcome === null ? (lastNo ?? 0) : resolvedOutcome === "NO" ? 1 : 0;
+  return bet.pnl_base + bet.yes_shares * yes + bet.no_shares * no;
+}
 
+/** What walletFromBets can take from the caller instead of computing it again. */
+export interface KnownWalletFacts {
+  /** The timing buckets' JSON from the wallet's fills, or null to keep the stored ones. */
+  timing: string | null;
+  /** The wins-versus-prices test of these same resolved bets, when they have not changed. */
+  winsTest?: { log10PValue: number | null };
+}
+
+/**
+ * A wallet's stats, score, type and category rows from its bets (by market id), its open
+ * positions marked at the current last trade prices: ctx.now is the as-of of its ledger PnL.
+ */
+export function walletFromBets(
+  address: string,
+  rows: readonly WalletBetRow[],
+  ctx: WalletContext,
+  known: KnownWalletFacts,
+): WalletModel {
   const bets: ScoredBet[] = [];
-  for (const tally of tallies.values()) {
-    const bet: ScoredBet = settleBet(tally, ctx.market(tally.marketId));
-    bet.priceAfter24h = priceAfter24h(bet, ctx);
-    bets.push(bet);
+  const pnlByMarket = new Map<number, number>();
+  let ledgerPnl = 0;
+  let firstTrade = Number.POSITIVE_INFINITY;
+  let lastTrade = Number.NEGATIVE_INFINITY;
+  for (const row of rows) {
+    const market = ctx.market(row.market_id);
+    const resolvedOutcome = market?.resolvedOutcome ?? null;
+    const open = resolvedOutcome === null;
+    const pnl = betPnl(
+      row,
+      resolvedOutcome,
+      open && row.yes_shares > 0 ? ctx.prices.lastPrice(row.market_id, "YES") : null,
+      open && row.no_shares > 0 ? ctx.prices.lastPrice(row.market_id, "NO") : null,
+    );
+    pnlByMarket.set(row.market_id, pnl);
+    ledgerPnl += pnl;
+    if (row.first_ts < firstTrade) firstTrade = row.first_ts;
+    if (row.last_ts > lastTrade) lastTrade = row.last_ts;
+    bets.push(scoredBet(row));
   }
-  bets.sort((a, b) => a.marketId - b.marketId);
 
   const totals = walletBetStats(bets);
-  const ledgerPnl = [...pnlByMarket.values()].reduce((a, b) => a + b, 0);
   const marketMaker = isMarketMaker(totals);
   const platform = ctx.platform(address);
   const routed = routePnl({
@@ -174,7 +240,7 @@ export function walletModel(
     ledgerPnl,
     refreshedAt: ctx.now,
   });
-  const facts = smartMoneyFacts(bets, { totalPnl: routed.totalPnl });
+  const facts = smartMoneyFacts(bets, { totalPnl: routed.totalPnl }, known.winsTest);
   const score = smartMoneyScore(facts);
   const priced = bets.filter((b) => b.won !== null && b.entryPrice !== null);
   const prices = priced.map((b) => b.entryPrice!);
@@ -195,11 +261,12 @@ export function walletModel(
       ledger_pnl: ledgerPnl,
       total_pnl: routed.totalPnl,
       pnl_source: routed.pnlSource,
-      // Ledger figures are as of the latest refresh: the read layer fills that in.
-      pnl_as_of: routed.pnlSource === "ledger" ? null : routed.pnlAsOf,
+      // Ledger PnL is as of this computation, when the open positions were marked.
+      pnl_as_of: routed.pnlAsOf,
       markets_traded: totals.marketsTraded,
       expected_wins: prices.reduce((a, b) => a + b, 0),
       p_value: facts.log10PValue === null ? null : 10 ** facts.log10PValue,
+      log10_p_value: facts.log10PValue,
       z_score: winsZScore(prices, pricedWins),
       counter_consensus_wins: facts.counterConsensusWins,
       smart_money_score: score.score,
@@ -215,10 +282,11 @@ export function walletModel(
         smartMoneyScore: score.score,
         confidence: score.confidence,
       }),
-      first_trade_at: fills[0]?.ts ?? 0,
-      last_trade_at: fills.at(-1)?.ts ?? 0,
+      first_trade_at: rows.length > 0 ? firstTrade : 0,
+      last_trade_at: rows.length > 0 ? lastTrade : 0,
+      refreshed_at: ctx.now,
     },
-    bets: bets.map((bet) => betRow(bet, pnlByMarket, sharesByMarket)),
+    bets: [...rows],
     categories: categories.map((c) => ({
       category: c.category,
       bets: c.bets,
@@ -231,14 +299,33 @@ export function walletModel(
       volume: c.volume,
       counter_consensus_wins: c.counterConsensusWins,
     })),
-    timing: JSON.stringify(
-      timingBuckets(resolvedTrades(fills, ctx)).map((b) => ({
-        label: b.label,
-        count: b.count,
-        win_rate: b.winRate,
-      })),
-    ),
+    timing: known.timing,
   };
+}
+
+/** The analytics view of a stored bet: what the counts, the score and the categories read. */
+function scoredBet(row: WalletBetRow): ScoredBet {
+  return {
+    marketId: row.market_id,
+    category: row.category,
+    entryPrice: row.entry_price,
+    won: row.won === null ? null : row.won === 1,
+    volume: row.volume,
+    fills: row.trade_count,
+    twoSided: row.two_sided === 1,
+    move24h: row.move_24h,
+  };
+}
+
+/** The JSON of the wallet's timing buckets (its last 500 trades in resolved markets). */
+export function timingOf(fills: readonly Fill[], ctx: WalletContext): string {
+  return JSON.stringify(
+    timingBuckets(resolvedTrades(fills, ctx)).map((b) => ({
+      label: b.label,
+      count: b.count,
+      win_rate: b.winRate,
+    })),
+  );
 }
 
 /**
@@ -269,36 +356,4 @@ function resolvedTrades(fills: readonly Fill[], ctx: WalletContext): ResolvedTra
     });
   }
   return out;
-}
-
-function betRow(
-  bet: ScoredBet,
-  pnlByMarket: Map<number, number>,
-  sharesByMarket: Map<number, [number, number]>,
-): WalletBetRow {
-  const shares = sharesByMarket.get(bet.marketId) ?? [0, 0];
-  return {
-    market_id: bet.marketId,
-    category: bet.category,
-    side: bet.side,
-    entry_price: bet.entryPrice,
-    buy_usd: bet.buyUsd,
-    volume: bet.volume,
-    yes_flow: bet.yesFlowUsd,
-    no_flow: bet.noFlowUsd,
-    yes_shares: shares[0],
-    no_shares: shares[1],
-    trade_count: bet.fills,
-    two_sided: bet.twoSided ? 1 : 0,
-    first_ts: bet.firstTs,
-    entry_ts: bet.entryTs ?? bet.firstTs,
-    last_ts: bet.lastTs,
-    resolved: bet.won === null ? 0 : 1,
-    won: bet.won === null ? null : bet.won ? 1 : 0,
-    pnl: pnlByMarket.get(bet.marketId) ?? 0,
-    move_24h:
-      bet.priceAfter24h === null || bet.priceAfter24h === undefined || bet.entryPrice === null
-        ? null
-        : bet.priceAfter24h - bet.entryPrice,
-  };
 }

@@ -1,6 +1,6 @@
-import type { Db } from "../db/open";
+import type { Db, Statement } from "../db/open";
 import type { MarketHourRow, MarketStatsRow } from "./market-model";
-import type { WalletModel } from "./wallet-model";
+import type { WalletBetRow, WalletCategoryRow, WalletModel, WalletStatsRow } from "./wallet-model";
 
 /** The statements that replace one wallet's or one market's read-model rows. */
 export function createModelWriter(db: Db) {
@@ -30,6 +30,8 @@ export function createModelWriter(db: Db) {
     "wallet_type",
     "first_trade_at",
     "last_trade_at",
+    "refreshed_at",
+    "log10_p_value",
   ];
   const betColumns = [
     "market_id",
@@ -49,7 +51,7 @@ export function createModelWriter(db: Db) {
     "last_ts",
     "resolved",
     "won",
-    "pnl",
+    "pnl_base",
     "move_24h",
   ];
   const categoryColumns = [
@@ -81,6 +83,8 @@ export function createModelWriter(db: Db) {
     "implied_edge",
     "implied_samples",
     "implied_wallets",
+    "last_yes_trade",
+    "last_no_trade",
   ];
   const hourColumns = [
     "hour",
@@ -91,41 +95,65 @@ export function createModelWriter(db: Db) {
     "open_yes",
     "close_yes",
   ];
-  const insert = (table: string, columns: string[], verb = "INSERT") =>
-    w.prepare(
-      `${verb} INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((c) => `@${c}`).join(", ")})`,
-    );
-
-  const putStats = insert("wallet_stats", statsColumns, "INSERT OR REPLACE");
-  const putBet = insert("wallet_bets", ["wallet", ...betColumns]);
-  const putCategory = insert("wallet_category_stats", ["address", ...categoryColumns]);
+  const putStats = rowWriter(db, "wallet_stats", ["address"], statsColumns.slice(1));
+  const putBet = rowWriter(db, "wallet_bets", ["wallet", "market_id"], betColumns.slice(1));
+  const putCategory = rowWriter(
+    db,
+    "wallet_category_stats",
+    ["address", "category"],
+    categoryColumns.slice(1),
+  );
+  const dropCategory = w.prepare(
+    "DELETE FROM wallet_category_stats WHERE address = ? AND category = ?",
+  );
   const putTiming = w.prepare(
     "INSERT OR REPLACE INTO wallet_timing (address, buckets) VALUES (?, ?)",
   );
-  const dropBets = w.prepare("DELETE FROM wallet_bets WHERE wallet = ?");
-  const dropCategories = w.prepare("DELETE FROM wallet_category_stats WHERE address = ?");
-  const putMarket = insert("market_stats", ["market_id", ...marketColumns], "INSERT OR REPLACE");
-  const putHour = insert("market_hours", ["market_id", ...hourColumns]);
-  const dropHours = w.prepare("DELETE FROM market_hours WHERE market_id = ?");
+  const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns);
+  const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], hourColumns.slice(1));
+  const dropHoursFrom = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour >= ?");
 
   return {
-    /** Replaces every row of the wallet. `fresh` skips the deletes during a full rebuild. */
-    wallet(model: WalletModel, fresh = false): void {
+    /**
+     * Writes the wallet's rows: its stats, the bets given (all of them in a full rebuild, the
+     * recomputed ones otherwise), its categories, and its timing buckets when the model has
+     * them. `previous` holds the rows stored before (none in a full rebuild), so only what
+     * changed is written.
+     */
+    wallet(model: WalletModel, bets: readonly WalletBetRow[], previous?: PreviousWalletRows): void {
       const address = model.stats.address;
-      if (!fresh) {
-        dropBets.run(address);
-        dropCategories.run(address);
+      putStats(model.stats, previous?.stats);
+      for (const bet of bets) {
+        putBet({ wallet: address, ...bet }, previous?.bets.get(bet.market_id));
       }
-      putStats.run(model.stats);
-      for (const bet of model.bets) putBet.run({ wallet: address, ...bet });
-      for (const category of model.categories) putCategory.run({ address, ...category });
-      putTiming.run(address, model.timing);
+      const kept = new Set<string>();
+      for (const category of model.categories) {
+        kept.add(category.category);
+        putCategory({ address, ...category }, previous?.categories.get(category.category));
+      }
+      for (const category of previous?.categories.keys() ?? []) {
+        if (!kept.has(category)) dropCategory.run(address, category);
+      }
+      if (model.timing !== null) putTiming.run(address, model.timing);
     },
 
-    market(marketId: number, stats: MarketStatsRow, hours: MarketHourRow[], fresh = false): void {
-      if (!fresh) dropHours.run(marketId);
-      putMarket.run({ market_id: marketId, ...stats });
-      for (const hour of hours) putHour.run({ market_id: marketId, ...hour });
+    /**
+     * Writes the market's stats (`previous`: the stored row) and its hours from `fromHour` on
+     * (all of them without it: a full rebuild, whose tables start empty).
+     */
+    market(
+      marketId: number,
+      stats: MarketStatsRow,
+      hours: readonly MarketHourRow[],
+      fromHour: number | null,
+      previous?: MarketStatsRow,
+    ): void {
+      if (fromHour !== null) dropHoursFrom.run(marketId, fromHour);
+      putMarket(
+        { market_id: marketId, ...stats },
+        previous && { market_id: marketId, ...previous },
+      );
+      for (const hour of hours) putHour({ market_id: marketId, ...hour }, undefined);
     },
 
     clearAll(): void {
@@ -133,5 +161,51 @@ export function createModelWriter(db: Db) {
         DELETE FROM wallet_timing; DELETE FROM market_stats; DELETE FROM market_hours;
         DELETE FROM category_base_rates;`);
     },
+  };
+}
+
+/** A wallet's rows as stored before this refresh recomputed it. */
+export interface PreviousWalletRows {
+  stats: WalletStatsRow | undefined;
+  bets: ReadonlyMap<number, WalletBetRow>;
+  categories: ReadonlyMap<string, WalletCategoryRow>;
+}
+
+/** A row by column name (the read models' row interfaces, or SELECT * results). */
+type Row = object;
+const field = (row: Row, column: string) => (row as Record<string, unknown>)[column];
+
+/**
+ * Writes one table's rows: an INSERT for a row that was not there, otherwise an UPDATE of only
+ * the columns whose values changed, or nothing. SQLite rewrites an index only when an UPDATE sets
+ * one of its columns, and wallet_stats alone has eleven: rewriting whole rows made an
+ * incremental refresh dirty (and commit) most index pages. Parameters are positional, which
+ * better-sqlite3 binds faster than named ones.
+ */
+function rowWriter(db: Db, table: string, keys: string[], columns: string[]) {
+  const w = db.writer;
+  const all = [...keys, ...columns];
+  const insert = w.prepare(
+    `INSERT INTO ${table} (${all.join(", ")}) VALUES (${all.map(() => "?").join(", ")})`,
+  );
+  const where = keys.map((k) => `${k} = ?`).join(" AND ");
+  /** UPDATE statements by the set of columns they change. */
+  const updates = new Map<string, Statement>();
+  return (row: Row, old: Row | undefined): void => {
+    if (old === undefined) {
+      insert.run(all.map((c) => field(row, c)));
+      return;
+    }
+    const changed = columns.filter((c) => field(row, c) !== field(old, c));
+    if (changed.length === 0) return;
+    const signature = changed.join(",");
+    let update = updates.get(signature);
+    if (update === undefined) {
+      update = w.prepare(
+        `UPDATE ${table} SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE ${where}`,
+      );
+      updates.set(signature, update);
+    }
+    update.run([...changed.map((c) => field(row, c)), ...keys.map((k) => field(row, k))]);
   };
 }

@@ -1,14 +1,16 @@
+import type { Bet } from "../../src/analytics/bets";
 import type { Outcome } from "../../src/analytics/fill";
-import type { ScoredBet } from "../../src/analytics/score";
+
+type TestBet = Bet & { move24h?: number | null };
 
 /** A settled bet with only the fields a test cares about spelled out. */
 export function bet(
-  fields: Partial<ScoredBet> & {
+  fields: Partial<TestBet> & {
     category: string | null;
     won: boolean | null;
     entryPrice: number | null;
   },
-): ScoredBet {
+): TestBet {
   const side: Outcome = fields.side ?? "YES";
   return {
     wallet: "w",

@@ -109,11 +109,11 @@ describe("smart-money score", () => {
 describe("score facts from bets", () => {
   it("gathers each measure from the wallet's bets", () => {
     const bets = [
-      bet({ category: "politics", won: true, entryPrice: 0.4, priceAfter24h: 0.5, volume: 400 }),
-      bet({ category: "politics", won: true, entryPrice: 0.6, priceAfter24h: 0.7, volume: 300 }),
-      bet({ category: "politics", won: false, entryPrice: 0.5, priceAfter24h: 0.3, volume: 200 }),
+      bet({ category: "politics", won: true, entryPrice: 0.4, move24h: 0.5 - 0.4, volume: 400 }),
+      bet({ category: "politics", won: true, entryPrice: 0.6, move24h: 0.7 - 0.6, volume: 300 }),
+      bet({ category: "politics", won: false, entryPrice: 0.5, move24h: 0.3 - 0.5, volume: 200 }),
       bet({ category: "crypto", won: true, entryPrice: 0.2, volume: 50 }),
-      bet({ category: "crypto", won: null, entryPrice: 0.3, priceAfter24h: 0.4, volume: 50 }),
+      bet({ category: "crypto", won: null, entryPrice: 0.3, move24h: 0.4 - 0.3, volume: 50 }),
     ];
     const f = smartMoneyFacts(bets, { totalPnl: 120 });
     expect(f).toMatchObject({ resolvedBets: 4, wins: 3, totalPnl: 120, totalVolume: 1000 });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { marketFlow } from "../../src/analytics/flow";
-import { meanFavourableMove, type ResolvedTrade, timingBuckets } from "../../src/analytics/timing";
+import {
+  favourableMove,
+  meanFavourableMove,
+  type ResolvedTrade,
+  timingBuckets,
+} from "../../src/analytics/timing";
 import { DAY, fill, HOUR, MIN, T0 } from "./fills";
 
 const R = T0 + 100 * DAY;
@@ -49,13 +54,15 @@ describe("timing buckets", () => {
   it("the timing measure is the mean move of the bet's side over 24 hours", () => {
     expect(
       meanFavourableMove([
-        { entryPrice: 0.4, priceAfter24h: 0.55 },
-        { entryPrice: 0.3, priceAfter24h: 0.35 },
-        { entryPrice: 0.6, priceAfter24h: null },
-        { entryPrice: null, priceAfter24h: 0.9 },
+        { move24h: favourableMove(0.4, 0.55) },
+        { move24h: favourableMove(0.3, 0.35) },
+        { move24h: favourableMove(0.6, null) },
+        { move24h: favourableMove(null, 0.9) },
       ]),
     ).toBeCloseTo(0.1, 12);
-    expect(meanFavourableMove([{ entryPrice: 0.5 }])).toBeNull();
+    expect(favourableMove(0.6, null)).toBeNull();
+    expect(favourableMove(null, 0.9)).toBeNull();
+    expect(meanFavourableMove([{}])).toBeNull();
   });
 });
 

@@ -28,7 +28,7 @@ export function rows(db: Db) {
   const insertBet = w.prepare(
     `INSERT INTO wallet_bets (wallet, market_id, category, side, entry_price, buy_usd, volume,
        yes_flow, no_flow, yes_shares, no_shares, trade_count, two_sided, first_ts, entry_ts, last_ts,
-       resolved, won, pnl, move_24h)
+       resolved, won, pnl_base, move_24h)
      VALUES (@wallet, @market, @category, @side, @price, @usd, @usd, 0, 0, 0, 0, 1, @twoSided,
        @ts, @ts, @ts, @resolved, @won, @pnl, NULL)`,
   );

@@ -455,7 +455,7 @@ describe("the onNewTrades hook and dirty marks", () => {
     expect(count("trades")).toBe(0);
   });
 
-  it("marks new trades' wallets and markets dirty, and every trader of a resolved market", async () => {
+  it("marks new trades' wallets and markets dirty, and a resolved market as changed", async () => {
     await imported(
       writeJsonl(t.dir, "trades.jsonl", [
         market(1),
@@ -467,12 +467,25 @@ describe("the onNewTrades hook and dirty marks", () => {
     );
     const dirty = () => ({
       wallets: t.db.reader.prepare("SELECT address FROM dirty_wallets ORDER BY 1").pluck().all(),
-      markets: t.db.reader.prepare("SELECT market_id FROM dirty_markets ORDER BY 1").pluck().all(),
+      markets: t.db.reader
+        .prepare("SELECT market_id, changed FROM dirty_markets ORDER BY 1")
+        .raw()
+        .all(),
     });
-    expect(dirty()).toEqual({ wallets: [address(1), address(2), address(3)], markets: [1, 2] });
+    // New markets count as changed; trades alone do not change a market.
+    expect(dirty()).toEqual({
+      wallets: [address(1), address(2), address(3)],
+      markets: [
+        [1, 1],
+        [2, 1],
+      ],
+    });
 
     t.db.writer.exec("DELETE FROM dirty_wallets; DELETE FROM dirty_markets");
+    await imported(writeJsonl(t.dir, "trades2.jsonl", [trade(4, { wallet: address(4) })]));
+    expect(dirty()).toEqual({ wallets: [address(4)], markets: [[1, 0]] });
+    // A resolution changes every bet in the market: the refresh recomputes its holders.
     await imported(writeJsonl(t.dir, "resolve.jsonl", [resolution(1)]));
-    expect(dirty()).toEqual({ wallets: [address(1), address(2)], markets: [1] });
+    expect(dirty()).toEqual({ wallets: [address(4)], markets: [[1, 1]] });
   });
 });

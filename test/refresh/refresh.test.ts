@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
-import { refreshReadModels } from "../../src/refresh/refresh";
+import { MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
+import { betPnl } from "../../src/refresh/wallet-model";
 import { createTestApp, type TestApp } from "../helpers/app";
 
 const HOUR = 3_600_000;
@@ -92,7 +93,9 @@ describe("refreshReadModels on a hand-built world", () => {
       markets_traded: 2,
       pnl_source: "ledger",
       total_pnl: expect.closeTo(80, 9),
-      pnl_as_of: null,
+      // Marked now: the ledger figure is as of this refresh.
+      pnl_as_of: NOW,
+      refreshed_at: NOW,
       wallet_type: "retail",
     });
     expect(x.bayesian_win_rate).toBeCloseTo(11 / 21, 12);
@@ -119,7 +122,14 @@ describe("refreshReadModels on a hand-built world", () => {
       yes_shares: 150,
       no_shares: 0,
     });
-    expect(betA.pnl).toBeCloseTo(85, 9);
+    // 10 realised minus the 75 the 150 shares left cost; settled at 1 they bring it to +85.
+    expect(betA.pnl_base).toBeCloseTo(-65, 9);
+    expect(betPnl(betA as any, "YES", null, null)).toBeCloseTo(85, 9);
+    const betB = t.db.writer
+      .prepare("SELECT * FROM wallet_bets WHERE wallet = ? AND market_id = ?")
+      .get(X, b) as Record<string, any>;
+    expect(betB.pnl_base).toBeCloseTo(-30, 9);
+    expect(betPnl(betB as any, null, 0.5, 0.25)).toBeCloseTo(-5, 9);
     // Entered at T; 24 h later the last YES-equivalent price was X's own sell at 0.70.
     expect(betA.move_24h).toBeCloseTo(0.2, 12);
 
@@ -133,6 +143,8 @@ describe("refreshReadModels on a hand-built world", () => {
       trade_count: 3,
       unique_wallets: 3,
       last_yes_price: 0.5,
+      last_yes_trade: 0.5,
+      last_no_trade: 0.25,
       sentiment: "bullish",
       yes_ratio: 1,
       yes_volume: 100_000,
@@ -283,6 +295,9 @@ describe("incremental refresh", () => {
     // entries to age past 24 h and fills to leave the 30-day sentiment window.
     const t2 = NOW;
     round(t1, t2, 1500, 30_000);
+    // Late arrivals dated before the first refresh: they reorder ledgers and can become the last
+    // trade before an earlier entry's 24-hour mark.
+    round(t1 - 5 * DAY, t1, 60);
     t.db.writer.transaction(() => {
       ingest.resolveMarket(markets[2]!, "YES", t2 - DAY);
       ingest.resolveMarket(markets[3]!, "NO", t2 - HOUR);
@@ -295,6 +310,79 @@ describe("incremental refresh", () => {
     refreshReadModels(t.db, t2, { full: true });
     const full = snapshot();
     for (const [table] of TABLES) expect(incremental[table], table).toEqual(full[table]);
+  });
+
+  it("keeps an untouched holder's marks until they are stale, then marks it as a full rebuild does", () => {
+    const { ingest, markets, round } = randomWorld(5);
+    round(NOW - 30 * DAY, NOW - 3 * DAY, 1500);
+    const holder = "0x00000000000000000000000000000000000000f3";
+    const market = markets[4]!;
+    t.db.writer.transaction(() => {
+      ingest.insertTrades([trade(holder, market, "YES", "BUY", 0.3, 100, NOW - 3 * DAY + HOUR)]);
+    })();
+    const t1 = NOW - DAY;
+    refreshReadModels(t.db, t1);
+    const statsOf = t.db.writer.prepare("SELECT * FROM wallet_stats WHERE address = ?");
+    const before = statsOf.get(holder) as Record<string, any>;
+
+    // Someone else trades the holder's market at a new price a second after the refresh.
+    const other = "0x00000000000000000000000000000000000000f4";
+    t.db.writer.transaction(() => {
+      ingest.insertTrades([trade(other, market, "YES", "BUY", 0.9, 50, t1 + 1000)]);
+    })();
+    const second = refreshReadModels(t.db, t1 + 60_000);
+    expect(second.kind).toBe("incremental");
+    const incremental = snapshot();
+    // The holder was not recomputed: its row, marks included, is the one of the last refresh.
+    expect(statsOf.get(holder)).toEqual(before);
+    expect(before.refreshed_at).toBe(t1);
+
+    refreshReadModels(t.db, t1 + 60_000, { full: true });
+    const full = snapshot();
+    const afterFull = statsOf.get(holder) as Record<string, any>;
+    // A full rebuild marks the holder's 100 YES shares at 0.90 instead of the earlier price.
+    expect(afterFull.ledger_pnl).not.toBe(before.ledger_pnl);
+    const MARKED = [
+      "ledger_pnl",
+      "total_pnl",
+      "pnl_as_of",
+      "refreshed_at",
+      "smart_money_score",
+      "breakdown",
+      "wallet_type",
+    ];
+    // Wallets this run did not recompute keep the marks of their own refreshed_at; everything
+    // else about them, and every other row, is what a full rebuild gives.
+    const kept = new Set(
+      incremental
+        .wallet_stats!.filter((row: any) => row.refreshed_at !== t1 + 60_000)
+        .map((row: any) => row.address),
+    );
+    expect(kept.has(holder)).toBe(true);
+    expect(kept.has(other)).toBe(false);
+    const withoutMarks = (rows: any[]) =>
+      rows.map((row) =>
+        kept.has(row.address)
+          ? Object.fromEntries(Object.entries(row).filter(([k]) => !MARKED.includes(k)))
+          : row,
+      );
+    expect(withoutMarks(incremental.wallet_stats!)).toEqual(withoutMarks(full.wallet_stats!));
+    const categoryWithoutPnl = (rows: any[]) =>
+      rows.map((row) => (kept.has(row.address) ? { ...row, pnl: 0 } : row));
+    expect(categoryWithoutPnl(incremental.wallet_category_stats!)).toEqual(
+      categoryWithoutPnl(full.wallet_category_stats!),
+    );
+    for (const [table] of TABLES.filter(([name]) => !name.startsWith("wallet_stats"))) {
+      if (table === "wallet_category_stats") continue;
+      expect(incremental[table], table).toEqual(full[table]);
+    }
+
+    // Once its mark is older than MARK_MAX_AGE_MS, an incremental run marks it again.
+    const later = t1 + 60_000 + MARK_MAX_AGE_MS + 1;
+    refreshReadModels(t.db, later);
+    const remarked = snapshot();
+    refreshReadModels(t.db, later, { full: true });
+    for (const [table] of TABLES) expect(remarked[table], table).toEqual(snapshot()[table]);
   });
 
   it("touches only what changed when little did", () => {
