@@ -9,7 +9,10 @@ export interface Config {
   dbPath: string;
   host: string;
   port: number;
+  /** SMARTMONEY_PUBLIC_URL, or http://HOST:PORT when unset (then `serve` fills in the real port). */
   publicUrl: string;
+  /** True when publicUrl was not given but made from the host and port. */
+  publicUrlDerived: boolean;
   /** Waits after failures 1..n; a delivery gets n + 1 attempts. */
   webhookBackoffMs: number[];
   webhookTimeoutMs: number;
@@ -179,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       host,
       port,
       publicUrl,
+      publicUrlDerived: publicUrlText === "",
       webhookBackoffMs: webhookBackoffMs as number[],
       webhookTimeoutMs: webhookTimeoutMs as number,
       webhookAllowPrivate: allowText === "1",

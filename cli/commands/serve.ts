@@ -66,6 +66,9 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   });
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  // With --port 0 the port is known only now: the OpenAPI servers entry and webhook profile links
+  // use the public URL, so a derived one takes the real port.
+  if (config.publicUrlDerived) config.publicUrl = base;
   log.info({ url: base, db: config.dbPath }, "listening");
   process.stdout.write(`smartmoney listening on ${base}\n`);
   if (demoKeys.length > 0) printDemo(base, demoKeys);

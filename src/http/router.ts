@@ -71,7 +71,14 @@ export function createRouter(app: App): Hono<HttpEnv> {
           description:
             "Read-only smart-money intelligence over Polymarket data. Authenticate with 'Authorization: Bearer svc_api_…'.",
         },
-        servers: [{ url: app.deps.config.publicUrl }],
+        // A getter: `serve --port 0` learns its public URL only once it listens.
+        servers: [
+          {
+            get url() {
+              return app.deps.config.publicUrl;
+            },
+          },
+        ],
         components: {
           securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
         },

@@ -116,6 +116,11 @@ describe("smartmoney CLI", () => {
     });
     const res = await fetch(`${base}/v1/_ping`, { headers: { authorization: `Bearer ${key}` } });
     expect(await res.json()).toEqual({ ok: true, tier: "terminal_pro" });
+    // The port was picked at listen time; the OpenAPI document names it, not port 0.
+    const spec = (await (await fetch(`${base}/v1/openapi.json`)).json()) as {
+      servers: { url: string }[];
+    };
+    expect(spec.servers).toEqual([{ url: base }]);
     // Over real HTTP the headers take the Node fast path (src/http/headers.ts): check them there.
     expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{20,}$/);
     expect(res.headers.get("x-ratelimit-limit")).toBe("5000");

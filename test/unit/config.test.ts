@@ -12,6 +12,7 @@ describe("loadConfig", () => {
         host: "127.0.0.1",
         port: 8080,
         publicUrl: "http://127.0.0.1:8080",
+        publicUrlDerived: true,
         webhookBackoffMs: [5_000, 30_000, 300_000],
         webhookTimeoutMs: 10_000,
         webhookAllowPrivate: false,
@@ -49,6 +50,7 @@ describe("loadConfig", () => {
       webhookBackoffMs: [250, 1_000, 120_000, 3_600_000],
       webhookTimeoutMs: 1_500,
       publicUrl: "https://api.example.com",
+      publicUrlDerived: false,
       webhookAllowPrivate: true,
     });
   });
