@@ -38,7 +38,8 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { App } from "../src/app";
-import { openConnection } from "../src/db/open";
+import { migrate } from "../src/db/migrate";
+import { openConnection, openDb } from "../src/db/open";
 import { createIngest, type NewTrade } from "../src/ingest/ingest";
 import { refreshNow } from "../src/jobs/refresh";
 import type { RefreshSummary } from "../src/refresh/refresh";
@@ -81,6 +82,8 @@ interface Measured {
   baseRssMb: number;
   /** RSS right after the refresh: anonymous (heaps, SQLite's page cache) and file-backed (mmap). */
   endRss: { anonMb: number; fileMb: number };
+  /** V8's view right after the refresh: its heap, and buffers outside it (typed arrays). */
+  endHeap: { heapUsedMb: number; externalMb: number };
   refresh: RefreshSummary;
   funding: unknown;
 }
@@ -108,6 +111,11 @@ function hex(rand: () => number, digits: number): string {
 }
 
 const rssMb = () => process.resourceUsage().maxRSS / 1024;
+
+function heapSplit(): { heapUsedMb: number; externalMb: number } {
+  const usage = process.memoryUsage();
+  return { heapUsedMb: usage.heapUsed / 2 ** 20, externalMb: usage.external / 2 ** 20 };
+}
 
 /** The current RSS split as /proc reports it (Linux), in MB. */
 function rssSplit(): { anonMb: number; fileMb: number } {
@@ -226,6 +234,7 @@ async function child(kind: "full" | "incremental", dbPath: string, now: number, 
         peakRssMb: rssMb(),
         baseRssMb,
         endRss: rssSplit(),
+        endHeap: heapSplit(),
         refresh,
         funding: graph.result,
       };
@@ -319,6 +328,14 @@ async function main(): Promise<void> {
       const copy = join(scratch, `${scale}.db`);
       say(`copying the ${scale} world to ${copy}`);
       await copyWorld(world.dbPath, copy);
+      // Schema migrations newer than the cached world run here, not inside a measured child.
+      const migrated = openDb(copy);
+      try {
+        const result = migrate(migrated.writer);
+        if (result.applied.length > 0) say(`migrated the copy: ${result.applied.join(", ")}`);
+      } finally {
+        migrated.close();
+      }
       const goalFor = (kind: "full" | "incremental") => ({
         seconds:
           scale === GOAL_SCALE

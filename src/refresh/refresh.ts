@@ -2,6 +2,7 @@ import { DAY_MS, type Fill, HOUR_MS } from "../analytics/fill";
 import type { Db } from "../db/open";
 import {
   appendToMarket,
+  type MarketHourRow,
   type MarketStatsRow,
   marketModel,
   SENTIMENT_WINDOW_MS,
@@ -295,8 +296,30 @@ function withoutSecondaryIndexes<T>(db: Db, watch: ReturnType<typeof stopwatch>,
 
 function fullRebuild(db: Db, now: number): PassResult {
   const watch = stopwatch();
-  const result = withoutSecondaryIndexes(db, watch, () => rebuildAll(db, now, watch));
-  return { ...result, phases: watch.phases };
+  // Rebuilding an index sorts every key of its table. The connection keeps temporary data in
+  // memory (fast for the small sorts of requests); here the sorter spills to temporary files,
+  // or indexing nine million bets would need gigabytes of RAM.
+  // It also reads every trade once, in index order: memory-mapping the file would count every
+  // page read against the process (8 GB on the large world, up to the map's size), for little
+  // gain over the OS page cache, so both connections read without the map meanwhile.
+  const connections = db.reader === db.writer ? [db.writer] : [db.writer, db.reader];
+  const saved = connections.map((c) => ({
+    tempStore: c.pragma("temp_store", { simple: true }) as number,
+    mmapSize: c.pragma("mmap_size", { simple: true }) as number,
+  }));
+  for (const c of connections) {
+    c.pragma("temp_store = FILE");
+    c.pragma("mmap_size = 0");
+  }
+  try {
+    const result = withoutSecondaryIndexes(db, watch, () => rebuildAll(db, now, watch));
+    return { ...result, phases: watch.phases };
+  } finally {
+    connections.forEach((c, i) => {
+      c.pragma(`temp_store = ${saved[i]!.tempStore}`);
+      c.pragma(`mmap_size = ${saved[i]!.mmapSize}`);
+    });
+  }
 }
 
 function rebuildAll(db: Db, now: number, watch: ReturnType<typeof stopwatch>) {
@@ -332,7 +355,7 @@ function rebuildAll(db: Db, now: number, watch: ReturnType<typeof stopwatch>) {
     (r) => r[1],
     (marketId, fills) => {
       const model = marketModel(fills, now, (wallet) => standing.get(wallet));
-      writer.market(marketId, model.stats, model.hours, null);
+      writer.market(marketId, model.stats, model.hours);
       markets += 1;
     },
   );
@@ -558,6 +581,13 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
   const statsOf = w.prepare<[number], MarketStatsRow & { last_trade_at: number | null }>(
     "SELECT * FROM market_stats WHERE market_id = ?",
   );
+  const hoursFrom = w.prepare<[number, number], MarketHourRow>(
+    "SELECT * FROM market_hours WHERE market_id = ? AND hour >= ?",
+  );
+  const previousOf = (marketId: number, fromHour: number, stats?: MarketStatsRow) => ({
+    stats: stats ?? statsOf.get(marketId),
+    hours: new Map(hoursFrom.all(marketId, fromHour).map((h) => [h.hour, h])),
+  });
   const fillsOfMarket = db.reader
     .prepare(`SELECT ${FILL_COLUMNS} FROM trades WHERE market_id = ? ORDER BY ts, id`)
     .raw();
@@ -607,7 +637,7 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
         },
       },
     );
-    writer.market(marketId, model.stats, model.hours, fromHour, previous);
+    writer.market(marketId, model.stats, model.hours, previousOf(marketId, fromHour, previous));
     markets += 1;
   }
   for (const marketId of marketsToRebuild) {
@@ -615,8 +645,12 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
     fillsRead += fills.length;
     if (fills.length === 0) continue;
     const model = marketModel(fills, now, standingOf);
-    const previous = statsOf.get(marketId);
-    writer.market(marketId, model.stats, model.hours, Number.MIN_SAFE_INTEGER, previous);
+    writer.market(
+      marketId,
+      model.stats,
+      model.hours,
+      previousOf(marketId, Number.MIN_SAFE_INTEGER),
+    );
     markets += 1;
   }
 

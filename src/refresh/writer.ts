@@ -111,7 +111,7 @@ export function createModelWriter(db: Db) {
   );
   const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns);
   const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], hourColumns.slice(1));
-  const dropHoursFrom = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour >= ?");
+  const dropHour = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour = ?");
 
   return {
     /**
@@ -138,22 +138,26 @@ export function createModelWriter(db: Db) {
     },
 
     /**
-     * Writes the market's stats (`previous`: the stored row) and its hours from `fromHour` on
-     * (all of them without it: a full rebuild, whose tables start empty).
+     * Writes the market's stats and its hours from `fromHour` on. `previous` holds the rows
+     * stored before (none in a full rebuild), so only what changed is written, and stored hours
+     * from `fromHour` on that the model no longer has are deleted.
      */
     market(
       marketId: number,
       stats: MarketStatsRow,
       hours: readonly MarketHourRow[],
-      fromHour: number | null,
-      previous?: MarketStatsRow,
+      previous?: { stats: MarketStatsRow | undefined; hours: ReadonlyMap<number, MarketHourRow> },
     ): void {
-      if (fromHour !== null) dropHoursFrom.run(marketId, fromHour);
-      putMarket(
-        { market_id: marketId, ...stats },
-        previous && { market_id: marketId, ...previous },
-      );
-      for (const hour of hours) putHour({ market_id: marketId, ...hour }, undefined);
+      const key = { market_id: marketId };
+      putMarket({ ...key, ...stats }, previous?.stats && { ...key, ...previous.stats });
+      const kept = new Set<number>();
+      for (const hour of hours) {
+        kept.add(hour.hour);
+        putHour({ ...key, ...hour }, previous?.hours.get(hour.hour));
+      }
+      for (const hour of previous?.hours.keys() ?? []) {
+        if (!kept.has(hour)) dropHour.run(marketId, hour);
+      }
     },
 
     clearAll(): void {
