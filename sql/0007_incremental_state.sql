@@ -43,7 +43,6 @@ CREATE INDEX wallet_bets_by_wallet_recent ON wallet_bets (wallet, last_ts);
 
 ALTER TABLE wallet_stats ADD COLUMN refreshed_at INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE wallet_stats ADD COLUMN log10_p_value REAL;
-CREATE INDEX wallet_stats_by_refreshed ON wallet_stats (refreshed_at, address);
 
 ALTER TABLE market_stats ADD COLUMN last_yes_trade REAL;
 ALTER TABLE market_stats ADD COLUMN last_no_trade REAL;
@@ -59,3 +58,7 @@ UPDATE refresh_runs SET max_trade_id = NULL;
 -- One (wallet, market) pair's fills in time order: an incremental refresh recomputes a bet from
 -- them without reading the wallet's other fills.
 CREATE INDEX trades_by_wallet_market ON trades (wallet, market_id, ts, id);
+
+-- A wallet's highest insider score (its type), one seek per wallet the refresh recomputes
+-- instead of a walk over all its signals.
+CREATE INDEX signals_insider_by_wallet ON signals (wallet, score) WHERE type = 'insider';
