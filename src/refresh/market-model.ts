@@ -174,16 +174,19 @@ export interface AppendInputs {
   newWallets: number;
   now: number;
   standing: (wallet: string) => WalletStanding | undefined;
-  /** The window's whale and insider fills, read only when a new fill is one of theirs. */
+  /** A wallet with fills here changed standing (weight, whale, insider): redo the sentiment. */
+  sentimentChanged?: boolean;
+  /** The window's whale and insider fills, read only when the sentiment must be redone. */
   windowWhaleFills: () => Fill[];
 }
 
 /**
- * The market's rows after fills that all come after its previous last fill: the same figures
- * marketModel gives over all its fills, from the previous stats plus the new fills (sums are
- * continued in the same order, so they match to the last bit), and the hours from the first
- * new fill's hour on. The sentiment is recomputed only when a whale or insider fill is among
- * the new ones; otherwise only its edge moves, with the current price.
+ * The market's rows after new fills that all come after its previous last fill, or after a
+ * wallet's standing changed: the same figures marketModel gives over all its fills, from the
+ * previous stats plus the new fills (sums are continued in the same order, so they match to the
+ * last bit), and the hours `fills` covers (every fill of each hour given). The sentiment is
+ * recomputed when a whale or insider fill is among the new ones or `sentimentChanged`; otherwise
+ * only its edge moves, with the current price.
  */
 export function appendToMarket(
   previous: MarketStatsRow & { last_trade_at: number },
@@ -194,33 +197,36 @@ export function appendToMarket(
   let lastYes = previous.last_yes_trade;
   let lastNo = previous.last_no_trade;
   let whaleFill = false;
+  let lastTradeAt = previous.last_trade_at;
   for (const fill of input.fills) {
     if (fill.ts <= previous.last_trade_at) continue;
     volume += fill.usd;
     added += 1;
+    lastTradeAt = fill.ts;
     if (fill.outcome === "YES") lastYes = fill.price;
     else lastNo = fill.price;
     if (inWindow(fill, input.now) && counts(input.standing(fill.wallet))) whaleFill = true;
   }
   const currentPrice = currentPriceOf(lastYes, lastNo);
-  const sentiment: SentimentColumns = whaleFill
-    ? sentimentColumns(input.windowWhaleFills(), input.standing, currentPrice)
-    : {
-        sentiment: previous.sentiment,
-        yes_ratio: previous.yes_ratio,
-        yes_volume: previous.yes_volume,
-        no_volume: previous.no_volume,
-        total_whale_volume: previous.total_whale_volume,
-        unique_whales: previous.unique_whales,
-        yes_implied_prob: previous.yes_implied_prob,
-        no_implied_prob: previous.no_implied_prob,
-        implied_edge:
-          previous.yes_implied_prob !== null && currentPrice !== null
-            ? previous.yes_implied_prob - currentPrice
-            : null,
-        implied_samples: previous.implied_samples,
-        implied_wallets: previous.implied_wallets,
-      };
+  const sentiment: SentimentColumns =
+    whaleFill || input.sentimentChanged === true
+      ? sentimentColumns(input.windowWhaleFills(), input.standing, currentPrice)
+      : {
+          sentiment: previous.sentiment,
+          yes_ratio: previous.yes_ratio,
+          yes_volume: previous.yes_volume,
+          no_volume: previous.no_volume,
+          total_whale_volume: previous.total_whale_volume,
+          unique_whales: previous.unique_whales,
+          yes_implied_prob: previous.yes_implied_prob,
+          no_implied_prob: previous.no_implied_prob,
+          implied_edge:
+            previous.yes_implied_prob !== null && currentPrice !== null
+              ? previous.yes_implied_prob - currentPrice
+              : null,
+          implied_samples: previous.implied_samples,
+          implied_wallets: previous.implied_wallets,
+        };
   return {
     hours: hourBuckets(input.fills, input.standing),
     stats: {
@@ -228,7 +234,7 @@ export function appendToMarket(
       trade_count: previous.trade_count + added,
       unique_wallets: previous.unique_wallets + input.newWallets,
       last_yes_price: currentPrice,
-      last_trade_at: input.fills.at(-1)?.ts ?? previous.last_trade_at,
+      last_trade_at: lastTradeAt,
       ...sentiment,
       last_yes_trade: lastYes,
       last_no_trade: lastNo,

@@ -503,6 +503,8 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
     baseRateDelta.set(bet.category, d);
   };
   const marketsToRebuild = new Set(changedMarkets);
+  /** Markets of wallets whose standing changed, with the hours whose whale volume moved. */
+  const restanded = new Map<number, Set<number>>();
   /** Per market: wallets that had never traded it before this run's fills. */
   const newWalletsIn = new Map<number, number>();
 
@@ -563,7 +565,20 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
       after.total_volume > 50_000 ||
       after.wallet_type === "insider" ||
       (before !== undefined && (before.total_volume > 50_000 || before.wallet_type === "insider"));
-    if (standingChanged && counts) for (const bet of rows) marketsToRebuild.add(bet.market_id);
+    if (standingChanged && counts) {
+      // Its markets' sentiment weighs it differently; if its whale flag flipped, the hours it
+      // traded in gain or lose its whale volume. Nothing else about those markets changes.
+      const whaleFlipped =
+        before === undefined || before.total_volume > 50_000 !== after.total_volume > 50_000;
+      for (const bet of rows) {
+        const hours = restanded.get(bet.market_id) ?? new Set<number>();
+        restanded.set(bet.market_id, hours);
+        if (!whaleFlipped) continue;
+        for (const row of pairFills.all(wallet, bet.market_id) as FillRow[]) {
+          hours.add(Math.floor(row[7] / HOUR_MS));
+        }
+      }
+    }
   }
 
   watch.lap("wallets");
@@ -594,6 +609,9 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
   const hoursFrom = w.prepare<[number, number], MarketHourRow>(
     "SELECT * FROM market_hours WHERE market_id = ? AND hour >= ?",
   );
+  const hourAt = w.prepare<[number, number], MarketHourRow>(
+    "SELECT * FROM market_hours WHERE market_id = ? AND hour = ?",
+  );
   const previousOf = (marketId: number, fromHour: number, stats?: MarketStatsRow) => ({
     stats: stats ?? statsOf.get(marketId),
     hours: new Map(hoursFrom.all(marketId, fromHour).map((h) => [h.hour, h])),
@@ -614,19 +632,39 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
     )
     .raw();
   let markets = 0;
-  for (const [marketId, { since }] of fresh) {
+  // Markets with new fills, or whose wallets' standing changed, are patched: their totals
+  // continue from the stored ones, and only the hours that changed are rebuilt.
+  const patched = new Set<number>([...fresh.keys(), ...restanded.keys()]);
+  for (const marketId of patched) {
     if (marketsToRebuild.has(marketId)) continue;
     const previous = statsOf.get(marketId);
-    if (previous === undefined || previous.last_trade_at === null) {
+    const since = fresh.get(marketId)?.since ?? null;
+    if (
+      previous === undefined ||
+      previous.last_trade_at === null ||
+      (since !== null && since <= previous.last_trade_at)
+    ) {
       marketsToRebuild.add(marketId);
       continue;
     }
-    if (since <= previous.last_trade_at) {
-      marketsToRebuild.add(marketId);
-      continue;
+    const fromHour = since === null ? null : Math.floor(since / HOUR_MS);
+    const hours = [...(restanded.get(marketId) ?? [])]
+      .filter((hour) => fromHour === null || hour < fromHour)
+      .sort((a, b) => a - b);
+    const fills: Fill[] = [];
+    const stored = new Map<number, MarketHourRow>();
+    for (const hour of hours) {
+      for (const row of fillsBetween.all(marketId, hour * HOUR_MS, (hour + 1) * HOUR_MS - 1)) {
+        fills.push(toFill(row as FillRow));
+      }
+      const old = hourAt.get(marketId, hour);
+      if (old !== undefined) stored.set(hour, old);
     }
-    const fromHour = Math.floor(since / HOUR_MS);
-    const fills = (fillsFrom.all(marketId, fromHour * HOUR_MS) as FillRow[]).map(toFill);
+    if (fromHour !== null) {
+      for (const row of fillsFrom.all(marketId, fromHour * HOUR_MS))
+        fills.push(toFill(row as FillRow));
+      for (const old of hoursFrom.all(marketId, fromHour)) stored.set(old.hour, old);
+    }
     fillsRead += fills.length;
     const model = appendToMarket(
       { ...previous, last_trade_at: previous.last_trade_at },
@@ -635,6 +673,7 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
         newWallets: newWalletsIn.get(marketId) ?? 0,
         now,
         standing: standingOf,
+        sentimentChanged: restanded.has(marketId),
         windowWhaleFills: () => {
           const window = (
             fillsBetween.all(marketId, now - SENTIMENT_WINDOW_MS, now) as FillRow[]
@@ -647,7 +686,7 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
         },
       },
     );
-    writer.market(marketId, model.stats, model.hours, previousOf(marketId, fromHour, previous));
+    writer.market(marketId, model.stats, model.hours, { stats: previous, hours: stored });
     markets += 1;
   }
   for (const marketId of marketsToRebuild) {

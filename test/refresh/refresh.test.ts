@@ -265,8 +265,12 @@ describe("incremental refresh", () => {
     // whale's fills 10 days before it (they leave the 30-day sentiment window afterwards).
     const quiet = "0x00000000000000000000000000000000000000f1";
     const quietWhale = "0x00000000000000000000000000000000000000f2";
+    // A wallet that later turns whale elsewhere: its old market q3 gets no new trades, yet its
+    // hours' whale volume and its sentiment change.
+    const risingWhale = "0x00000000000000000000000000000000000000f5";
+    let q3 = 0;
     t.db.writer.transaction(() => {
-      const ids = ["q1", "q2"].map((slug, i) => {
+      const ids = ["q1", "q2", "q3"].map((slug, i) => {
         const r = ingest.upsertMarket({
           slug,
           title: slug,
@@ -284,7 +288,10 @@ describe("incremental refresh", () => {
         trade(quiet, ids[0]!, "YES", "BUY", 0.3, 100, t1 - 2 * HOUR),
         trade(quietWhale, ids[1]!, "YES", "BUY", 0.6, 100_000, t1 - 10 * DAY),
         trade(quiet, ids[0]!, "YES", "BUY", 0.35, 10, t1 - HOUR),
+        trade(risingWhale, ids[2]!, "NO", "BUY", 0.4, 500, t1 - 3 * DAY),
+        trade(quietWhale, ids[2]!, "YES", "BUY", 0.6, 1000, t1 - 3 * DAY + HOUR),
       ]);
+      q3 = ids[2]!;
       ingest.resolveMarket(markets[0]!, "YES", t1 - 5 * DAY);
       ingest.resolveMarket(markets[1]!, "NO", t1 - 2 * DAY);
     })();
@@ -299,13 +306,27 @@ describe("incremental refresh", () => {
     // trade before an earlier entry's 24-hour mark.
     round(t1 - 5 * DAY, t1, 60);
     t.db.writer.transaction(() => {
+      ingest.insertTrades([trade(risingWhale, markets[5]!, "YES", "BUY", 0.5, 120_000, t2 - HOUR)]);
+    })();
+    t.db.writer.transaction(() => {
       ingest.resolveMarket(markets[2]!, "YES", t2 - DAY);
       ingest.resolveMarket(markets[3]!, "NO", t2 - HOUR);
     })();
     const second = refreshReadModels(t.db, t2);
     expect(second.kind).toBe("incremental");
     const incremental = snapshot();
-    expect(incremental.wallet_stats?.length).toBe(62);
+    expect(incremental.wallet_stats?.length).toBe(63);
+    const q3Hours = t.db.writer
+      .prepare("SELECT whale_volume FROM market_hours WHERE market_id = ? ORDER BY hour")
+      .pluck()
+      .all(q3);
+    expect(q3Hours).toEqual([200, 600]);
+    expect(
+      t.db.writer
+        .prepare("SELECT last_trade_at FROM market_stats WHERE market_id = ?")
+        .pluck()
+        .get(q3),
+    ).toBe(t1 - 3 * DAY + HOUR);
 
     refreshReadModels(t.db, t2, { full: true });
     const full = snapshot();
@@ -317,8 +338,15 @@ describe("incremental refresh", () => {
     round(NOW - 30 * DAY, NOW - 3 * DAY, 1500);
     const holder = "0x00000000000000000000000000000000000000f3";
     const market = markets[4]!;
+    // A wallet that turns whale in another market: this one gets no new trade, yet the hour of
+    // its fill gains whale volume and its sentiment counts it.
+    const rising = "0x00000000000000000000000000000000000000f5";
+    const quietMarket = markets[6]!;
     t.db.writer.transaction(() => {
-      ingest.insertTrades([trade(holder, market, "YES", "BUY", 0.3, 100, NOW - 3 * DAY + HOUR)]);
+      ingest.insertTrades([
+        trade(holder, market, "YES", "BUY", 0.3, 100, NOW - 3 * DAY + HOUR),
+        trade(rising, quietMarket, "YES", "BUY", 0.3, 200, NOW - 5 * DAY),
+      ]);
     })();
     const t1 = NOW - DAY;
     refreshReadModels(t.db, t1);
@@ -328,11 +356,27 @@ describe("incremental refresh", () => {
     // Someone else trades the holder's market at a new price a second after the refresh.
     const other = "0x00000000000000000000000000000000000000f4";
     t.db.writer.transaction(() => {
-      ingest.insertTrades([trade(other, market, "YES", "BUY", 0.9, 50, t1 + 1000)]);
+      ingest.insertTrades([
+        trade(other, market, "YES", "BUY", 0.9, 50, t1 + 1000),
+        trade(rising, markets[5]!, "NO", "BUY", 0.5, 120_000, t1 + 2000),
+      ]);
     })();
+    const hourOf = t.db.writer.prepare(
+      "SELECT whale_volume FROM market_hours WHERE market_id = ? AND hour = ?",
+    );
+    const risingHour = Math.floor((NOW - 5 * DAY) / HOUR);
+    const quietBefore = t.db.writer
+      .prepare("SELECT * FROM market_stats WHERE market_id = ?")
+      .get(quietMarket) as Record<string, any>;
     const second = refreshReadModels(t.db, t1 + 60_000);
     expect(second.kind).toBe("incremental");
     const incremental = snapshot();
+    expect((hourOf.get(quietMarket, risingHour) as any).whale_volume).toBeGreaterThanOrEqual(60);
+    const quietAfter = t.db.writer
+      .prepare("SELECT * FROM market_stats WHERE market_id = ?")
+      .get(quietMarket) as Record<string, any>;
+    expect(quietAfter.last_trade_at).toBe(quietBefore.last_trade_at);
+    expect(quietAfter.total_whale_volume).toBeGreaterThan(quietBefore.total_whale_volume ?? 0);
     // The holder was not recomputed: its row, marks included, is the one of the last refresh.
     expect(statsOf.get(holder)).toEqual(before);
     expect(before.refreshed_at).toBe(t1);
