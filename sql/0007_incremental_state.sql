@@ -55,9 +55,16 @@ ALTER TABLE refresh_runs ADD COLUMN max_trade_id INTEGER;
 DELETE FROM wallet_stats;
 UPDATE refresh_runs SET max_trade_id = NULL;
 
--- One (wallet, market) pair's fills in time order: an incremental refresh recomputes a bet from
--- them without reading the wallet's other fills.
-CREATE INDEX trades_by_wallet_market ON trades (wallet, market_id, ts, id);
+-- Fills by (wallet, market) and by market, each in time order, covering every column the
+-- refresh reads: an incremental refresh recomputes a bet from one pair's fills, and a full
+-- rebuild streams all trades twice in these orders. Reading whole index entries in order, not
+-- the table row behind each, keeps a full rebuild of 10 million trades from turning into 20
+-- million random reads of an 8 GB table.
+CREATE INDEX trades_by_wallet_market
+  ON trades (wallet, market_id, ts, id, outcome, side, price, size, usd_value);
+DROP INDEX trades_by_market;
+CREATE INDEX trades_by_market
+  ON trades (market_id, ts, id, wallet, outcome, side, price, size, usd_value);
 
 -- A wallet's highest insider score (its type), one seek per wallet the refresh recomputes
 -- instead of a walk over all its signals.

@@ -12,6 +12,7 @@ import { createPriceLookup } from "./prices";
 import {
   betFromFills,
   type MarketInfo,
+  type TradeFill,
   timingOf,
   type WalletBetRow,
   type WalletCategoryRow,
@@ -54,9 +55,19 @@ export interface RefreshSummary {
   extensions: Record<string, unknown>;
 }
 
-type FillRow = [string, number, "YES" | "NO", "BUY" | "SELL", number, number, number, number];
+type FillRow = [
+  string,
+  number,
+  "YES" | "NO",
+  "BUY" | "SELL",
+  number,
+  number,
+  number,
+  number,
+  number,
+];
 
-const toFill = (r: FillRow): Fill => ({
+const toFill = (r: FillRow): TradeFill => ({
   wallet: r[0],
   marketId: r[1],
   outcome: r[2],
@@ -65,9 +76,12 @@ const toFill = (r: FillRow): Fill => ({
   size: r[5],
   usd: r[6],
   ts: r[7],
+  id: r[8],
 });
 
-const FILL_COLUMNS = "wallet, market_id, outcome, side, price, size, usd_value, ts";
+// Every column here is in trades_by_wallet_market and trades_by_market (sql/0007), so reading
+// fills in either order never touches the trades table itself.
+const FILL_COLUMNS = "wallet, market_id, outcome, side, price, size, usd_value, ts, id";
 
 /**
  * Rebuilds the read models (sql/0004, sql/0007) from trades, in one write transaction so readers
@@ -251,10 +265,10 @@ function standings(db: Db): Map<string, WalletStanding> {
 function forEachGroup<K extends string | number>(
   rows: IterableIterator<FillRow>,
   keyOf: (row: FillRow) => K,
-  each: (key: K, fills: Fill[]) => void,
+  each: (key: K, fills: TradeFill[]) => void,
 ): number {
   let current: K | undefined;
-  let group: Fill[] = [];
+  let group: TradeFill[] = [];
   let count = 0;
   for (const row of rows) {
     count += 1;
@@ -339,7 +353,10 @@ function rebuildAll(db: Db, now: number, watch: ReturnType<typeof stopwatch>) {
   // Trades are read through the reader: better-sqlite3 cannot write on a connection while one
   // of its statements is being iterated. We hold the write lock, so both see the same trades.
   const byWallet = db.reader
-    .prepare(`SELECT ${FILL_COLUMNS} FROM trades ORDER BY wallet, ts, id`)
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_wallet_market
+        ORDER BY wallet, market_id, ts, id`,
+    )
     .raw()
     .iterate() as IterableIterator<FillRow>;
   let fillsRead = forEachGroup(
@@ -355,7 +372,9 @@ function rebuildAll(db: Db, now: number, watch: ReturnType<typeof stopwatch>) {
   const standing = standings(db);
   let markets = 0;
   const byMarket = db.reader
-    .prepare(`SELECT ${FILL_COLUMNS} FROM trades ORDER BY market_id, ts, id`)
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market ORDER BY market_id, ts, id`,
+    )
     .raw()
     .iterate() as IterableIterator<FillRow>;
   fillsRead += forEachGroup(
@@ -617,7 +636,10 @@ function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
     hours: new Map(hoursFrom.all(marketId, fromHour).map((h) => [h.hour, h])),
   });
   const fillsOfMarket = db.reader
-    .prepare(`SELECT ${FILL_COLUMNS} FROM trades WHERE market_id = ? ORDER BY ts, id`)
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market
+        WHERE market_id = ? ORDER BY ts, id`,
+    )
     .raw();
   const fillsFrom = db.reader
     .prepare(

@@ -108,17 +108,20 @@ export interface WalletModel {
   timing: string | null;
 }
 
+/** A fill with its trade id, which orders fills of the same moment. */
+export type TradeFill = Fill & { id: number };
+
 /**
- * One wallet's read-model rows from its fills, which must come in time order (the PnL ledger
- * depends on it). The full rebuild's path: each market's fills make a bet (betFromFills), the
- * bets make the wallet (walletFromBets).
+ * One wallet's read-model rows from its fills, each market's in time order (the PnL ledger
+ * depends on it): grouped by market, as the full rebuild reads them, or all in time order. Each
+ * market's fills make a bet (betFromFills), the bets make the wallet (walletFromBets).
  */
 export function walletModel(
   address: string,
-  fills: readonly Fill[],
+  fills: readonly TradeFill[],
   ctx: WalletContext,
 ): WalletModel {
-  const byMarket = new Map<number, Fill[]>();
+  const byMarket = new Map<number, TradeFill[]>();
   for (const fill of fills) {
     const group = byMarket.get(fill.marketId);
     if (group === undefined) byMarket.set(fill.marketId, [fill]);
@@ -127,7 +130,8 @@ export function walletModel(
   const bets = [...byMarket]
     .sort((a, b) => a[0] - b[0])
     .map(([marketId, group]) => betFromFills(address, marketId, group, ctx));
-  return walletFromBets(address, bets, ctx, { timing: timingOf(fills, ctx) });
+  const inTimeOrder = [...fills].sort((a, b) => a.ts - b.ts || a.id - b.id);
+  return walletFromBets(address, bets, ctx, { timing: timingOf(inTimeOrder, ctx) });
 }
 
 /**
@@ -317,7 +321,10 @@ function scoredBet(row: WalletBetRow): ScoredBet {
   };
 }
 
-/** The JSON of the wallet's timing buckets (its last 500 trades in resolved markets). */
+/**
+ * The JSON of the wallet's timing buckets (its last 500 trades in resolved markets), from its
+ * fills in (time, id) order: that order breaks ties between trades of the same moment.
+ */
 export function timingOf(fills: readonly Fill[], ctx: WalletContext): string {
   return JSON.stringify(
     timingBuckets(resolvedTrades(fills, ctx)).map((b) => ({
