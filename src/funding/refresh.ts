@@ -7,7 +7,8 @@
  * The transfer-derived tables (funders, transfer connections) are rebuilt only when transfers or
  * labels changed since the last build. Coordinated timing reads every bet (millions on a large
  * installation) for links that are only leads, so it is rebuilt at most once an hour. Clusters
- * and investigations, which are cheap and follow the latest wallet stats, are rebuilt every time.
+ * are rebuilt every time; investigations when their inputs (category base rates, clusters)
+ * changed, and at least every 15 minutes.
  */
 
 import { createHash } from "node:crypto";
@@ -37,13 +38,33 @@ export interface FundingRefreshSummary {
   transfer_connections: number | null;
   sybil_clusters: number;
   coordinated_pairs: number;
-  investigations: InvestigationCounts;
+  /** The screen's counts, or "unchanged" when its inputs did not move and it is not due. */
+  investigations: InvestigationCounts | "unchanged";
   /** Elapsed milliseconds per step, for the job's log. */
   timings: Record<string, number>;
 }
 
 const FINGERPRINT_KEY = "transfer_graph_fingerprint";
 const TIMING_KEY = "coordinated_timing_at";
+const INVESTIGATIONS_KEY = "investigations_at";
+const INVESTIGATION_INPUTS_KEY = "investigation_inputs";
+
+/** Investigations are re-screened at least this often, and whenever their inputs changed. */
+export const INVESTIGATIONS_EVERY_MS = 15 * 60_000;
+
+/**
+ * The category base rates: their counts move with every resolved bet. (Clusters move only with
+ * the transfer graph, whose rebuild triggers a screen by itself.)
+ */
+function investigationInputs(conn: Connection): string {
+  const hash = createHash("sha256");
+  const rows = conn
+    .prepare("SELECT category, resolved_bets, wins FROM category_base_rates ORDER BY category")
+    .raw()
+    .iterate() as IterableIterator<unknown[]>;
+  for (const row of rows) hash.update(row.join("\u0000")).update("\u0001");
+  return hash.digest("hex");
+}
 
 export function refreshFunding(
   db: Db,
@@ -86,7 +107,24 @@ export function refreshFunding(
     const pairs = conn.prepare("SELECT COUNT(*) / 2 AS n FROM timing_connections").get() as {
       n: number;
     };
-    const investigations = timed("investigations", () => refreshInvestigations(conn, now));
+    // Investigations test resolved bets against category base rates: they move when those or
+    // the clusters do. Otherwise only the cases' PnL drifts with prices, and re-screening every
+    // wallet in profit (seconds on a large installation) each minute would buy little.
+    const inputs = investigationInputs(conn);
+    const screenedAt = Number(state.get(INVESTIGATIONS_KEY)?.value ?? Number.NaN);
+    const screenDue =
+      opts.force ||
+      graph !== null ||
+      state.get(INVESTIGATION_INPUTS_KEY)?.value !== inputs ||
+      !Number.isFinite(screenedAt) ||
+      now - screenedAt >= INVESTIGATIONS_EVERY_MS ||
+      now < screenedAt;
+    let investigations: InvestigationCounts | "unchanged" = "unchanged";
+    if (screenDue) {
+      investigations = timed("investigations", () => refreshInvestigations(conn, now));
+      remember.run(INVESTIGATIONS_KEY, String(now));
+      remember.run(INVESTIGATION_INPUTS_KEY, inputs);
+    }
     const funded = conn
       .prepare("SELECT COUNT(*) AS n FROM wallet_funding WHERE funder IS NOT NULL")
       .get() as { n: number };

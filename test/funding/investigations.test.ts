@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { refreshFunding } from "../../src/funding/refresh";
+import { INVESTIGATIONS_EVERY_MS, refreshFunding } from "../../src/funding/refresh";
 import { PageOf } from "../../src/http/schemas";
 import { InvestigationSchema, InvestigationSummarySchema } from "../../src/http/schemas-funding";
 import { createTestApp, type TestApp } from "../helpers/app";
@@ -372,6 +372,8 @@ describe("status", () => {
       won: false,
     });
     b.categoryStats(DELTA, "politics", 21, 14, 500);
+    // These rows skip the base rates a refresh keeps, so the screen runs on its own clock here.
+    t.clock.advance(INVESTIGATIONS_EVERY_MS);
     refreshFunding(t.db, t.clock.now());
     expect((await json(`/v1/investigations/${id}`)).status).toBe(404);
     expect(t.app.funding.investigations.any(id)).toMatchObject({
@@ -382,9 +384,28 @@ describe("status", () => {
       .prepare("DELETE FROM wallet_bets WHERE wallet = ? AND market_id = ?")
       .run(DELTA, extra);
     b.categoryStats(DELTA, "politics", 20, 14, 500);
+    t.clock.advance(INVESTIGATIONS_EVERY_MS);
     refreshFunding(t.db, t.clock.now());
     const back = await json(`/v1/investigations/${id}`);
     expect(back.status).toBe(200);
     expect(back.body.resolved_bets).toBe(20);
+  });
+
+  it("screens again when the base rates move or the screen is 15 minutes old, not otherwise", () => {
+    const first = refreshFunding(t.db, t.clock.now(), { force: true });
+    expect(first.investigations).not.toBe("unchanged");
+    t.clock.advance(60_000);
+    expect(refreshFunding(t.db, t.clock.now()).investigations).toBe("unchanged");
+    t.db.writer.exec(
+      "INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate) VALUES ('zz', 1, 1, 1)",
+    );
+    t.clock.advance(60_000);
+    expect(refreshFunding(t.db, t.clock.now()).investigations).not.toBe("unchanged");
+    t.db.writer.exec("DELETE FROM category_base_rates WHERE category = 'zz'");
+    refreshFunding(t.db, t.clock.now(), { force: true });
+    t.clock.advance(INVESTIGATIONS_EVERY_MS - 1);
+    expect(refreshFunding(t.db, t.clock.now()).investigations).toBe("unchanged");
+    t.clock.advance(1);
+    expect(refreshFunding(t.db, t.clock.now()).investigations).not.toBe("unchanged");
   });
 });
