@@ -87,7 +87,11 @@ export function createApp(deps: AppDeps): App {
   // refresh after it opens.
   app.refreshExtensions = [
     walletSearchRefresh,
-    { name: "funding", run: (db, now, change) => refreshFunding(db, now, { force: change.full }) },
+    {
+      name: "funding",
+      run: (db, now, change) =>
+        refreshFunding(db, now, { force: change.full, changedWallets: change.wallets }),
+    },
   ];
   app.ingestHooks = {
     onNewTrades: createSignalDetector(deps.db, {

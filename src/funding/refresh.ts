@@ -6,9 +6,10 @@
  *
  * The transfer-derived tables (funders, transfer connections) are rebuilt only when transfers or
  * labels changed since the last build. Coordinated timing reads every bet (millions on a large
- * installation) for links that are only leads, so it is rebuilt at most once an hour. Clusters
- * are rebuilt every time; investigations when their inputs (category base rates, clusters)
- * changed, and at least every 15 minutes.
+ * installation) for links that are only leads, so it is rebuilt at most once an hour. The
+ * clusters of the wallets the refresh recomputed are rebuilt every time (all of them with the
+ * graph); investigations when their inputs (category base rates, the graph) changed, and at
+ * least every 15 minutes.
  */
 
 import { createHash } from "node:crypto";
@@ -22,6 +23,8 @@ import { rebuildTransferGraph, type TransferGraphCounts } from "./transfers";
 export interface RefreshFundingOptions {
   /** Rebuild everything now: the transfer graph even when unchanged, coordinated timing early. */
   force?: boolean;
+  /** The wallets whose read models the refresh recomputed; without it, every cluster is. */
+  changedWallets?: ReadonlySet<string>;
 }
 
 /** Coordinated timing is rebuilt when it is this old (or on force). */
@@ -93,7 +96,15 @@ export function refreshFunding(
       graph = timed("transfer_graph", () => rebuildTransferGraph(conn, timed));
       remember.run(FINGERPRINT_KEY, fingerprint);
     }
-    const clusters = timed("clusters", () => rebuildClusters(conn));
+    // Only the recomputed wallets' clusters can have moved, unless the graph itself did.
+    const clusters = timed("clusters", () =>
+      rebuildClusters(
+        conn,
+        opts.force || graph !== null || opts.changedWallets === undefined
+          ? undefined
+          : opts.changedWallets,
+      ),
+    );
     const timingAt = Number(state.get(TIMING_KEY)?.value ?? Number.NaN);
     const timingDue =
       opts.force ||

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rebuildClusters } from "../../src/funding/clusters";
 import { refreshFunding } from "../../src/funding/refresh";
 import {
   ClusterDetailSchema,
@@ -350,5 +351,30 @@ describe("OpenAPI", () => {
     for (const [path, statuses] of Object.entries(expected)) {
       expect(Object.keys(doc.paths[path]?.get?.responses ?? {}).sort()).toEqual(statuses);
     }
+  });
+});
+
+describe("rebuilding only the clusters of changed wallets", () => {
+  it("gives the rows a whole rebuild gives, and leaves other clusters alone", () => {
+    const table = () =>
+      t.db.writer.prepare("SELECT * FROM sybil_clusters ORDER BY id").all() as Record<
+        string,
+        unknown
+      >[];
+    const rich = addr("richm", 2);
+    const b = r();
+    const m3 = b.market("crypto");
+    b.bet({ wallet: rich, market: m3, category: "crypto", price: 0.4 });
+    b.stats({ address: rich, bets: 5, resolved: 3, wins: 1, volume: 1_700, pnl: -120, last: T0 });
+    const before = table();
+    rebuildClusters(t.db.writer, new Set([rich]));
+    const partial = table();
+    rebuildClusters(t.db.writer);
+    expect(partial).toEqual(table());
+    const changed = partial.filter(
+      (row) => JSON.stringify(row) !== JSON.stringify(before.find((old) => old.id === row.id)),
+    );
+    expect(changed.map((row) => row.funder)).toEqual([RICH]);
+    expect(changed[0]).toMatchObject({ total_volume: 6_700, markets_traded: 3 });
   });
 });
