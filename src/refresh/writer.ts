@@ -159,12 +159,6 @@ export function createModelWriter(db: Db) {
         if (!kept.has(hour)) dropHour.run(marketId, hour);
       }
     },
-
-    clearAll(): void {
-      w.exec(`DELETE FROM wallet_bets; DELETE FROM wallet_stats; DELETE FROM wallet_category_stats;
-        DELETE FROM wallet_timing; DELETE FROM market_stats; DELETE FROM market_hours;
-        DELETE FROM category_base_rates;`);
-    },
   };
 }
 
