@@ -769,12 +769,31 @@ const BET_FIELDS: (keyof WalletBetRow)[] = [
   "move_24h",
 ];
 
-function betFromValues(values: unknown[]): WalletBetRow {
-  const bet = {} as Record<string, unknown>;
-  BET_FIELDS.forEach((field, i) => {
-    bet[field] = values[i];
-  });
-  return bet as unknown as WalletBetRow;
+/** A wallet_bets row read as an array, in BET_FIELDS order. */
+function betFromValues(v: unknown[]): WalletBetRow {
+  // Written out, so every bet object has one shape (a loop assigning fields one by one made
+  // V8 fall back to slow dictionary objects).
+  return {
+    market_id: v[0] as number,
+    category: v[1] as string | null,
+    side: v[2] as WalletBetRow["side"],
+    entry_price: v[3] as number | null,
+    buy_usd: v[4] as number,
+    volume: v[5] as number,
+    yes_flow: v[6] as number,
+    no_flow: v[7] as number,
+    yes_shares: v[8] as number,
+    no_shares: v[9] as number,
+    trade_count: v[10] as number,
+    two_sided: v[11] as number,
+    first_ts: v[12] as number,
+    entry_ts: v[13] as number,
+    last_ts: v[14] as number,
+    resolved: v[15] as number,
+    won: v[16] as number | null,
+    pnl_base: v[17] as number,
+    move_24h: v[18] as number | null,
+  };
 }
 
 function sameBet(a: WalletBetRow, b: WalletBetRow): boolean {
