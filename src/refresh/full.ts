@@ -1,0 +1,159 @@
+/**
+ * The full rebuild: every read-model table rewritten from all trades, streamed twice (by wallet
+ * and by market) through covering indexes.
+ */
+import type { Db } from "../db/open";
+import { marketModel } from "./market-model";
+import {
+  contextFor,
+  FILL_COLUMNS,
+  type FillRow,
+  type PassResult,
+  type Stopwatch,
+  standings,
+  stopwatch,
+  toFill,
+} from "./pass";
+import { type TradeFill, walletModel } from "./wallet-model";
+import { createModelWriter } from "./writer";
+
+/** Streams fills grouped by a key column, calling `each` once per group with its fills in time order. */
+function forEachGroup<K extends string | number>(
+  rows: IterableIterator<FillRow>,
+  keyOf: (row: FillRow) => K,
+  each: (key: K, fills: TradeFill[]) => void,
+): number {
+  let current: K | undefined;
+  let group: TradeFill[] = [];
+  let count = 0;
+  for (const row of rows) {
+    count += 1;
+    const key = keyOf(row);
+    if (key !== current) {
+      if (current !== undefined) each(current, group);
+      current = key;
+      group = [];
+    }
+    group.push(toFill(row));
+  }
+  if (current !== undefined) each(current, group);
+  return count;
+}
+
+const REBUILT_TABLES = [
+  "wallet_bets",
+  "wallet_stats",
+  "wallet_category_stats",
+  "wallet_timing",
+  "market_stats",
+  "market_hours",
+];
+
+/**
+ * Runs a bulk rewrite of the read-model tables on empty copies of them with no secondary
+ * indexes, then recreates each index from its own stored definition: building an index once
+ * over sorted rows is far cheaper than updating it row by row. The old tables are dropped, not
+ * emptied: DELETE removes rows one at a time and gathers every key in memory first (over a
+ * minute and a gigabyte for nine million bets), DROP frees whole pages. All inside the caller's
+ * transaction, so readers keep the previous tables, indexes included, until it commits.
+ */
+function onEmptyTables<T>(db: Db, watch: Stopwatch, work: () => T): T {
+  const w = db.writer;
+  const schema = (type: "table" | "index") =>
+    w
+      .prepare<[string, string], { name: string; sql: string }>(
+        `SELECT name, sql FROM sqlite_master
+          WHERE type = ? AND sql IS NOT NULL AND tbl_name IN (SELECT value FROM json_each(?))
+          ORDER BY name`,
+      )
+      .all(type, JSON.stringify(REBUILT_TABLES));
+  const tables = schema("table");
+  const indexes = schema("index");
+  for (const table of tables) {
+    w.exec(`DROP TABLE "${table.name}"`);
+    w.exec(table.sql);
+  }
+  watch.lap("drop_tables");
+  const result = work();
+  for (const index of indexes) w.exec(index.sql);
+  watch.lap("create_indexes");
+  return result;
+}
+
+export function fullRebuild(db: Db, now: number): PassResult {
+  const watch = stopwatch();
+  // Rebuilding an index sorts every key of its table. The connection keeps temporary data in
+  // memory (fast for the small sorts of requests); here the sorter spills to temporary files,
+  // or indexing nine million bets would need gigabytes of RAM.
+  // It also reads every trade once, in index order: memory-mapping the file would count every
+  // page read against the process (8 GB on the large world, up to the map's size), for little
+  // gain over the OS page cache, so both connections read without the map meanwhile.
+  const connections = db.reader === db.writer ? [db.writer] : [db.writer, db.reader];
+  const saved = connections.map((c) => ({
+    tempStore: c.pragma("temp_store", { simple: true }) as number,
+    mmapSize: c.pragma("mmap_size", { simple: true }) as number,
+  }));
+  for (const c of connections) {
+    c.pragma("temp_store = FILE");
+    c.pragma("mmap_size = 0");
+  }
+  try {
+    const result = onEmptyTables(db, watch, () => rebuildAll(db, now, watch));
+    return { ...result, phases: watch.phases };
+  } finally {
+    connections.forEach((c, i) => {
+      c.pragma(`temp_store = ${saved[i]!.tempStore}`);
+      c.pragma(`mmap_size = ${saved[i]!.mmapSize}`);
+    });
+  }
+}
+
+function rebuildAll(db: Db, now: number, watch: Stopwatch) {
+  const writer = createModelWriter(db);
+  db.writer.exec("DELETE FROM category_base_rates");
+  const ctx = contextFor(db, now, "series");
+  watch.lap("context");
+  const wallets = new Set<string>();
+  // Trades are read through the reader: better-sqlite3 cannot write on a connection while one
+  // of its statements is being iterated. We hold the write lock, so both see the same trades.
+  const byWallet = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_wallet_market
+        ORDER BY wallet, market_id, ts, id`,
+    )
+    .raw()
+    .iterate() as IterableIterator<FillRow>;
+  let fillsRead = forEachGroup(
+    byWallet,
+    (r) => r[0],
+    (wallet, fills) => {
+      const model = walletModel(wallet, fills, ctx);
+      writer.wallet(model, model.bets);
+      wallets.add(wallet);
+    },
+  );
+  watch.lap("wallets");
+  const standing = standings(db);
+  let markets = 0;
+  const byMarket = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market ORDER BY market_id, ts, id`,
+    )
+    .raw()
+    .iterate() as IterableIterator<FillRow>;
+  fillsRead += forEachGroup(
+    byMarket,
+    (r) => r[1],
+    (marketId, fills) => {
+      const model = marketModel(fills, now, (wallet) => standing.get(wallet));
+      writer.market(marketId, model.stats, model.hours);
+      markets += 1;
+    },
+  );
+  watch.lap("markets");
+  db.writer.exec(`INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
+    SELECT category, count(*), sum(won), CAST(sum(won) AS REAL) / count(*)
+      FROM wallet_bets WHERE resolved = 1 AND category IS NOT NULL GROUP BY category`);
+  db.writer.exec("DELETE FROM dirty_wallets; DELETE FROM dirty_markets;");
+  return { wallets, markets, fillsRead };
+}

@@ -1,0 +1,456 @@
+/**
+ * The incremental refresh: from what the last run stored, recompute only what the trades,
+ * resolutions and time since then change (refreshReadModels says what that is).
+ */
+import { DAY_MS, type Fill, HOUR_MS } from "../analytics/fill";
+import type { Db } from "../db/open";
+import {
+  appendToMarket,
+  type MarketHourRow,
+  type MarketStatsRow,
+  marketModel,
+  SENTIMENT_WINDOW_MS,
+} from "./market-model";
+import {
+  BET_FIELDS,
+  betFromValues,
+  contextFor,
+  FILL_COLUMNS,
+  type FillRow,
+  type PassResult,
+  sameBet,
+  standings,
+  stopwatch,
+  toFill,
+} from "./pass";
+import {
+  betFromFills,
+  timingOf,
+  type WalletBetRow,
+  type WalletCategoryRow,
+  type WalletContext,
+  type WalletStatsRow,
+  walletFromBets,
+} from "./wallet-model";
+import { createModelWriter } from "./writer";
+
+/** A wallet's open positions are marked again at least this often (a stale mark). */
+export const MARK_MAX_AGE_MS = 60 * 60_000;
+/** At most this many wallets are marked again per run only because their mark was stale. */
+export const MARK_BATCH = 2_500;
+
+export interface IncrementalRun {
+  /** When the last run happened, and the largest trade id it had seen. */
+  lastRun: number;
+  watermark: number;
+  /** The largest trade id now: this run's watermark. */
+  maxTradeId: number;
+  markBatch: number;
+}
+
+/** Adds `value` to the set at `key`. */
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (set === undefined) map.set(key, new Set([value]));
+  else set.add(value);
+}
+
+/** What changed since the last run, and so what this one recomputes. */
+interface Changes {
+  /** The bets to recompute: wallet → markets. */
+  pairs: Map<string, Set<number>>;
+  /** Per market with new fills: the earliest new fill and the new fills' wallets. */
+  fresh: Map<number, { since: number; wallets: Set<string> }>;
+  /** Markets whose outcome or facts changed: every bet in them is in `pairs`. */
+  changedMarkets: Set<number>;
+  /** Wallets whose timing buckets (trades in resolved markets) may have changed. */
+  timingChanged: Set<string>;
+  /** Every wallet to recompute: those of `pairs`, dirty ones and the stalest marks. */
+  wallets: Set<string>;
+}
+
+/** What recomputing the wallets tells the market step and the base rates. */
+interface WalletPass {
+  fillsRead: number;
+  /** Markets to rebuild from all their fills. */
+  marketsToRebuild: Set<number>;
+  /** Markets of wallets whose standing changed, with the hours whose whale volume moved. */
+  restanded: Map<number, Set<number>>;
+  /** Per market: wallets that had never traded it before this run's fills. */
+  newWalletsIn: Map<number, number>;
+  /** Per category: resolved bets and wins gained (or lost) by the recomputed bets. */
+  baseRateDelta: Map<string, { bets: number; wins: number }>;
+}
+
+type Writer = ReturnType<typeof createModelWriter>;
+
+export function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
+  const watch = stopwatch();
+  const writer = createModelWriter(db);
+  const ctx = contextFor(db, now, "seek");
+  const changes = selectChanges(db, now, run);
+  watch.lap("select");
+  const pass = recomputeWallets(db, ctx, writer, changes);
+  watch.lap("wallets");
+  const markets = refreshMarkets(db, now, run, writer, changes, pass);
+  watch.lap("markets");
+  moveBaseRates(db, pass.baseRateDelta);
+  watch.lap("base_rates");
+  return {
+    wallets: changes.wallets,
+    markets: markets.count,
+    fillsRead: pass.fillsRead + markets.fillsRead,
+    phases: watch.phases,
+  };
+}
+
+function selectChanges(db: Db, now: number, run: IncrementalRun): Changes {
+  const w = db.writer;
+  const pairs = new Map<string, Set<number>>();
+  /** Per market with new fills: the earliest new fill and the new fills' wallets. */
+  const fresh = new Map<number, { since: number; wallets: Set<string> }>();
+  const newFills = w
+    .prepare<[number, number], [string, number, number]>(
+      "SELECT wallet, market_id, ts FROM trades WHERE id > ? AND id <= ?",
+    )
+    .raw()
+    .iterate(run.watermark, run.maxTradeId);
+  for (const [wallet, marketId, ts] of newFills) {
+    addTo(pairs, wallet, marketId);
+    const entry = fresh.get(marketId);
+    if (entry === undefined) fresh.set(marketId, { since: ts, wallets: new Set([wallet]) });
+    else {
+      if (ts < entry.since) entry.since = ts;
+      entry.wallets.add(wallet);
+    }
+  }
+  const changedMarkets = new Set(
+    w.prepare("SELECT market_id FROM dirty_markets WHERE changed = 1").pluck().all() as number[],
+  );
+  const holdersOf = w
+    .prepare<[number], string>("SELECT wallet FROM wallet_bets WHERE market_id = ?")
+    .pluck();
+  /** Wallets whose timing buckets (trades in resolved markets) may have changed. */
+  const timingChanged = new Set<string>();
+  for (const marketId of changedMarkets) {
+    for (const wallet of holdersOf.all(marketId)) {
+      addTo(pairs, wallet, marketId);
+      timingChanged.add(wallet);
+    }
+  }
+  // Entries that turned 24 hours old since the last run now have a 24-hour-later price.
+  const aged = w
+    .prepare<[number, number], [string, number]>(
+      "SELECT DISTINCT wallet, market_id FROM trades WHERE ts > ? AND ts <= ?",
+    )
+    .raw()
+    .iterate(run.lastRun - DAY_MS, now - DAY_MS);
+  for (const [wallet, marketId] of aged) addTo(pairs, wallet, marketId);
+  // A back-dated fill can be the last trade before some earlier entry's 24-hour mark.
+  const enteredBetween = w
+    .prepare<[number, number, number], string>(
+      "SELECT wallet FROM wallet_bets WHERE market_id = ? AND entry_ts >= ? AND entry_ts <= ?",
+    )
+    .pluck();
+  for (const [marketId, { since }] of fresh) {
+    if (since > run.lastRun) continue;
+    for (const wallet of enteredBetween.all(marketId, since - DAY_MS, run.lastRun - DAY_MS)) {
+      addTo(pairs, wallet, marketId);
+    }
+  }
+  // Wallets recomputed from their stored bets alone: dirty ones (funding, labels, platform PnL)
+  // and the stalest marks.
+  const restat = new Set<string>(
+    w.prepare("SELECT address FROM dirty_wallets").pluck().all() as string[],
+  );
+  if (run.markBatch > 0) {
+    const stale = w
+      .prepare<[number, number], string>(
+        // A scan, not an index: refreshed_at changes on every wallet a run writes, and keeping
+        // an index on it in step cost more than scanning wallet_stats once per run.
+        `SELECT address FROM wallet_stats
+          WHERE refreshed_at < ? ORDER BY refreshed_at, address LIMIT ?`,
+      )
+      .pluck()
+      .all(now - MARK_MAX_AGE_MS, run.markBatch);
+    for (const address of stale) restat.add(address);
+  }
+  const wallets = new Set<string>([...pairs.keys(), ...restat]);
+  return { pairs, fresh, changedMarkets, timingChanged, wallets };
+}
+
+/**
+ * Each wallet: the bets of its pairs recomputed from their fills, then its stats, score, type
+ * and categories from all its bets, marked now; only what changed is written.
+ */
+function recomputeWallets(
+  db: Db,
+  ctx: WalletContext,
+  writer: Writer,
+  changes: Changes,
+): WalletPass {
+  const w = db.writer;
+  const { pairs, changedMarkets, timingChanged, wallets } = changes;
+  let fillsRead = 0;
+  // Arrays, made into objects here: better-sqlite3 builds row objects several times slower, and
+  // these reads (every bet of every wallet recomputed) are most of an incremental run's reading.
+  const betsOf = w
+    .prepare<[string], unknown[]>(
+      `SELECT ${BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet = ? ORDER BY market_id`,
+    )
+    .raw();
+  const oldStats = w.prepare<[string], WalletStatsRow>(
+    "SELECT * FROM wallet_stats WHERE address = ?",
+  );
+  const oldCategories = w.prepare<[string], WalletCategoryRow>(
+    "SELECT * FROM wallet_category_stats WHERE address = ?",
+  );
+  const pairFills = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_wallet_market
+        WHERE wallet = ? AND market_id = ? ORDER BY ts, id`,
+    )
+    .raw();
+  const walletFills = db.reader
+    .prepare(`SELECT ${FILL_COLUMNS} FROM trades WHERE wallet = ? ORDER BY ts, id`)
+    .raw();
+  const baseRateDelta = new Map<string, { bets: number; wins: number }>();
+  const bump = (bet: WalletBetRow, sign: 1 | -1) => {
+    if (bet.resolved !== 1 || bet.category === null) return;
+    const d = baseRateDelta.get(bet.category) ?? { bets: 0, wins: 0 };
+    d.bets += sign;
+    d.wins += sign * (bet.won ?? 0);
+    baseRateDelta.set(bet.category, d);
+  };
+  const marketsToRebuild = new Set(changedMarkets);
+  /** Markets of wallets whose standing changed, with the hours whose whale volume moved. */
+  const restanded = new Map<number, Set<number>>();
+  /** Per market: wallets that had never traded it before this run's fills. */
+  const newWalletsIn = new Map<number, number>();
+
+  for (const wallet of wallets) {
+    const before = oldStats.get(wallet);
+    const bets = new Map<number, WalletBetRow>();
+    for (const values of betsOf.all(wallet)) {
+      const bet = betFromValues(values);
+      bets.set(bet.market_id, bet);
+    }
+    const previous = {
+      stats: before,
+      bets: new Map(bets),
+      categories: new Map(oldCategories.all(wallet).map((c) => [c.category, c])),
+    };
+    const changed: WalletBetRow[] = [];
+    let resolvedChanged = before === undefined;
+    // A new wallet has no timing row yet; others change only with trades in resolved markets.
+    let timing = before === undefined || timingChanged.has(wallet);
+    for (const marketId of pairs.get(wallet) ?? []) {
+      const fills = (pairFills.all(wallet, marketId) as FillRow[]).map(toFill);
+      fillsRead += fills.length;
+      const old = bets.get(marketId);
+      if (fills.length === 0) continue;
+      const bet = betFromFills(wallet, marketId, fills, ctx);
+      if (old === undefined) newWalletsIn.set(marketId, (newWalletsIn.get(marketId) ?? 0) + 1);
+      if (old?.resolved === 1 || bet.resolved === 1) {
+        resolvedChanged = true;
+        timing = true;
+      }
+      if (old === undefined || !sameBet(old, bet)) {
+        if (old !== undefined) bump(old, -1);
+        bump(bet, 1);
+        changed.push(bet);
+        bets.set(marketId, bet);
+      }
+    }
+    let timingJson: string | null = null;
+    if (timing) {
+      const fills = (walletFills.all(wallet) as FillRow[]).map(toFill);
+      fillsRead += fills.length;
+      timingJson = timingOf(fills, ctx);
+    }
+    const rows = [...bets.values()].sort((a, b) => a.market_id - b.market_id);
+    if (rows.length === 0) continue;
+    const model = walletFromBets(wallet, rows, ctx, {
+      timing: timingJson,
+      winsTest: resolvedChanged ? undefined : { log10PValue: before!.log10_p_value },
+    });
+    writer.wallet(model, changed, previous);
+    const after = model.stats;
+    const standingChanged =
+      !before ||
+      before.bayesian_win_rate !== after.bayesian_win_rate ||
+      before.total_volume > 50_000 !== after.total_volume > 50_000 ||
+      (before.wallet_type === "insider") !== (after.wallet_type === "insider");
+    const counts =
+      after.total_volume > 50_000 ||
+      after.wallet_type === "insider" ||
+      (before !== undefined && (before.total_volume > 50_000 || before.wallet_type === "insider"));
+    if (standingChanged && counts) {
+      // Its markets' sentiment weighs it differently; if its whale flag flipped, the hours it
+      // traded in gain or lose its whale volume. Nothing else about those markets changes.
+      const whaleFlipped =
+        before === undefined || before.total_volume > 50_000 !== after.total_volume > 50_000;
+      for (const bet of rows) {
+        const hours = restanded.get(bet.market_id) ?? new Set<number>();
+        restanded.set(bet.market_id, hours);
+        if (!whaleFlipped) continue;
+        for (const row of pairFills.all(wallet, bet.market_id) as FillRow[]) {
+          hours.add(Math.floor(row[7] / HOUR_MS));
+        }
+      }
+    }
+  }
+
+  return { fillsRead, marketsToRebuild, restanded, newWalletsIn, baseRateDelta };
+}
+
+/** Markets with new fills or restanded wallets are patched; the others listed are rebuilt. */
+function refreshMarkets(
+  db: Db,
+  now: number,
+  run: IncrementalRun,
+  writer: Writer,
+  changes: Changes,
+  pass: WalletPass,
+): { count: number; fillsRead: number } {
+  const w = db.writer;
+  const { fresh } = changes;
+  const { marketsToRebuild, restanded, newWalletsIn } = pass;
+  let fillsRead = 0;
+  // Fills leaving the 30-day sentiment window since the last run, and fills dated after the last
+  // run that were stored before it (they enter the window now).
+  const windowMoved = w
+    .prepare<[number, number, number, number, number], number>(
+      `SELECT DISTINCT market_id FROM trades WHERE ts > ? AND ts <= ?
+       UNION SELECT DISTINCT market_id FROM trades WHERE ts > ? AND ts <= ? AND id <= ?`,
+    )
+    .pluck()
+    .all(
+      run.lastRun - SENTIMENT_WINDOW_MS,
+      now - SENTIMENT_WINDOW_MS,
+      run.lastRun,
+      now,
+      run.watermark,
+    );
+  for (const marketId of windowMoved) marketsToRebuild.add(marketId);
+
+  const standing = standings(db);
+  const standingOf = (wallet: string) => standing.get(wallet);
+  const statsOf = w.prepare<[number], MarketStatsRow & { last_trade_at: number | null }>(
+    "SELECT * FROM market_stats WHERE market_id = ?",
+  );
+  const hoursFrom = w.prepare<[number, number], MarketHourRow>(
+    "SELECT * FROM market_hours WHERE market_id = ? AND hour >= ?",
+  );
+  const hourAt = w.prepare<[number, number], MarketHourRow>(
+    "SELECT * FROM market_hours WHERE market_id = ? AND hour = ?",
+  );
+  const previousOf = (marketId: number, fromHour: number, stats?: MarketStatsRow) => ({
+    stats: stats ?? statsOf.get(marketId),
+    hours: new Map(hoursFrom.all(marketId, fromHour).map((h) => [h.hour, h])),
+  });
+  const fillsOfMarket = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market
+        WHERE market_id = ? ORDER BY ts, id`,
+    )
+    .raw();
+  const fillsFrom = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market
+        WHERE market_id = ? AND ts >= ? ORDER BY ts, id`,
+    )
+    .raw();
+  const fillsBetween = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market
+        WHERE market_id = ? AND ts >= ? AND ts <= ? ORDER BY ts, id`,
+    )
+    .raw();
+  let markets = 0;
+  // Markets with new fills, or whose wallets' standing changed, are patched: their totals
+  // continue from the stored ones, and only the hours that changed are rebuilt.
+  const patched = new Set<number>([...fresh.keys(), ...restanded.keys()]);
+  for (const marketId of patched) {
+    if (marketsToRebuild.has(marketId)) continue;
+    const previous = statsOf.get(marketId);
+    const since = fresh.get(marketId)?.since ?? null;
+    if (
+      previous === undefined ||
+      previous.last_trade_at === null ||
+      (since !== null && since <= previous.last_trade_at)
+    ) {
+      marketsToRebuild.add(marketId);
+      continue;
+    }
+    const fromHour = since === null ? null : Math.floor(since / HOUR_MS);
+    const hours = [...(restanded.get(marketId) ?? [])]
+      .filter((hour) => fromHour === null || hour < fromHour)
+      .sort((a, b) => a - b);
+    const fills: Fill[] = [];
+    const stored = new Map<number, MarketHourRow>();
+    for (const hour of hours) {
+      for (const row of fillsBetween.all(marketId, hour * HOUR_MS, (hour + 1) * HOUR_MS - 1)) {
+        fills.push(toFill(row as FillRow));
+      }
+      const old = hourAt.get(marketId, hour);
+      if (old !== undefined) stored.set(hour, old);
+    }
+    if (fromHour !== null) {
+      for (const row of fillsFrom.all(marketId, fromHour * HOUR_MS))
+        fills.push(toFill(row as FillRow));
+      for (const old of hoursFrom.all(marketId, fromHour)) stored.set(old.hour, old);
+    }
+    fillsRead += fills.length;
+    const model = appendToMarket(
+      { ...previous, last_trade_at: previous.last_trade_at },
+      {
+        fills,
+        newWallets: newWalletsIn.get(marketId) ?? 0,
+        now,
+        standing: standingOf,
+        sentimentChanged: restanded.has(marketId),
+        windowWhaleFills: () => {
+          const window = (
+            fillsBetween.all(marketId, now - SENTIMENT_WINDOW_MS, now) as FillRow[]
+          ).map(toFill);
+          fillsRead += window.length;
+          return window.filter((fill) => {
+            const who = standingOf(fill.wallet);
+            return who?.whale === true || who?.insider === true;
+          });
+        },
+      },
+    );
+    writer.market(marketId, model.stats, model.hours, { stats: previous, hours: stored });
+    markets += 1;
+  }
+  for (const marketId of marketsToRebuild) {
+    const fills = (fillsOfMarket.all(marketId) as FillRow[]).map(toFill);
+    fillsRead += fills.length;
+    if (fills.length === 0) continue;
+    const model = marketModel(fills, now, standingOf);
+    writer.market(
+      marketId,
+      model.stats,
+      model.hours,
+      previousOf(marketId, Number.MIN_SAFE_INTEGER),
+    );
+    markets += 1;
+  }
+
+  return { count: markets, fillsRead };
+}
+
+function moveBaseRates(db: Db, baseRateDelta: WalletPass["baseRateDelta"]): void {
+  const w = db.writer;
+  const upsertRate = w.prepare<[{ category: string; bets: number; wins: number }]>(
+    `INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
+     VALUES (@category, @bets, @wins, NULL)
+     ON CONFLICT (category) DO UPDATE SET resolved_bets = resolved_bets + @bets, wins = wins + @wins`,
+  );
+  for (const [category, d] of baseRateDelta) upsertRate.run({ category, ...d });
+  w.exec(`DELETE FROM category_base_rates WHERE resolved_bets <= 0;
+    UPDATE category_base_rates SET base_rate = CAST(wins AS REAL) / resolved_bets;`);
+  w.exec("DELETE FROM dirty_wallets; DELETE FROM dirty_markets;");
+}

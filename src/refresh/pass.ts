@@ -1,0 +1,192 @@
+/**
+ * What the full and the incremental refresh share: how fills are read, the context a wallet's
+ * model needs, wallet standings for the market models, and stored bets as rows.
+ */
+import type { Db } from "../db/open";
+import type { WalletStanding } from "./market-model";
+import { createPriceLookup } from "./prices";
+import type { MarketInfo, TradeFill, WalletBetRow, WalletContext } from "./wallet-model";
+
+export type FillRow = [
+  string,
+  number,
+  "YES" | "NO",
+  "BUY" | "SELL",
+  number,
+  number,
+  number,
+  number,
+  number,
+];
+
+export const toFill = (r: FillRow): TradeFill => ({
+  wallet: r[0],
+  marketId: r[1],
+  outcome: r[2],
+  side: r[3],
+  price: r[4],
+  size: r[5],
+  usd: r[6],
+  ts: r[7],
+  id: r[8],
+});
+
+// Every column here is in trades_by_wallet_market and trades_by_market (sql/0007), so reading
+// fills in either order never touches the trades table itself.
+export const FILL_COLUMNS = "wallet, market_id, outcome, side, price, size, usd_value, ts, id";
+
+export interface PassResult {
+  wallets: Set<string>;
+  markets: number;
+  fillsRead: number;
+  phases: Record<string, number>;
+}
+
+/** Times the steps of a pass: each call to `lap` closes the step that ran since the last one. */
+export function stopwatch() {
+  const phases: Record<string, number> = {};
+  let last = performance.now();
+  return {
+    phases,
+    lap(name: string): void {
+      const now = performance.now();
+      phases[name] = Math.round(now - last);
+      last = now;
+    },
+  };
+}
+
+export function contextFor(db: Db, now: number, prices: "series" | "seek"): WalletContext {
+  const w = db.writer;
+  const markets = new Map<number, MarketInfo>();
+  for (const m of w
+    .prepare<
+      [],
+      {
+        id: number;
+        category: string | null;
+        resolved_outcome: "YES" | "NO" | null;
+        resolved_at: number | null;
+      }
+    >("SELECT id, category, resolved_outcome, resolved_at FROM markets")
+    .iterate()) {
+    markets.set(m.id, {
+      id: m.id,
+      category: m.category,
+      resolvedOutcome: m.resolved_outcome,
+      resolvedAt: m.resolved_at,
+    });
+  }
+  const platformOf = w.prepare<
+    [string],
+    { name: string | null; pnl: number | null; asOf: number | null }
+  >(
+    "SELECT platform_name AS name, platform_pnl AS pnl, platform_pnl_as_of AS asOf FROM wallets WHERE address = ?",
+  );
+  const insiderMax = w.prepare<[string], { score: number | null }>(
+    "SELECT max(score) AS score FROM signals WHERE wallet = ? AND type = 'insider'",
+  );
+  const investigated = investigationLookup(db);
+  return {
+    now,
+    market: (id) => markets.get(id),
+    prices: createPriceLookup(db, prices),
+    platform: (address) => platformOf.get(address),
+    maxInsiderScore: (address) => insiderMax.get(address)?.score ?? null,
+    inOpenInvestigation: investigated,
+  };
+}
+
+/** Wallets in an open investigation, when the funding-graph tables exist. */
+function investigationLookup(db: Db): (address: string) => boolean {
+  const exists = db.writer
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'investigation_wallets'")
+    .get();
+  if (!exists) return () => false;
+  // Read once per refresh: open investigations hold few wallets, and asking per wallet cost a
+  // join for every wallet recomputed.
+  const open = new Set(
+    db.writer
+      .prepare(
+        `SELECT DISTINCT iw.address FROM investigation_wallets iw
+           JOIN investigations i ON i.id = iw.investigation_id
+          WHERE i.status = 'open' AND i.active = 1`,
+      )
+      .pluck()
+      .all() as string[],
+  );
+  return (address) => open.has(address);
+}
+
+export function standings(db: Db): Map<string, WalletStanding> {
+  const map = new Map<string, WalletStanding>();
+  const rows = db.writer
+    .prepare<[], { address: string; bwr: number | null; volume: number; type: string }>(
+      `SELECT address, bayesian_win_rate AS bwr, total_volume AS volume, wallet_type AS type
+         FROM wallet_stats WHERE total_volume > 50000 OR wallet_type = 'insider'`,
+    )
+    .iterate();
+  for (const r of rows) {
+    map.set(r.address, {
+      bayesianWinRate: r.bwr,
+      whale: r.volume > 50_000,
+      insider: r.type === "insider",
+    });
+  }
+  return map;
+}
+
+export type Stopwatch = ReturnType<typeof stopwatch>;
+
+export const BET_FIELDS: (keyof WalletBetRow)[] = [
+  "market_id",
+  "category",
+  "side",
+  "entry_price",
+  "buy_usd",
+  "volume",
+  "yes_flow",
+  "no_flow",
+  "yes_shares",
+  "no_shares",
+  "trade_count",
+  "two_sided",
+  "first_ts",
+  "entry_ts",
+  "last_ts",
+  "resolved",
+  "won",
+  "pnl_base",
+  "move_24h",
+];
+
+/** A wallet_bets row read as an array, in BET_FIELDS order. */
+export function betFromValues(v: unknown[]): WalletBetRow {
+  // Written out, so every bet object has one shape (a loop assigning fields one by one made
+  // V8 fall back to slow dictionary objects).
+  return {
+    market_id: v[0] as number,
+    category: v[1] as string | null,
+    side: v[2] as WalletBetRow["side"],
+    entry_price: v[3] as number | null,
+    buy_usd: v[4] as number,
+    volume: v[5] as number,
+    yes_flow: v[6] as number,
+    no_flow: v[7] as number,
+    yes_shares: v[8] as number,
+    no_shares: v[9] as number,
+    trade_count: v[10] as number,
+    two_sided: v[11] as number,
+    first_ts: v[12] as number,
+    entry_ts: v[13] as number,
+    last_ts: v[14] as number,
+    resolved: v[15] as number,
+    won: v[16] as number | null,
+    pnl_base: v[17] as number,
+    move_24h: v[18] as number | null,
+  };
+}
+
+export function sameBet(a: WalletBetRow, b: WalletBetRow): boolean {
+  return BET_FIELDS.every((field) => a[field] === b[field]);
+}
