@@ -1,5 +1,6 @@
 import type { Db, Statement } from "../db/open";
 import type { MarketHourRow, MarketStatsRow } from "./market-model";
+import { BET_FIELDS } from "./pass";
 import type { WalletBetRow, WalletCategoryRow, WalletModel, WalletStatsRow } from "./wallet-model";
 
 /** The statements that replace one wallet's or one market's read-model rows. */
@@ -33,27 +34,7 @@ export function createModelWriter(db: Db) {
     "refreshed_at",
     "log10_p_value",
   ];
-  const betColumns = [
-    "market_id",
-    "category",
-    "side",
-    "entry_price",
-    "buy_usd",
-    "volume",
-    "yes_flow",
-    "no_flow",
-    "yes_shares",
-    "no_shares",
-    "trade_count",
-    "two_sided",
-    "first_ts",
-    "entry_ts",
-    "last_ts",
-    "resolved",
-    "won",
-    "pnl_base",
-    "move_24h",
-  ];
+  const betColumns: string[] = BET_FIELDS;
   const categoryColumns = [
     "category",
     "bets",
