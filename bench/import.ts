@@ -33,6 +33,7 @@ import { openDb } from "../src/db/open";
 import { type Scale, writeWorld as writeFixtureWorld } from "../src/fixtures/world";
 import { importJsonl } from "../src/ingest/import";
 import { fileSource, readLines } from "../src/ingest/sources";
+import { peakRssMb } from "./lib/peak-rss";
 
 interface WorldSpec {
   trades: number;
@@ -267,7 +268,7 @@ function cpuSince(start: NodeJS.CpuUsage): number {
 }
 
 function maxRssMb(): number {
-  return process.resourceUsage().maxRSS / 1024;
+  return peakRssMb();
 }
 
 /**

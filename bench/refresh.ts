@@ -43,6 +43,7 @@ import { openConnection, openDb } from "../src/db/open";
 import { createIngest, type NewTrade } from "../src/ingest/ingest";
 import { refreshNow } from "../src/jobs/refresh";
 import type { RefreshSummary } from "../src/refresh/refresh";
+import { peakRssMb } from "./lib/peak-rss";
 import { summariseProfile } from "./lib/profile";
 import { isScale, withWorldApp, worldClock, worldFor } from "./lib/world";
 
@@ -110,7 +111,7 @@ function hex(rand: () => number, digits: number): string {
   return out.slice(0, digits + 2);
 }
 
-const rssMb = () => process.resourceUsage().maxRSS / 1024;
+const rssMb = peakRssMb;
 
 function heapSplit(): { heapUsedMb: number; externalMb: number } {
   const usage = process.memoryUsage();

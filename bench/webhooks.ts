@@ -47,6 +47,7 @@ import type { Channel, ScoreType } from "../src/webhooks/endpoints";
 import type { NewSignal } from "../src/webhooks/outbox";
 import { loadOrCreateSecretKey } from "../src/webhooks/secrets";
 import { verifySignature } from "../src/webhooks/signer";
+import { peakRssMb } from "./lib/peak-rss";
 import { cpuSeconds } from "./lib/procs";
 import { summariseProfile } from "./lib/profile";
 
@@ -422,7 +423,7 @@ async function runPhase(opts: {
   while (pending.get()!.n > 0) await sleep(20);
   const cpuUsed = process.cpuUsage(cpu);
   const receiverCpuUsed = cpuSeconds(opts.receiverPid) - receiverCpu;
-  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  const peakRss = peakRssMb();
   const heapUsedMb = process.memoryUsage().heapUsed / 2 ** 20;
 
   const { arrivals } = await opts.receivers.ask<{ arrivals: Arrivals }>({ type: "report" });
@@ -487,7 +488,7 @@ async function runPhase(opts: {
     unexpected,
     badSignatures,
     wrongEndpoint,
-    peakRssMb: Math.round(peakRssMb),
+    peakRssMb: Math.round(peakRss),
     heapUsedMb: Math.round(heapUsedMb),
   };
 }
