@@ -311,6 +311,18 @@ describe("incremental refresh", () => {
     t.db.writer.transaction(() => {
       ingest.resolveMarket(markets[2]!, "YES", t2 - DAY);
       ingest.resolveMarket(markets[3]!, "NO", t2 - HOUR);
+      // A market moved to another category: every bet in it (and two base rates) changes.
+      const moved = ingest.upsertMarket({
+        slug: "m7",
+        title: "M7",
+        category: "weather",
+        condition_id: `0x${(7).toString(16).padStart(64, "0")}`,
+        end_date: null,
+        created_at: 0,
+        resolved_outcome: null,
+        resolved_at: null,
+      });
+      if (!moved.ok || moved.status !== "updated") throw new Error("m7 was not updated");
     })();
     const second = refreshReadModels(t.db, t2);
     expect(second.kind).toBe("incremental");
