@@ -42,8 +42,9 @@ import {
 } from "./lib/endpoints";
 import type { LoadResult, LoadSpec } from "./lib/load";
 import { cpuSeconds, firstJsonLine, type Pinned, spawnPinned, stop } from "./lib/procs";
-import { summariseProfile } from "./lib/profile";
+import { formatProfile, summariseProfile } from "./lib/profile";
 import {
+  alignColumns,
   type EndpointSummary,
   median,
   type Run,
@@ -552,37 +553,14 @@ function comparisonTable(rows: ScaleComparison[], served: Served[]): string {
       r.cpuRatio.toFixed(2),
     ]),
   ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  return table
-    .map((row) =>
-      row
-        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
-        .join("  "),
-    )
-    .join("\n");
+  return alignColumns(table, 1);
 }
 
 function printProfiles(): void {
-  const share = (value: number) => `${(value * 100).toFixed(1).padStart(5)}%`;
   for (const file of readdirSync(PROFILE_DIR).filter((name) => name.endsWith(".cpuprofile"))) {
     const path = join(PROFILE_DIR, file);
-    const summary = summariseProfile(path);
-    const lines = [
-      `profile of the app server: ${relative(ROOT, path)} (${Math.round(summary.busyMs)} ms busy)`,
-    ];
-    lines.push(
-      "  self time by area:",
-      ...summary.byArea.map((l) => `    ${share(l.share)}  ${l.name}`),
-    );
-    lines.push(
-      "  self time by function:",
-      ...summary.byFunction.map((l) => `    ${share(l.share)}  ${l.name}`),
-    );
-    lines.push(
-      "  our functions, callees included:",
-      ...summary.ourInclusive.map((l) => `    ${share(l.share)}  ${l.name}`),
-    );
-    process.stdout.write(`${lines.join("\n")}\n`);
+    const heading = `the app server: ${relative(ROOT, path)}`;
+    process.stdout.write(`${formatProfile(heading, summariseProfile(path))}\n`);
   }
 }
 

@@ -34,6 +34,8 @@ import { type Scale, writeWorld as writeFixtureWorld } from "../src/fixtures/wor
 import { importJsonl } from "../src/ingest/import";
 import { fileSource, readLines } from "../src/ingest/sources";
 import { peakRssMb } from "./lib/peak-rss";
+import { randomHex, uniform } from "./lib/random";
+import { alignColumns } from "./lib/report";
 
 interface WorldSpec {
   trades: number;
@@ -47,37 +49,15 @@ const NOW = Date.parse("2026-11-01T00:00:00Z");
 const DAY = 86_400_000;
 const CATEGORIES = ["politics", "crypto", "sports", "culture", "economics", "breaking-news"];
 
-/** Mulberry32: small, fast, deterministic. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function hex(rand: () => number, digits: number): string {
-  let out = "0x";
-  while (out.length < digits + 2) {
-    out += Math.floor(rand() * 0x100000000)
-      .toString(16)
-      .padStart(8, "0");
-  }
-  return out.slice(0, digits + 2);
-}
-
 /**
  * A synthetic medium-like world in interchange format (markets first, then wallets, trades in
  * time order, resolutions last) of any trade count, so the same markets and wallets can be
  * measured at several file sizes. `--fixture SCALE` measures the fixture generator's world.
  */
 function* worldLines(spec: WorldSpec): Generator<string> {
-  const rand = random(spec.seed);
+  const rand = uniform(spec.seed);
   const start = NOW - 120 * DAY;
-  const markets = Array.from({ length: spec.markets }, () => hex(rand, 64));
+  const markets = Array.from({ length: spec.markets }, () => randomHex(rand, 64));
   for (const [i, condition_id] of markets.entries()) {
     yield JSON.stringify({
       type: "market",
@@ -89,7 +69,7 @@ function* worldLines(spec: WorldSpec): Generator<string> {
       created_at: new Date(start - Math.floor(rand() * 30 * DAY)).toISOString(),
     });
   }
-  const wallets = Array.from({ length: spec.wallets }, () => hex(rand, 40));
+  const wallets = Array.from({ length: spec.wallets }, () => randomHex(rand, 40));
   for (const [i, address] of wallets.entries()) {
     if (i % 4 === 0) {
       yield JSON.stringify({
@@ -111,7 +91,7 @@ function* worldLines(spec: WorldSpec): Generator<string> {
     const price = Math.round((0.02 + rand() * 0.96) * 1000) / 1000;
     yield JSON.stringify({
       type: "trade",
-      tx_hash: hex(rand, 64),
+      tx_hash: randomHex(rand, 64),
       log_index: Math.floor(rand() * 8),
       wallet,
       condition_id: market,
@@ -413,10 +393,8 @@ async function main(argv: string[]): Promise<void> {
 
 function printTable(rows: Record<string, string>[]): void {
   const columns = Object.keys(rows[0] ?? {});
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => r[c]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join("  ");
-  process.stdout.write(`${line(columns)}\n`);
-  for (const r of rows) process.stdout.write(`${line(columns.map((c) => r[c]!))}\n`);
+  const cells = [columns, ...rows.map((r) => columns.map((c) => r[c]!))];
+  process.stdout.write(`${alignColumns(cells, 0)}\n`);
 }
 
 await main(process.argv.slice(2));

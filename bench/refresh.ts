@@ -44,7 +44,9 @@ import { createIngest, type NewTrade } from "../src/ingest/ingest";
 import { refreshNow } from "../src/jobs/refresh";
 import type { RefreshSummary } from "../src/refresh/refresh";
 import { peakRssMb } from "./lib/peak-rss";
-import { summariseProfile } from "./lib/profile";
+import { formatProfile, summariseProfile } from "./lib/profile";
+import { randomHex, uniform } from "./lib/random";
+import { alignColumns } from "./lib/report";
 import { isScale, withWorldApp, worldClock, worldFor } from "./lib/world";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -89,28 +91,6 @@ interface Measured {
   funding: unknown;
 }
 
-/** Mulberry32: small, fast, deterministic. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function hex(rand: () => number, digits: number): string {
-  let out = "0x";
-  while (out.length < digits + 2) {
-    out += Math.floor(rand() * 0x100000000)
-      .toString(16)
-      .padStart(8, "0");
-  }
-  return out.slice(0, digits + 2);
-}
-
 const rssMb = peakRssMb;
 
 function heapSplit(): { heapUsedMb: number; externalMb: number } {
@@ -140,8 +120,8 @@ function nextTrades(app: App, now: number, count: number): NewTrade[] {
     .raw()
     .all(now - DAY_MS) as [string, number, number][];
   if (recent.length === 0) throw new Error("the world has no trades in its last day");
-  const rand = random(now % 2 ** 31);
-  const newWallets = Array.from({ length: NEW_WALLETS }, () => hex(rand, 40));
+  const rand = uniform(now % 2 ** 31);
+  const newWallets = Array.from({ length: NEW_WALLETS }, () => randomHex(rand, 40));
   return Array.from({ length: count }, (_, i) => {
     const [wallet, marketId, price] = recent[Math.floor(rand() * recent.length)]!;
     const p = Math.min(
@@ -150,7 +130,7 @@ function nextTrades(app: App, now: number, count: number): NewTrade[] {
     );
     const size = Math.round(10 ** (1 + rand() * 3) * 100) / 100;
     return {
-      tx_hash: hex(rand, 64),
+      tx_hash: randomHex(rand, 64),
       log_index: 0,
       wallet: rand() < NEW_WALLET_SHARE ? newWallets[Math.floor(rand() * NEW_WALLETS)]! : wallet,
       market_id: marketId,
@@ -403,19 +383,12 @@ async function main(): Promise<void> {
 
 /** Where each child's time went (node --cpu-prof), our functions with their callees. */
 function printProfiles(): void {
-  const share = (value: number) => `${(value * 100).toFixed(1).padStart(5)}%`;
   for (const run of readdirSync(PROFILE_DIR)) {
     for (const file of readdirSync(join(PROFILE_DIR, run))) {
       const path = join(PROFILE_DIR, run, file);
+      const heading = `${run}: ${relative(ROOT, path)}`;
       const summary = summariseProfile(path, 25);
-      const lines = [
-        `profile of ${run}: ${relative(ROOT, path)} (${Math.round(summary.busyMs)} ms busy)`,
-        "  self time by function:",
-        ...summary.byFunction.map((l) => `    ${share(l.share)}  ${l.name}`),
-        "  our functions, callees included:",
-        ...summary.ourInclusive.map((l) => `    ${share(l.share)}  ${l.name}`),
-      ];
-      process.stdout.write(`${lines.join("\n")}\n`);
+      process.stdout.write(`${formatProfile(heading, summary, { areas: false })}\n`);
     }
   }
 }
@@ -466,14 +439,7 @@ function table(rows: Row[]): string {
       ];
     }),
   ];
-  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  return cells
-    .map((row) =>
-      row
-        .map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
-        .join("  "),
-    )
-    .join("\n");
+  return alignColumns(cells, 2);
 }
 
 if (process.argv[2] === "--child") {

@@ -49,7 +49,9 @@ import { loadOrCreateSecretKey } from "../src/webhooks/secrets";
 import { verifySignature } from "../src/webhooks/signer";
 import { peakRssMb } from "./lib/peak-rss";
 import { cpuSeconds } from "./lib/procs";
-import { summariseProfile } from "./lib/profile";
+import { formatProfile, summariseProfile } from "./lib/profile";
+import { uniform } from "./lib/random";
+import { alignColumns } from "./lib/report";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const RESULTS_DIR = join(ROOT, "bench", "results");
@@ -221,18 +223,6 @@ const ENDPOINTS: EndpointPlan[] = [
   { account: "bench-c", channel: "api", scoreType: "whale", minScore: 60 },
 ];
 
-/** Mulberry32: small, fast, deterministic. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const hexOf = (n: number, digits: number) => `0x${n.toString(16).padStart(digits, "0")}`;
 const walletAddress = (i: number) => hexOf(0xbe0000 + i, 40);
 
@@ -292,7 +282,7 @@ function must<T>(result: { ok: true; value: T } | { ok: false; reason: string })
  * every signal (epoch ms, the receivers' clock).
  */
 function createIngest(app: App, db: Db, seed: number) {
-  const rand = random(seed);
+  const rand = uniform(seed);
   const insertTrade = db.writer.prepare<unknown[]>(
     `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size,
                          usd_value, ts) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -532,14 +522,7 @@ function resultTable(phases: PhaseResult[]): string {
       String(p.badSignatures),
     ]),
   ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
-        .join("  "),
-    )
-    .join("\n");
+  return alignColumns(rows, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -728,24 +711,8 @@ async function main(): Promise<number> {
 }
 
 function printProfile(path: string): void {
-  const share = (value: number) => `${(value * 100).toFixed(1).padStart(5)}%`;
-  const summary = summariseProfile(path);
-  const lines = [
-    `profile of the burst: ${relative(ROOT, path)} (${Math.round(summary.busyMs)} ms busy)`,
-  ];
-  lines.push(
-    "  self time by area:",
-    ...summary.byArea.map((l) => `    ${share(l.share)}  ${l.name}`),
-  );
-  lines.push(
-    "  self time by function:",
-    ...summary.byFunction.map((l) => `    ${share(l.share)}  ${l.name}`),
-  );
-  lines.push(
-    "  our functions, callees included:",
-    ...summary.ourInclusive.map((l) => `    ${share(l.share)}  ${l.name}`),
-  );
-  process.stdout.write(`${lines.join("\n")}\n`);
+  const heading = `the burst: ${relative(ROOT, path)}`;
+  process.stdout.write(`${formatProfile(heading, summariseProfile(path))}\n`);
 }
 
 if (flags["as-receivers"] !== undefined) {

@@ -82,3 +82,25 @@ export function summariseProfile(file: string, count = 15): ProfileSummary {
     ourInclusive: top(inclusive, busy, count),
   };
 }
+
+/**
+ * A summary as the benchmarks print it: "profile of HEADING (N ms busy)", then each list with
+ * its shares of the busy time (self time by area unless `areas` is false).
+ */
+export function formatProfile(
+  heading: string,
+  summary: ProfileSummary,
+  options: { areas?: boolean } = {},
+): string {
+  const share = (value: number) => `${(value * 100).toFixed(1).padStart(5)}%`;
+  const list = (title: string, lines: ProfileLine[]) => [
+    `  ${title}:`,
+    ...lines.map((l) => `    ${share(l.share)}  ${l.name}`),
+  ];
+  return [
+    `profile of ${heading} (${Math.round(summary.busyMs)} ms busy)`,
+    ...(options.areas === false ? [] : list("self time by area", summary.byArea)),
+    ...list("self time by function", summary.byFunction),
+    ...list("our functions, callees included", summary.ourInclusive),
+  ].join("\n");
+}

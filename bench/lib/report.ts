@@ -77,6 +77,21 @@ export function summariseEndpoint(
   };
 }
 
+/**
+ * Rows of cells as text columns two spaces apart: the first `left` columns (labels) aligned left,
+ * the rest (figures) right. The first row is the header.
+ */
+export function alignColumns(rows: string[][], left = 1): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i < left ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+        .join("  "),
+    )
+    .join("\n");
+}
+
 export function resultTable(ceiling: TargetSummary, endpoints: EndpointSummary[]): string {
   const rows = [
     ["target", "req/s", "p50 ms", "p99 ms", "ratio", "goal", "p99 goal", "cpu µs/req", "cpu ratio"],
@@ -103,12 +118,5 @@ export function resultTable(ceiling: TargetSummary, endpoints: EndpointSummary[]
       r.cpuRatio.toFixed(2),
     ]),
   ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
-        .join("  "),
-    )
-    .join("\n");
+  return alignColumns(rows, 1);
 }
