@@ -2,19 +2,24 @@
  * `npm run bench`: HTTP throughput and latency of every endpoint against a ceiling, measured in
  * the same run.
  *
- * The app (bench/lib/app-server.ts) serving a seeded fixture world (bench/lib/world.ts, built once
- * and cached) and a bare node:http server answering a constant JSON (bench/lib/ceiling-server.ts)
- * are both pinned to one core; autocannon loads them from the other (bench/lib/load.ts), one
- * target at a time, alternating, so drift on a noisy machine hits both alike. Reports medians of
- * requests/s, p50 and p99 per target and, per endpoint, the ratio of its median requests/s to the
- * ceiling's, with the issue's goals (the wallet signal >= 0.6 of the ceiling, every p99 <= 20 ms).
- * Also the server CPU time per response, which other processes on the machine disturb far less
- * than throughput. Endpoints and how their ids are picked from the world: bench/lib/endpoints.ts.
+ * The app server is the built binary by default (`dist/smartmoney serve`, built first when
+ * missing; bench/lib/binary-server.ts), what self-hosters run; `--server source` serves the same
+ * app from source under tsx instead (bench/lib/app-server.ts). It serves a seeded fixture world
+ * (bench/lib/world.ts, built once and cached) at the world's own time. A bare node:http server
+ * answering a constant JSON (bench/lib/ceiling-server.ts) is the ceiling. Both servers are pinned
+ * to one core; wrk, a load generator in C (bench/lib/load.ts, installed from Debian's packages when
+ * missing), loads them from the other, one target at a time, alternating, so drift on a noisy
+ * machine hits both alike. Reports medians of requests/s, p50 and p99 per target and, per
+ * endpoint, the ratio of its median requests/s to the ceiling's, with the goals (the wallet
+ * signal >= 0.6 of the ceiling, every p99 <= 20 ms), and the server CPU time per response, which
+ * other processes on the machine disturb far less than throughput. Endpoints and how their ids are
+ * picked from the world: bench/lib/endpoints.ts.
  *
  * Analyze caches each market's answer for 30 s, so the table's analyze row is the warm figure;
  * "analyze cold" is measured apart: one request each to --cold other busy markets, one at a time.
  *
  *   npm run bench -- [--world small|medium|large|none] [--db PATH] [--only ping,...]
+ *                    [--server binary|source] [--binary PATH]
  *                    [--runs 2] [--seconds 3] [--warmup 1] [--connections 50] [--cold 20]
  *                    [--compare-scales [--scales small,large]] [--seed 42] [--rebuild-world]
  *                    [--cpu-prof]
@@ -23,7 +28,7 @@
  * the ping, with the old defaults of 5 runs of 5 s after 2 s). --db serves an existing database
  * instead, on the system clock. --compare-scales runs the table on each of --scales and prints
  * each endpoint's p50 on the last over the first (goal <= 1.5). --cpu-prof profiles the app
- * server (node --cpu-prof) and prints where its time went.
+ * server (node --cpu-prof, through NODE_OPTIONS for the binary) and prints where its time went.
  * Prints tables and one JSON line; writes the JSON to bench/results/http.json.
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -32,6 +37,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Tier } from "../src/auth/tiers";
+import { DEFAULT_BINARY, ensureBinary, startBinaryServer } from "./lib/binary-server";
 import {
   analyzePath,
   type BenchEndpoint,
@@ -40,7 +46,7 @@ import {
   pickFromWorld,
   type WorldPicks,
 } from "./lib/endpoints";
-import type { LoadResult, LoadSpec } from "./lib/load";
+import { ensureWrk, type LoadSpec, runLoad } from "./lib/load";
 import { cpuSeconds, firstJsonLine, type Pinned, spawnPinned, stop } from "./lib/procs";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import {
@@ -78,8 +84,12 @@ const { values: flags } = parseArgs({
     "compare-scales": { type: "boolean", default: false },
     scales: { type: "string", default: "small,large" },
     "cpu-prof": { type: "boolean", default: false },
+    server: { type: "string", default: "binary" },
+    binary: { type: "string", default: DEFAULT_BINARY },
   },
 });
+if (flags.server !== "binary" && flags.server !== "source")
+  throw new Error(`--server must be binary or source, not "${flags.server}"`);
 
 function count(name: string, text: string | undefined, min: number): number {
   const value = Number(text);
@@ -153,25 +163,14 @@ async function settle(servers: Pinned[]): Promise<void> {
   say(`the server stayed busy for ${SETTLE_LIMIT_MS / 1000} s after a run; measuring anyway`);
 }
 
-/** One autocannon run from the load core; the server's CPU time is read from /proc around it. */
+/** One wrk run from the load core; the server's CPU time is read from /proc around it. */
 async function measure(target: Target, seconds: number, servers: Pinned[]): Promise<Run> {
   const pid = target.server.child.pid!;
   await settle(servers);
   const cpuBefore = cpuSeconds(pid);
-  const load = spawnPinned(
-    LOAD_CPU,
-    join(LIB, "load.ts"),
-    [JSON.stringify({ ...target.spec, seconds })],
-    {
-      cwd: ROOT,
-    },
-  );
-  const result = await firstJsonLine<LoadResult>(load, "the load generator");
-  await stop(load.child);
+  const result = await runLoad({ ...target.spec, seconds }, LOAD_CPU);
   const cpuPerRequest = ((cpuSeconds(pid) - cpuBefore) * 1e6) / Math.max(1, result.requests);
-  const expected = result.statusCodes[String(target.status)] ?? 0;
-  const answered = Object.values(result.statusCodes).reduce((a, b) => a + b, 0);
-  return { ...result, cpuPerRequest, bad: answered - expected + result.errors };
+  return { ...result, cpuPerRequest, bad: result.non2xx + result.errors + result.timeouts };
 }
 
 function authHeaders(tier: Tier | null, keys: Partial<Record<Tier, string>>) {
@@ -327,29 +326,45 @@ async function main(): Promise<number> {
   const loadBefore = loadavg();
 
   if (flags["cpu-prof"]) rmSync(PROFILE_DIR, { recursive: true, force: true });
-  const apps = served.map((s) =>
-    spawnPinned(
+  ensureWrk(say);
+  const appTiers = (tiers.length > 0 ? tiers : ["terminal_pro"]) as Tier[];
+  const binary = flags.server === "binary" ? ensureBinary(ROOT, flags.binary, say) : null;
+  say(`app server: ${binary ?? "source under tsx (bench/lib/app-server.ts)"}`);
+  const profileOption = `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}`;
+  const apps = served.map((s) => {
+    if (binary) {
+      const server = startBinaryServer({
+        binary,
+        cpu: SERVER_CPU,
+        db: s.dbPath,
+        now: s.now,
+        tiers: appTiers,
+        nodeOptions: flags["cpu-prof"] ? profileOption : undefined,
+      });
+      return { pinned: server as Pinned, ready: server.ready, cleanup: server.cleanup };
+    }
+    const pinned = spawnPinned(
       SERVER_CPU,
       join(LIB, "app-server.ts"),
       [
         "--tiers",
-        tiers.join(",") || "terminal_pro",
+        appTiers.join(","),
         ...(s.dbPath ? ["--db", s.dbPath] : []),
         ...(s.now === null ? [] : ["--now", String(s.now)]),
       ],
-      {
-        cwd: ROOT,
-        nodeArgs: flags["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [],
-      },
-    ),
-  );
+      { cwd: ROOT, nodeArgs: flags["cpu-prof"] ? profileOption.split(" ") : [] },
+    );
+    const ready = firstJsonLine<{ port: number; keys: Partial<Record<Tier, string>> }>(
+      pinned,
+      "an app server",
+    );
+    return { pinned, ready, cleanup: () => {} };
+  });
   const ceiling = spawnPinned(SERVER_CPU, join(LIB, "ceiling-server.ts"), [], { cwd: ROOT });
   try {
     const [ceilingReady, ...appsReady] = await Promise.all([
       firstJsonLine<{ port: number }>(ceiling, "the ceiling server"),
-      ...apps.map((app) =>
-        firstJsonLine<{ port: number; keys: Partial<Record<Tier, string>> }>(app, "an app server"),
-      ),
+      ...apps.map((app) => app.ready),
     ]);
     const ceilingTarget: Target = {
       name: "ceiling (node:http)",
@@ -376,7 +391,7 @@ async function main(): Promise<number> {
         const ready = appsReady[i] as { port: number; keys: Partial<Record<Tier, string>> };
         appTargets.push({
           name: `${multi ? `[${s.label}] ` : ""}${endpoint.name}`,
-          server: apps[i]!,
+          server: apps[i]!.pinned,
           status: endpoint.status,
           endpoint,
           served: s,
@@ -385,7 +400,7 @@ async function main(): Promise<number> {
       });
     }
     const targets = [ceilingTarget, ...appTargets];
-    const servers = [ceiling, ...apps];
+    const servers = [ceiling, ...apps.map((app) => app.pinned)];
     for (const target of targets) await check(target);
 
     const cold = new Map<Served, ColdFigures | null>();
@@ -466,6 +481,8 @@ async function main(): Promise<number> {
       bench: "http",
       at: new Date().toISOString(),
       node: process.version,
+      server: binary ?? "source",
+      loadGenerator: "wrk",
       cpus: { server: SERVER_CPU, load: LOAD_CPU },
       loadavg: { before: loadBefore, after: loadAfter },
       settings,
@@ -494,7 +511,8 @@ async function main(): Promise<number> {
       say(`${r.name}: ${r.bad} responses with another status, or errors: figures invalid`);
     return bad.length > 0 ? 1 : 0;
   } finally {
-    await Promise.all([...apps.map((app) => stop(app.child)), stop(ceiling.child)]);
+    await Promise.all([...apps.map((app) => stop(app.pinned.child)), stop(ceiling.child)]);
+    for (const app of apps) app.cleanup();
     if (flags["cpu-prof"]) printProfiles();
   }
 }

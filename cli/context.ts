@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { type App, createApp } from "../src/app";
-import { systemClock } from "../src/clock";
+import { type Clock, systemClock } from "../src/clock";
 import { type Config, type ConfigFlags, loadConfig } from "../src/config";
 import { migrate } from "../src/db/migrate";
 import { type Db, openDb } from "../src/db/open";
@@ -35,6 +35,7 @@ export interface Session {
 export async function withApp<T>(
   options: CommonOptions,
   work: (session: Session) => Promise<T> | T,
+  clock: Clock = systemClock,
 ): Promise<T> {
   const config = configFrom(options);
   const log = createLog(config.logLevel);
@@ -45,7 +46,7 @@ export async function withApp<T>(
     const app = createApp({
       db,
       config,
-      clock: systemClock,
+      clock,
       log,
       fetch: globalThis.fetch,
       secretKey,

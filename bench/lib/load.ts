@@ -1,8 +1,19 @@
 /**
- * One autocannon run, in its own process so bench/http.ts can pin the load to a core of its own.
- * Takes a LoadSpec as JSON in argv[2]; prints a LoadResult as one JSON line on stdout.
+ * One load run with wrk, a load generator written in C, pinned to a core of its own.
+ *
+ * A JavaScript load generator (autocannon, which this bench used before) saturates its core near
+ * 16–20k requests/s, so against a server that answers faster it measured itself: the ceiling
+ * looked five times lower than it is and every ratio to it was flattered. wrk drives the same 50
+ * connections from one thread at several times that rate.
+ *
+ * wrk takes the method, headers and body from a Lua script, and reports through the script's
+ * `done` hook, which prints the figures as one JSON line. Its CPU time is read with the shell's
+ * `times` builtin after it exits, so the report can say when the load generator was the limit.
  */
-import autocannon from "autocannon";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 export interface LoadSpec {
   url: string;
@@ -14,54 +25,147 @@ export interface LoadSpec {
 }
 
 export interface LoadResult {
-  /** Mean of the per-second request counts (autocannon's "Req/Sec Avg"). */
+  /** Responses per second over the run. */
   rps: number;
   /** Latencies in milliseconds. */
   p50: number;
   p99: number;
+  max: number;
   requests: number;
-  /** Responses whose status was not the expected one, connection errors, timeouts. */
+  /** Responses with a status of 400 or above (every benched endpoint answers 200). */
   non2xx: number;
+  /** Connect, read and write errors. */
   errors: number;
   timeouts: number;
-  statusCodes: Record<string, number>;
   /** CPU time the load generator used, as a share of one core: near 1 means it may be the limit. */
   loadCpu: number;
 }
 
-async function main(): Promise<void> {
-  const spec = JSON.parse(process.argv[2] ?? "") as LoadSpec;
-  const cpuBefore = process.cpuUsage();
-  const wallBefore = performance.now();
-  const result = await autocannon({
-    url: spec.url,
-    method: spec.method,
-    headers: spec.headers,
-    body: spec.body,
-    connections: spec.connections,
-    duration: spec.seconds,
-  });
-  const cpu = process.cpuUsage(cpuBefore);
-  const wallMs = performance.now() - wallBefore;
-  const statusCodes: Record<string, number> = {};
-  for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) {
-    statusCodes[code] = stats.count ?? 0;
-  }
-  const out: LoadResult = {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    requests: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    statusCodes,
-    loadCpu: (cpu.user + cpu.system) / 1000 / wallMs,
-  };
-  process.stdout.write(`${JSON.stringify(out)}\n`);
+/** What the Lua `done` hook prints: wrk's summary, latencies in microseconds. */
+interface WrkSummary {
+  requests: number;
+  duration_us: number;
+  p50_us: number;
+  p99_us: number;
+  max_us: number;
+  connect: number;
+  read: number;
+  write: number;
+  status: number;
+  timeout: number;
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`load: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+/** Per-attempt timeout: a response slower than this counts as a timeout, not a latency. */
+const WRK_TIMEOUT = "10s";
+
+/**
+ * Makes sure wrk is on PATH, installing Debian's package when it is missing and this process may
+ * (root); otherwise fails with the command to run.
+ */
+export function ensureWrk(say: (line: string) => void): void {
+  if (spawnSync("wrk", ["--version"]).error === undefined) return;
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!root) throw new Error("wrk is missing: install it with `sudo apt-get install wrk`");
+  say("wrk is missing: installing Debian's package (apt-get install wrk)");
+  execFileSync("apt-get", ["install", "-y", "-qq", "wrk"], { stdio: "ignore" });
+  if (spawnSync("wrk", ["--version"]).error !== undefined)
+    throw new Error("apt-get install wrk did not put wrk on PATH");
+}
+
+function luaString(text: string): string {
+  return JSON.stringify(text); // a JSON string literal is a valid Lua string literal
+}
+
+function script(spec: LoadSpec): string {
+  const lines = [`wrk.method = ${luaString(spec.method)}`];
+  if (spec.body !== undefined) lines.push(`wrk.body = ${luaString(spec.body)}`);
+  for (const [name, value] of Object.entries(spec.headers)) {
+    lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+  }
+  lines.push(
+    "done = function(summary, latency, requests)",
+    "  local e = summary.errors",
+    '  io.write(string.format(\'{"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"max_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}\\n\',',
+    "    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency.max,",
+    "    e.connect, e.read, e.write, e.status, e.timeout))",
+    "end",
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+/** The children's user and system seconds from bash's `times` (its second line). */
+function childCpuSeconds(timesOutput: string): number {
+  const lines = timesOutput.trim().split("\n");
+  const children = lines[lines.length - 1] ?? "";
+  let total = 0;
+  for (const match of children.matchAll(/(\d+)m([\d.]+)s/g)) {
+    total += Number(match[1]) * 60 + Number(match[2]);
+  }
+  return total;
+}
+
+/** Runs wrk for `spec.seconds` from core `cpu`, one thread, `spec.connections` connections. */
+export async function runLoad(spec: LoadSpec, cpu: number): Promise<LoadResult> {
+  const dir = mkdtempSync(join(tmpdir(), "smartmoney-wrk-"));
+  const scriptPath = join(dir, "load.lua");
+  writeFileSync(scriptPath, script(spec));
+  const wrkArgs = [
+    "-t1",
+    `-c${spec.connections}`,
+    `-d${spec.seconds}s`,
+    `--timeout`,
+    WRK_TIMEOUT,
+    "-s",
+    scriptPath,
+    spec.url,
+  ];
+  try {
+    const { code, stdout, stderr } = await new Promise<{
+      code: number | null;
+      stdout: string;
+      stderr: string;
+    }>((resolve, reject) => {
+      const child = spawn(
+        "taskset",
+        [
+          "-c",
+          String(cpu),
+          "bash",
+          "-c",
+          'wrk "$@"; status=$?; times >&2; exit $status',
+          "wrk",
+        ].concat(wrkArgs),
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      child.stderr.on("data", (chunk: Buffer) => {
+        err += chunk.toString();
+      });
+      child.once("error", reject);
+      child.once("close", (exit) => resolve({ code: exit, stdout: out, stderr: err }));
+    });
+    const line = stdout.split("\n").find((l) => l.startsWith('{"requests"'));
+    if (code !== 0 || line === undefined) {
+      throw new Error(`wrk failed (exit ${code}):\n${stdout}${stderr}`);
+    }
+    const summary = JSON.parse(line) as WrkSummary;
+    const seconds = summary.duration_us / 1e6;
+    return {
+      rps: summary.requests / seconds,
+      p50: Math.round(summary.p50_us / 10) / 100,
+      p99: Math.round(summary.p99_us / 10) / 100,
+      max: Math.round(summary.max_us / 10) / 100,
+      requests: summary.requests,
+      non2xx: summary.status,
+      errors: summary.connect + summary.read + summary.write,
+      timeouts: summary.timeout,
+      loadCpu: childCpuSeconds(stderr) / seconds,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

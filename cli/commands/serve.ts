@@ -4,6 +4,7 @@ import { serve } from "@hono/node-server";
 import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
+import { type Clock, systemClock } from "../../src/clock";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import { ingestJob } from "../../src/ingest/polymarket/job";
 import { drainJob } from "../../src/jobs/drain";
@@ -18,6 +19,7 @@ interface ServeOptions extends CommonOptions {
   host?: string;
   port?: string;
   publicUrl?: string;
+  now?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -31,14 +33,33 @@ export function registerServe(program: Command): void {
       "seed the small fixture world into an empty database and print a key per tier",
     )
     .option("--fresh", "with --demo: delete the database file first, so the world is seeded anew")
+    .option(
+      "--now <iso>",
+      "serve as if the clock read ISO at start, running on from there: for benchmarks and demos of a recorded world, never production",
+    )
     .action((options: ServeOptions) => {
       if (options.fresh) {
         if (!options.demo)
           throw new CliError("--fresh only goes with --demo: it deletes the database");
         removeDatabase(configFrom(options).dbPath);
       }
-      return withApp(options, (session) => runServer(session.app, options));
+      const clock = options.now === undefined ? systemClock : clockFrom(options.now);
+      return withApp(options, (session) => runServer(session.app, options), clock);
     });
+}
+
+/**
+ * A clock that starts at `iso` and runs on in real time. A recorded world (a benchmark's fixture
+ * world, a database imported months ago) is served as of its own time, so its period windows hold
+ * data; webhook signatures and rate-limit windows then follow that clock too.
+ */
+function clockFrom(iso: string): Clock {
+  const start = Date.parse(iso);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(iso) || Number.isNaN(start)) {
+    throw new CliError(`--now must be an ISO 8601 time such as 2026-11-01T00:00:00Z, not "${iso}"`);
+  }
+  const origin = performance.now();
+  return { now: () => start + Math.floor(performance.now() - origin) };
 }
 
 /** Serves until SIGTERM or SIGINT, then shuts down in order: listener, in-flight requests, jobs. */

@@ -93,6 +93,45 @@ describe("smartmoney CLI", () => {
     expect(second.applied).toEqual([]);
   });
 
+  it("refuses a --now that is not an ISO time with one line and exit 1", () => {
+    const res = cli(["serve", "--port", "0", "--now", "yesterday"]);
+    expect(res.code).toBe(1);
+    expect(res.stderr.trim().split("\n")).toHaveLength(1);
+    expect(res.stderr).toContain(
+      '--now must be an ISO 8601 time such as 2026-11-01T00:00:00Z, not "yesterday"',
+    );
+  });
+
+  it("serves a recorded world at its own time with --now: rate windows follow that clock", async () => {
+    const { key } = JSON.parse(cli(["keys", "mint", "--tier", "free", "--json"]).stdout);
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--now", "2026-01-01T00:00:00Z"],
+      { cwd: root, env: { ...process.env, SMARTMONEY_DB: db } },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const base = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (d) => {
+        stdout += d;
+        const match = /listening on (http:\/\/\S+)/.exec(stdout);
+        if (match) resolve(match[1]!);
+      });
+      child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    });
+    const res = await fetch(`${base}/v1/_ping`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    // The binding window resets within 30 days of the served clock's start, not of today.
+    const reset = Number(res.headers.get("x-ratelimit-reset"));
+    const start = Date.parse("2026-01-01T00:00:00Z") / 1000;
+    expect(reset).toBeGreaterThan(start);
+    expect(reset).toBeLessThanOrEqual(start + 31 * 86_400);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+
   it("serves, answers a ping, and shuts down cleanly on SIGTERM", async () => {
     const { key } = JSON.parse(cli(["keys", "mint", "--tier", "terminal_pro", "--json"]).stdout);
     const child = spawn(
