@@ -108,3 +108,17 @@ function formatCell(value: unknown): string {
     return new Date(value).toISOString();
   return String(value);
 }
+
+/**
+ * A clock that starts at `iso` and runs on in real time. A recorded world (a benchmark's fixture
+ * world, a database imported months ago) is served as of its own time, so its period windows hold
+ * data; webhook signatures and rate-limit windows then follow that clock too.
+ */
+export function clockFrom(iso: string): Clock {
+  const start = Date.parse(iso);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(iso) || Number.isNaN(start)) {
+    throw new CliError(`--now must be an ISO 8601 time such as 2026-11-01T00:00:00Z, not "${iso}"`);
+  }
+  const origin = performance.now();
+  return { now: () => start + Math.floor(performance.now() - origin) };
+}

@@ -12,6 +12,7 @@ import type { HttpEnv } from "./http/env";
 import { createRouter } from "./http/router";
 import type { IngestHooks } from "./ingest/ingest";
 import type { Log } from "./log";
+import { createFreshness, type Freshness } from "./read/freshness";
 import { createLeaderboardQueries, type LeaderboardQueries } from "./read/leaderboards";
 import { createMarketQueries, type MarketQueries } from "./read/markets";
 import { createTradeQueries, type TradeQueries } from "./read/trades";
@@ -58,7 +59,12 @@ export interface App {
   refreshExtensions: RefreshExtension[];
   /** Bumped after each refresh; caches of read-model answers key on it. */
   generation: number;
+  /** The as-of of the latest refresh, whichever process ran it. */
+  freshness: Freshness;
+  /** After a refresh in this process: new as-of, new generation. */
   readModelsChanged(): void;
+  /** Notices a refresh another process made (the server's background jobs, the CLI). */
+  syncReadModels(): void;
   http: Hono<HttpEnv>;
   /** Flushes pending state; the caller closes the database. */
   close(): void;
@@ -99,8 +105,13 @@ export function createApp(deps: AppDeps): App {
       enqueue: (signal) => webhooks.outbox.enqueueSignal(signal),
     }),
   };
+  app.freshness = createFreshness(deps.db);
   app.readModelsChanged = () => {
+    app.freshness.poll();
     app.generation += 1;
+  };
+  app.syncReadModels = () => {
+    if (app.freshness.poll()) app.generation += 1;
   };
   app.http = createRouter(app);
   app.close = () => {

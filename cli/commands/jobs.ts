@@ -1,8 +1,10 @@
 import type { Command } from "commander";
 import type { App } from "../../src/app";
+import { systemClock } from "../../src/clock";
 import { drainOnce } from "../../src/jobs/drain";
 import { refreshNow } from "../../src/jobs/refresh";
-import { type CommonOptions, print, withApp, withDbOption } from "../context";
+import { runScheduledJobs } from "../../src/jobs/schedule";
+import { type CommonOptions, clockFrom, print, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
 import { ingestJobSummary } from "./ingest";
 
@@ -40,4 +42,48 @@ export function registerJobs(program: Command): void {
         );
       }),
     );
+
+  withDbOption(jobs.command("schedule"))
+    .description(
+      "run the scheduled jobs (deliveries, refresh, ingest) until SIGTERM or SIGINT; `serve` runs this beside itself",
+    )
+    .option("--public-url <url>", "base for profile links in webhooks (SMARTMONEY_PUBLIC_URL)")
+    .option("--now <iso>", "run as if the clock read ISO at start (as `serve --now`)")
+    .action((options: CommonOptions & { now?: string }) =>
+      withApp(
+        options,
+        async ({ app, log }) => {
+          const scheduler = runScheduledJobs(app);
+          log.info({ pid: process.pid }, "jobs scheduled");
+          const reason = await untilSignal();
+          log.info({ reason }, "jobs stopping");
+          await scheduler.stop();
+          log.info("jobs stopped");
+          // An open IPC channel would keep this process alive.
+          if (process.connected) process.disconnect?.();
+        },
+        options.now === undefined ? systemClock : clockFrom(options.now),
+      ),
+    );
+}
+
+/**
+ * Resolves on the first SIGTERM or SIGINT, or, when `serve` started this process, once the IPC
+ * channel to it closes: a server that was killed outright leaves no jobs running behind it.
+ */
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (reason: string) => {
+      process.off("SIGTERM", onTerm);
+      process.off("SIGINT", onInt);
+      process.off("disconnect", onDisconnect);
+      resolve(reason);
+    };
+    const onTerm = () => on("SIGTERM");
+    const onInt = () => on("SIGINT");
+    const onDisconnect = () => on("server gone");
+    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", onInt);
+    if (process.send) process.on("disconnect", onDisconnect);
+  });
 }

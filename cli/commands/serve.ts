@@ -4,13 +4,10 @@ import { serve } from "@hono/node-server";
 import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
-import { type Clock, systemClock } from "../../src/clock";
+import { systemClock } from "../../src/clock";
 import { seedWorld } from "../../src/fixtures/seed-world";
-import { ingestJob } from "../../src/ingest/polymarket/job";
-import { drainJob } from "../../src/jobs/drain";
-import { refreshJob } from "../../src/jobs/refresh";
-import { startScheduler } from "../../src/jobs/scheduler";
-import { type CommonOptions, configFrom, withApp, withDbOption } from "../context";
+import { startBackgroundJobs } from "../background";
+import { type CommonOptions, clockFrom, configFrom, withApp, withDbOption } from "../context";
 import { CliError, must } from "../errors";
 
 interface ServeOptions extends CommonOptions {
@@ -20,6 +17,7 @@ interface ServeOptions extends CommonOptions {
   port?: string;
   publicUrl?: string;
   now?: string;
+  jobs: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -33,6 +31,10 @@ export function registerServe(program: Command): void {
       "seed the small fixture world into an empty database and print a key per tier",
     )
     .option("--fresh", "with --demo: delete the database file first, so the world is seeded anew")
+    .option(
+      "--no-jobs",
+      "serve the API only, without the scheduled jobs (run `smartmoney jobs schedule` elsewhere)",
+    )
     .option(
       "--now <iso>",
       "serve as if the clock read ISO at start, running on from there: for benchmarks and demos of a recorded world, never production",
@@ -48,19 +50,10 @@ export function registerServe(program: Command): void {
     });
 }
 
-/**
- * A clock that starts at `iso` and runs on in real time. A recorded world (a benchmark's fixture
- * world, a database imported months ago) is served as of its own time, so its period windows hold
- * data; webhook signatures and rate-limit windows then follow that clock too.
- */
-function clockFrom(iso: string): Clock {
-  const start = Date.parse(iso);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(iso) || Number.isNaN(start)) {
-    throw new CliError(`--now must be an ISO 8601 time such as 2026-11-01T00:00:00Z, not "${iso}"`);
-  }
-  const origin = performance.now();
-  return { now: () => start + Math.floor(performance.now() - origin) };
-}
+/** How often the server looks for a refresh another process finished. */
+const READ_MODEL_POLL_MS = 1_000;
+/** How long the jobs get to finish a run in progress at shutdown; a refresh killed rolls back. */
+const JOBS_STOP_GRACE_MS = 30_000;
 
 /** Serves until SIGTERM or SIGINT, then shuts down in order: listener, in-flight requests, jobs. */
 async function runServer(app: App, options: ServeOptions): Promise<void> {
@@ -94,14 +87,20 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   process.stdout.write(`smartmoney listening on ${base}\n`);
   if (demoKeys.length > 0) printDemo(base, demoKeys);
 
-  const scheduler = startScheduler(
-    [
-      drainJob(app),
-      refreshJob(app),
-      ...(config.ingestCron ? [ingestJob(app, config.ingestCron)] : []),
-    ],
-    log,
-  );
+  // Refresh, ingest and deliveries run in a process of their own, never on this thread.
+  const jobs =
+    options.jobs && config.dbPath !== ":memory:"
+      ? startBackgroundJobs({
+          dbPath: config.dbPath,
+          publicUrl: config.publicUrl,
+          logLevel: config.logLevel,
+          now: options.now === undefined ? null : app.deps.clock.now(),
+          log,
+        })
+      : null;
+  // Refreshes happen in that process (or the CLI's): notice them, for as-of headers and caches.
+  const watch = setInterval(() => app.syncReadModels(), READ_MODEL_POLL_MS);
+  watch.unref();
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -117,8 +116,8 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
     process.on("SIGTERM", onTerm);
     process.on("SIGINT", onInt);
   });
-  await scheduler.stop();
-  await app.webhooks.drainer.stop();
+  clearInterval(watch);
+  await jobs?.stop(JOBS_STOP_GRACE_MS);
   log.info("stopped");
 }
 

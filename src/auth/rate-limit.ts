@@ -1,5 +1,6 @@
 import type { Clock } from "../clock";
 import type { Db } from "../db/open";
+import { tryWriteNow } from "../db/write-when-free";
 import type { Log } from "../log";
 
 const MINUTE_MS = 60_000;
@@ -80,6 +81,13 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log; flushM
 
   const ledgerSum = (account: number, from: number, to: number) =>
     sumRange.get(account, from, to)?.calls ?? 0;
+  const pendingSum = (account: number, from: number, to: number) => {
+    let calls = 0;
+    for (const [minute, count] of pending.get(account) ?? []) {
+      if (minute >= from && minute <= to) calls += count;
+    }
+    return calls;
+  };
 
   function load(account: number, minute: number): AccountWindows {
     flush();
@@ -109,7 +117,10 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log; flushM
     const monthFrom = minute - WINDOWS.month;
     if (monthFrom > state.monthFrom) {
       flush();
-      state.monthCalls -= ledgerSum(account, state.monthFrom, monthFrom - 1);
+      // A flush that met the jobs' write lock leaves calls pending: they leave the window too.
+      state.monthCalls -=
+        ledgerSum(account, state.monthFrom, monthFrom - 1) +
+        pendingSum(account, state.monthFrom, monthFrom - 1);
       state.monthFrom = monthFrom;
       if (state.monthOldest !== null && state.monthOldest < monthFrom) {
         state.monthOldest = oldestFrom.get(account, monthFrom)?.minute ?? null;
@@ -226,7 +237,11 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log; flushM
     }
   });
 
-  function flush(): void {
+  /**
+   * Writes admitted calls to the ledger. On the request thread (`wait` false) a write lock held by
+   * the jobs or the CLI defers it to the next flush; at close it waits for the lock.
+   */
+  function flush(wait = false): void {
     if (flushTimer) {
       clearTimeout(flushTimer);
       flushTimer = undefined;
@@ -234,15 +249,25 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log; flushM
     if (pending.size === 0) return;
     const batch = pending;
     pending = new Map();
-    try {
-      writePending(batch);
-    } catch (error) {
-      // Keep the counts for the next flush rather than forget admitted calls.
+    const requeue = () => {
       for (const [account, minutes] of batch) {
         const into = pending.get(account) ?? new Map<number, number>();
         for (const [minute, calls] of minutes) into.set(minute, (into.get(minute) ?? 0) + calls);
         pending.set(account, into);
       }
+    };
+    try {
+      // Never wait on the jobs' write lock on the request thread: try again at the next flush.
+      if (wait) writePending(batch);
+      else if (!tryWriteNow(w, () => writePending(batch)).done) {
+        requeue();
+        flushTimer = setTimeout(flush, flushMs);
+        flushTimer.unref();
+        return;
+      }
+    } catch (error) {
+      // Keep the counts for the next flush rather than forget admitted calls.
+      requeue();
       log.error({ err: error }, "rate-limit ledger flush failed");
       return;
     }
@@ -274,12 +299,12 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log; flushM
 
     /** Forget in-memory sums, e.g. after the ledger was changed by another process. */
     reset(): void {
-      flush();
+      flush(true);
       states.clear();
     },
 
     close(): void {
-      flush();
+      flush(true);
     },
   };
 }

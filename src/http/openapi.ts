@@ -48,12 +48,36 @@ export function errorResponses(...statuses: number[]): Responses {
   return out;
 }
 
-/** A 200 response with the JSON schema and the rate-limit headers every 200 carries. */
-export function okResponse(description: string, schema: v.GenericSchema): Responses {
+/** What every data answer says of the read models behind it (src/http/middleware/read-model-age.ts). */
+const readModelHeaders = {
+  "X-Read-Model-As-Of": {
+    schema: { type: "string", format: "date-time" },
+    description:
+      "The time the latest read-model refresh computed its figures as of; absent before the first refresh",
+  },
+  "X-Read-Model-Age": {
+    schema: { type: "integer", minimum: 0 },
+    description: "Whole seconds since X-Read-Model-As-Of",
+  },
+} as const;
+
+/**
+ * A 200 response with the JSON schema and the rate-limit headers every 200 carries, and the
+ * read-model age headers unless the route serves no read model (`fromReadModels: false`).
+ */
+export function okResponse(
+  description: string,
+  schema: v.GenericSchema,
+  options: { fromReadModels?: boolean } = {},
+): Responses {
   return {
     200: {
       description,
-      headers: { ...rateHeaders, "X-Request-Id": { schema: { type: "string" as const } } },
+      headers: {
+        ...rateHeaders,
+        "X-Request-Id": { schema: { type: "string" as const } },
+        ...(options.fromReadModels === false ? {} : readModelHeaders),
+      },
       content: { "application/json": { schema: resolver(schema) } },
     },
   };

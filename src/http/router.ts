@@ -8,6 +8,7 @@ import type { HttpEnv } from "./env";
 import { ApiError } from "./errors";
 import { authenticate, setRateHeaders } from "./middleware/auth";
 import { errorHandler, notFoundHandler } from "./middleware/errors";
+import { readModelAge } from "./middleware/read-model-age";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
 import { analyzeRoutes } from "./routes/analyze";
@@ -97,6 +98,7 @@ export function createRouter(app: App): Hono<HttpEnv> {
   });
 
   http.use("/v1/*", authenticate(app.accounts, "api"));
+  http.use("/v1/*", readModelAge(app.freshness, app.deps.clock));
   http.route("/v1", utilityRoutes(app));
   http.route("/v1", webhookRoutes(app));
   http.route("/v1", tradeRoutes(app));

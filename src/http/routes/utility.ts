@@ -16,7 +16,7 @@ export function utilityRoutes(app: App) {
       tags: ["Utility"],
       summary: "Check a key and see its tier",
       responses: {
-        ...okResponse("The key works", Ping),
+        ...okResponse("The key works", Ping, { fromReadModels: false }),
         ...errorResponses(401, 429),
       },
     }),

@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { describeRoute, resolver, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { writeWhenFree } from "../../db/write-when-free";
 import type { Delivery, DeliveryPosition } from "../../webhooks/deliveries";
 import { DELIVERY_STATUSES } from "../../webhooks/deliveries";
 import { type Endpoint, MAX_CATEGORY_LENGTH, SCORE_TYPES } from "../../webhooks/endpoints";
@@ -186,6 +187,8 @@ const created = (description: string, schema: v.GenericSchema) => ({
  */
 export function webhookRoutes(app: App) {
   const { limiter, cursors, webhooks } = app;
+  // The request thread's writes never wait on the jobs' write lock (src/db/write-when-free.ts).
+  const writer = app.deps.db.writer;
   const free = access(limiter, "free");
 
   const owned = (id: string, accountId: number): Endpoint => {
@@ -210,18 +213,20 @@ export function webhookRoutes(app: App) {
       free,
       requireJsonObject,
       validator("json", CreateBody, invalidBody),
-      (c) => {
+      async (c) => {
         const body = c.req.valid("json");
         const { account } = c.get("caller")!;
-        const result = webhooks.endpoints.create({
-          accountId: account.id,
-          tier: account.tier,
-          channel: "api",
-          callbackUrl: body.callback_url,
-          minScore: body.min_score ?? null,
-          scoreType: body.score_type ?? null,
-          category: body.category ?? null,
-        });
+        const result = await writeWhenFree(writer, () =>
+          webhooks.endpoints.create({
+            accountId: account.id,
+            tier: account.tier,
+            channel: "api",
+            callbackUrl: body.callback_url,
+            minScore: body.min_score ?? null,
+            scoreType: body.score_type ?? null,
+            category: body.category ?? null,
+          }),
+        );
         if (!result.ok) {
           throw result.refusal === "over_cap"
             ? new ApiError("forbidden", result.reason)
@@ -237,7 +242,9 @@ export function webhookRoutes(app: App) {
         summary: "List your webhook endpoints",
         description: "Every secret is null: secrets are shown only at creation.",
         responses: {
-          ...okResponse("The caller's endpoints", v.object({ data: v.array(EndpointSchema) })),
+          ...okResponse("The caller's endpoints", v.object({ data: v.array(EndpointSchema) }), {
+            fromReadModels: false,
+          }),
           ...errorResponses(401, 429),
         },
       }),
@@ -261,10 +268,10 @@ export function webhookRoutes(app: App) {
       }),
       free,
       validator("param", IdParam, invalidParams),
-      (c) => {
+      async (c) => {
         const { id } = c.req.valid("param");
         owned(id, c.get("caller")!.account.id);
-        webhooks.endpoints.remove(id);
+        await writeWhenFree(writer, () => webhooks.endpoints.remove(id));
         return c.body(null, 204);
       },
     )
@@ -275,7 +282,7 @@ export function webhookRoutes(app: App) {
         summary: "Recent deliveries to an endpoint",
         description: "Newest first; filter by status. Dead deliveries are never retried.",
         responses: {
-          ...okResponse("A page of deliveries", PageOf(DeliverySchema)),
+          ...okResponse("A page of deliveries", PageOf(DeliverySchema), { fromReadModels: false }),
           ...errorResponses(400, 401, 404, 429),
         },
       }),
@@ -319,7 +326,7 @@ export function webhookRoutes(app: App) {
         description:
           "Signs and POSTs a sample payload of the endpoint's event type at once and answers the attempt's outcome. Not retried and not listed among deliveries.",
         responses: {
-          ...okResponse("The attempt's outcome", TestResultSchema),
+          ...okResponse("The attempt's outcome", TestResultSchema, { fromReadModels: false }),
           ...errorResponses(400, 401, 404, 429),
         },
       }),

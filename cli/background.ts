@@ -1,0 +1,112 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { resolve } from "node:path";
+import * as sea from "node:sea";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { Log } from "../src/log";
+
+/**
+ * The scheduled jobs (refresh, ingest, webhook deliveries) run in a child process beside `serve`:
+ * `smartmoney jobs schedule`, the same binary, its own database connection.
+ *
+ * better-sqlite3 is synchronous, so a refresh or an ingest batch on the server's own thread holds
+ * its event loop for as long as it runs: seconds on a large world, minutes after a catch-up, and no
+ * request (not even /healthz) is answered meanwhile. In its own process a job can take all the
+ * time it needs: WAL readers never wait for a writer, and the server's few writes wait on a timer
+ * (src/db/write-when-free.ts). A process rather than a worker thread: the single binary can start
+ * itself with no bundle file to hand a Worker, a crash or an out-of-memory in a refresh cannot take
+ * the API with it, and its memory is measured and capped on its own. See docs/architecture.md.
+ */
+
+/** Restart waits after a crash: doubling from 1 s to a minute; reset after 5 minutes of health. */
+const FIRST_RESTART_MS = 1_000;
+const LONGEST_RESTART_MS = 60_000;
+const HEALTHY_MS = 5 * 60_000;
+
+/** How to run this CLI again: the binary itself, or this Node with tsx and cli/main.ts. */
+export function selfCommand(): { command: string; args: string[] } {
+  if (sea.isSea()) return { command: process.execPath, args: [] };
+  const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+  return { command: process.execPath, args: ["--import", tsx, main] };
+}
+
+export interface BackgroundJobs {
+  /** SIGTERM, then waits for the jobs to finish their runs; SIGKILL after `graceMs`. */
+  stop(graceMs: number): Promise<void>;
+}
+
+export function startBackgroundJobs(options: {
+  dbPath: string;
+  publicUrl: string;
+  logLevel: string;
+  /** The server's clock reading when it is not the system's (`serve --now`), or null. */
+  now: number | null;
+  log: Log;
+}): BackgroundJobs {
+  const { log } = options;
+  const self = selfCommand();
+  const args = [
+    ...self.args,
+    "jobs",
+    "schedule",
+    "--db",
+    resolve(options.dbPath),
+    "--public-url",
+    options.publicUrl,
+    "--log-level",
+    options.logLevel,
+    ...(options.now === null ? [] : ["--now", new Date(options.now).toISOString()]),
+  ];
+  let child: ChildProcess | null = null;
+  let stopping = false;
+  let restartTimer: NodeJS.Timeout | null = null;
+  let nextWait = FIRST_RESTART_MS;
+
+  const start = () => {
+    restartTimer = null;
+    const started = Date.now();
+    // Its logs join the server's on stderr. Its own process group keeps a terminal's Ctrl-C to
+    // the server, which stops it in order; the IPC channel closing tells it the server is gone,
+    // however the server ended (src/jobs: `jobs schedule` stops on disconnect).
+    const current = spawn(self.command, args, {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+      detached: true,
+    });
+    child = current;
+    log.info({ pid: current.pid }, "background jobs started");
+    current.once("error", (error) => log.error({ err: error }, "background jobs failed to start"));
+    current.once("exit", (code, signal) => {
+      child = null;
+      if (stopping) return;
+      if (Date.now() - started >= HEALTHY_MS) nextWait = FIRST_RESTART_MS;
+      log.error(
+        { code, signal, restart_in_ms: nextWait },
+        "background jobs exited; restarting them",
+      );
+      restartTimer = setTimeout(start, nextWait);
+      nextWait = Math.min(nextWait * 2, LONGEST_RESTART_MS);
+    });
+  };
+  start();
+
+  return {
+    async stop(graceMs) {
+      stopping = true;
+      if (restartTimer) clearTimeout(restartTimer);
+      const running = child;
+      if (!running || running.exitCode !== null || running.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => running.once("exit", () => resolve()));
+      running.kill("SIGTERM");
+      const killer = setTimeout(() => {
+        log.warn(
+          { grace_ms: graceMs },
+          "background jobs still running after the grace: killing them",
+        );
+        running.kill("SIGKILL");
+      }, graceMs);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}

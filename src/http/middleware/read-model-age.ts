@@ -1,0 +1,35 @@
+import { createMiddleware } from "hono/factory";
+import type { Clock } from "../../clock";
+import type { Freshness } from "../../read/freshness";
+import type { HttpEnv } from "../env";
+import { setHeader } from "../headers";
+
+/** Routes whose answers come from no read model: the key check and webhook management. */
+const NOT_READ_MODELS = ["/v1/_ping", "/v1/webhooks"];
+
+export const AS_OF_HEADER = "X-Read-Model-As-Of";
+export const AGE_HEADER = "X-Read-Model-Age";
+
+/**
+ * Every data response says how old the read models behind it are: X-Read-Model-As-Of (the ISO
+ * time the latest refresh computed them as of) and X-Read-Model-Age (whole seconds since then).
+ * The refresh runs beside the server, never in its way, so a refresh that falls behind shows here
+ * as a growing age instead of as a stalled request. Before the first refresh neither is sent.
+ */
+export function readModelAge(freshness: Freshness, clock: Clock) {
+  let formattedFor: number | null = null;
+  let formatted = "";
+  return createMiddleware<HttpEnv>(async (c, next) => {
+    const asOf = freshness.asOf();
+    const path = c.req.path;
+    if (asOf !== null && !NOT_READ_MODELS.some((prefix) => path.startsWith(prefix))) {
+      if (formattedFor !== asOf) {
+        formatted = new Date(asOf).toISOString();
+        formattedFor = asOf;
+      }
+      setHeader(c, AS_OF_HEADER, formatted);
+      setHeader(c, AGE_HEADER, String(Math.max(0, Math.floor((clock.now() - asOf) / 1000))));
+    }
+    await next();
+  });
+}

@@ -1,0 +1,119 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openConnection } from "../../src/db/open";
+
+const root = new URL("../..", import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), "smartmoney-jobs-"));
+const db = join(dir, "jobs.db");
+const env = {
+  ...process.env,
+  SMARTMONEY_DB: db,
+  // Every second, so the test sees a refresh made by the jobs process soon.
+  SMARTMONEY_REFRESH_CRON: "* * * * * *",
+  SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1",
+};
+let server: ChildProcess | null = null;
+afterAll(() => {
+  server?.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function cli(args: string[]) {
+  const result = spawnSync(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
+    cwd: root,
+    env,
+    encoding: "utf8",
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function until<T>(what: string, probe: () => Promise<T | null> | T | null): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("serve with its jobs in a process of their own", () => {
+  it("refreshes beside the API, keeps answering while another writer holds the lock, and leaves nothing behind when killed", async () => {
+    const { key } = JSON.parse(cli(["keys", "mint", "--tier", "terminal", "--json"]).stdout);
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "cli/main.ts", "serve", "--port", "0"],
+      {
+        cwd: root,
+        env,
+      },
+    );
+    server = child;
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const base = await until(
+      "the server",
+      () => /listening on (http:\/\/\S+)/.exec(stdout)?.[1] ?? null,
+    );
+    const jobsPid = await until("the jobs process", () => {
+      const match = /"pid":(\d+),"msg":"background jobs started"/.exec(stderr);
+      return match ? Number(match[1]) : null;
+    });
+    expect(jobsPid).not.toBe(child.pid);
+    const auth = { authorization: `Bearer ${key}` };
+
+    // The refresh ran in the jobs process; the server noticed it and says how old its models are.
+    const asOf = await until("a refresh", async () => {
+      const res = await fetch(`${base}/v1/leaderboards/whales`, { headers: auth });
+      expect(res.status).toBe(200);
+      return res.headers.get("x-read-model-as-of");
+    });
+    expect(Date.parse(asOf)).toBeGreaterThan(0);
+
+    // Another writer (an import, a refresh) holds the write lock for as long as it likes.
+    const importer = openConnection(db);
+    importer.exec("BEGIN IMMEDIATE");
+    let created: Response | null = null;
+    const create = fetch(`${base}/v1/webhooks`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ callback_url: "http://127.0.0.1:9/hook" }),
+    }).then((res) => {
+      created = res;
+      return res;
+    });
+    const remaining: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const health = await fetch(`${base}/healthz`);
+      expect(health.status).toBe(200);
+      const res = await fetch(`${base}/v1/leaderboards/whales`, { headers: auth });
+      expect(res.status).toBe(200);
+      remaining.push(Number(res.headers.get("x-ratelimit-remaining")));
+    }
+    // The webhook's write waits for the lock without holding any other request back.
+    expect(created).toBeNull();
+    importer.exec("COMMIT");
+    importer.close();
+    expect((await create).status).toBe(201);
+    // Every call counted once, in order, the lock notwithstanding.
+    for (let i = 1; i < remaining.length; i += 1) expect(remaining[i]).toBe(remaining[i - 1]! - 1);
+
+    // A server killed outright takes its jobs with it.
+    child.kill("SIGKILL");
+    await until("the jobs process to exit", () => (alive(jobsPid) ? null : true));
+  });
+});
