@@ -40,12 +40,12 @@ import { parseArgs } from "node:util";
 import type { App } from "../src/app";
 import { migrate } from "../src/db/migrate";
 import { openConnection, openDb } from "../src/db/open";
-import { createIngest, type NewTrade } from "../src/ingest/ingest";
+import { createIngest } from "../src/ingest/ingest";
 import { refreshNow } from "../src/jobs/refresh";
 import type { RefreshSummary } from "../src/refresh/refresh";
+import { nextTrades } from "./lib/next-trades";
 import { peakRssMb } from "./lib/peak-rss";
 import { formatProfile, summariseProfile } from "./lib/profile";
-import { randomHex, uniform } from "./lib/random";
 import { alignColumns } from "./lib/report";
 import { isScale, withWorldApp, worldClock, worldFor } from "./lib/world";
 
@@ -53,12 +53,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const RESULTS_DIR = join(ROOT, "bench", "results");
 const PROFILE_DIR = join(RESULTS_DIR, "profiles", "refresh");
 const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
 /** A live ingester's batch: one transaction per this many trades. */
 const BATCH = 500;
 /** Share of the new trades made by wallets never seen before. */
-const NEW_WALLET_SHARE = 0.1;
-const NEW_WALLETS = 200;
 const BACKUP_PAGES_PER_STEP = 100_000;
 
 const GOALS = { fullSeconds: 120, incrementalSeconds: 2, peakRssMb: 1024 };
@@ -107,44 +104,6 @@ function rssSplit(): { anonMb: number; fileMb: number } {
 }
 
 /**
- * New trades that look like the world's next minute: each copies the wallet (or, for a share,
- * a new wallet) and market of a random trade from the world's last day on an unresolved market,
- * at a price near that trade's.
- */
-function nextTrades(app: App, now: number, count: number): NewTrade[] {
-  const recent = app.deps.db.reader
-    .prepare(
-      `SELECT t.wallet, t.market_id, t.price FROM trades t JOIN markets m ON m.id = t.market_id
-        WHERE t.ts > ? AND m.resolved_outcome IS NULL`,
-    )
-    .raw()
-    .all(now - DAY_MS) as [string, number, number][];
-  if (recent.length === 0) throw new Error("the world has no trades in its last day");
-  const rand = uniform(now % 2 ** 31);
-  const newWallets = Array.from({ length: NEW_WALLETS }, () => randomHex(rand, 40));
-  return Array.from({ length: count }, (_, i) => {
-    const [wallet, marketId, price] = recent[Math.floor(rand() * recent.length)]!;
-    const p = Math.min(
-      0.99,
-      Math.max(0.01, Math.round((price + (rand() - 0.5) * 0.04) * 1000) / 1000),
-    );
-    const size = Math.round(10 ** (1 + rand() * 3) * 100) / 100;
-    return {
-      tx_hash: randomHex(rand, 64),
-      log_index: 0,
-      wallet: rand() < NEW_WALLET_SHARE ? newWallets[Math.floor(rand() * NEW_WALLETS)]! : wallet,
-      market_id: marketId,
-      outcome: rand() < 0.5 ? "YES" : "NO",
-      side: rand() < 0.7 ? "BUY" : "SELL",
-      price: p,
-      size,
-      usd_value: Math.round(p * size * 100) / 100,
-      ts: now + 1 + Math.floor((i / count) * (MINUTE_MS - 1)),
-    };
-  });
-}
-
-/**
  * The funding graph: its share of refreshNow when the refresh runs it as an extension (the sum
  * of its step timings), else run here as the job would after the refresh.
  */
@@ -169,7 +128,7 @@ async function child(kind: "full" | "incremental", dbPath: string, now: number, 
       let ingestSeconds: number | null = null;
       let inserted: number | null = null;
       if (kind === "incremental") {
-        const rows = nextTrades(app, now, trades);
+        const rows = nextTrades(app.deps.db.reader, now, trades, MINUTE_MS);
         const ingest = createIngest(app.deps.db, app.deps.clock, app.ingestHooks);
         const walletKnown = app.deps.db.writer.prepare("SELECT 1 FROM wallets WHERE address = ?");
         const started = performance.now();

@@ -74,17 +74,22 @@ export function startBinaryServer(options: {
   tiers: Tier[];
   /** Extra NODE_OPTIONS for the server (e.g. --cpu-prof). */
   nodeOptions?: string;
+  /** The refresh schedule; by default none runs during the benchmark. */
+  refreshCron?: string;
+  /** More `serve` flags (e.g. --no-jobs). */
+  extraArgs?: string[];
 }): BinaryServer {
   const scratch = options.db ? undefined : mkdtempSync(join(tmpdir(), "smartmoney-bench-"));
   const db = options.db ?? join(scratch!, "bench.db");
   const keys = mintKeys(options.binary, db, options.tiers);
   const args = ["serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--log-level", "warn"];
   if (options.now !== null) args.push("--now", new Date(options.now).toISOString());
+  args.push(...(options.extraArgs ?? []));
   const child = spawn("taskset", ["-c", String(options.cpu), options.binary, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       ...process.env,
-      SMARTMONEY_REFRESH_CRON: NO_REFRESH_CRON,
+      SMARTMONEY_REFRESH_CRON: options.refreshCron ?? NO_REFRESH_CRON,
       SMARTMONEY_INGEST_CRON: "",
       ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
     },

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 export interface Pinned {
   child: ChildProcess;
@@ -89,4 +89,14 @@ export function cpuSeconds(pid: number): number {
   // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** The pids a process started (Linux: /proc/PID/task/TID/children). */
+export function childPids(pid: number): number[] {
+  const pids: number[] = [];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const text = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
+    if (text !== "") pids.push(...text.split(" ").map(Number));
+  }
+  return pids;
 }
