@@ -259,7 +259,6 @@ async function main(): Promise<number> {
       db,
       now: world.now,
       tiers: ["terminal_pro"],
-      extraArgs: ["--no-jobs"],
     });
     servers.push(quiet);
     const idle = await phase("idle", quiet, dataPath, idleSeconds);

@@ -4,8 +4,8 @@
  * before `serve` starts, so the load is never throttled; the server is then pinned to one core.
  *
  * A fixture world is served at its own time (`serve --now`), as the source app server does with
- * its clock. The read-model refresh is scheduled once a year so no refresh runs during a
- * measurement: bench:stall is the benchmark that measures serving beside a refresh.
+ * its clock. It serves without its jobs process (`--no-jobs`) unless a refresh schedule is given:
+ * bench:stall is the benchmark that measures serving beside the jobs.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -16,8 +16,6 @@ import type { Pinned } from "./procs";
 
 /** Far above anything a benchmark sends in an hour or a month. */
 const RAISED_LIMIT = 1_000_000_000;
-/** Never within a benchmark: 00:00 on the 1st of January. */
-const NO_REFRESH_CRON = "0 0 1 1 *";
 
 export const DEFAULT_BINARY = "dist/smartmoney";
 
@@ -74,22 +72,23 @@ export function startBinaryServer(options: {
   tiers: Tier[];
   /** Extra NODE_OPTIONS for the server (e.g. --cpu-prof). */
   nodeOptions?: string;
-  /** The refresh schedule; by default none runs during the benchmark. */
+  /**
+   * Run the scheduled jobs beside the server (`serve` without --no-jobs), refreshing on this
+   * schedule; by default the server runs alone, as a measurement of the request path wants.
+   */
   refreshCron?: string;
-  /** More `serve` flags (e.g. --no-jobs). */
-  extraArgs?: string[];
 }): BinaryServer {
   const scratch = options.db ? undefined : mkdtempSync(join(tmpdir(), "smartmoney-bench-"));
   const db = options.db ?? join(scratch!, "bench.db");
   const keys = mintKeys(options.binary, db, options.tiers);
   const args = ["serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--log-level", "warn"];
   if (options.now !== null) args.push("--now", new Date(options.now).toISOString());
-  args.push(...(options.extraArgs ?? []));
+  if (options.refreshCron === undefined) args.push("--no-jobs");
   const child = spawn("taskset", ["-c", String(options.cpu), options.binary, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       ...process.env,
-      SMARTMONEY_REFRESH_CRON: options.refreshCron ?? NO_REFRESH_CRON,
+      ...(options.refreshCron ? { SMARTMONEY_REFRESH_CRON: options.refreshCron } : {}),
       SMARTMONEY_INGEST_CRON: "",
       ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
     },
