@@ -654,6 +654,20 @@ describe("rate limits", () => {
     expect(again.status).toBe(429);
   });
 
+  it("a batch refused with 429 uses no quota: its calls are admitted together or not at all", async () => {
+    const key = limitedKey("mcp-batch-refused", 5);
+    const batch = Array.from({ length: 6 }, () => listRequest());
+    const refused = await post(w.t.app, key, batch);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
+    const one = await post(w.t.app, key, listRequest());
+    expect(one.status).toBe(200);
+    expect(one.headers.get("x-ratelimit-remaining")).toBe("4");
+    const five = await post(w.t.app, key, batch.slice(0, 4));
+    expect(five.status).toBe(200);
+    expect(five.headers.get("x-ratelimit-remaining")).toBe("0");
+  });
+
   it("an SDK client sees the 429 as an error of the call that crossed the cap", async () => {
     // initialize and the initialized notification are two POSTs; tools/list is the third.
     const key = limitedKey("mcp-client", 3);
