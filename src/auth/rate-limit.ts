@@ -30,6 +30,8 @@ export interface RateDecision {
   resetAt: number;
   /** Whole seconds until a call would be admitted again; set only when refused. */
   retryAfter?: number;
+  /** The ledger minute the decision was made in: where admitted calls were counted. */
+  minute: number;
 }
 
 /** The windows' sums at the moment of a decision, read inside its transaction. */
@@ -96,6 +98,13 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
       saveMonth: c.prepare<[number, number, number, number]>(
         `INSERT OR REPLACE INTO rate_months (account_id, minute, month_from, month_calls)
          VALUES (?, ?, ?, ?)`,
+      ),
+      takeBack: c.prepare<[number, number, number, number]>(
+        "UPDATE rate_minutes SET calls = calls - ? WHERE account_id = ? AND minute = ? AND calls >= ?",
+      ),
+      takeBackMonth: c.prepare<[number, number, number]>(
+        `UPDATE rate_months SET month_calls = month_calls - ?
+          WHERE account_id = ? AND month_from <= ?`,
       ),
       pruneMonths: c.prepare<[number]>("DELETE FROM rate_months WHERE month_from < ?"),
       pruneMinutes: c.prepare<[number]>("DELETE FROM rate_minutes WHERE minute < ?"),
@@ -179,12 +188,21 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         remaining: 0,
         resetAt: nowSeconds + retryAfter,
         retryAfter,
+        minute: w.minute,
       };
     }
     const oldest = ledger().oldestFrom.get(account, w.minute - WINDOWS[binding])?.minute ?? null;
     const resetAt =
       oldest === null ? nowSeconds : ((oldest + WINDOWS[binding] + 1) * MINUTE_MS) / 1000;
-    return { admitted, window: binding, limit, remaining, resetAt, retryAfter: undefined };
+    return {
+      admitted,
+      window: binding,
+      limit,
+      remaining,
+      resetAt,
+      retryAfter: undefined,
+      minute: w.minute,
+    };
   }
 
   let lastPrune = Number.NEGATIVE_INFINITY;
@@ -240,6 +258,21 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
     /** The headers' figures without counting a call (for answers that do not count, e.g. 403). */
     peek(account: number, limits: Limits): RateDecision {
       return charge(account, limits, 0);
+    },
+
+    /**
+     * Takes back calls counted in `minute` by a decision whose answer turned out not to count
+     * (the webhook endpoint cap's 403, found only once the call was admitted).
+     */
+    refund(account: number, minute: number, calls = 1): void {
+      const s = ledger();
+      s.c
+        .transaction(() => {
+          if (s.takeBack.run(calls, account, minute, calls).changes > 0) {
+            s.takeBackMonth.run(calls, account, minute);
+          }
+        })
+        .immediate();
     },
 
     /** Nothing is held in memory: every admitted call is already committed. */
