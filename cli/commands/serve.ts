@@ -1,10 +1,12 @@
 import { rmSync } from "node:fs";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
 import { seedWorld } from "../../src/fixtures/seed-world";
+import { gracefulShutdown } from "../../src/http/graceful";
 import { ingestJob } from "../../src/ingest/polymarket/job";
 import { drainJob } from "../../src/jobs/drain";
 import { refreshJob } from "../../src/jobs/refresh";
@@ -18,6 +20,7 @@ interface ServeOptions extends CommonOptions {
   host?: string;
   port?: string;
   publicUrl?: string;
+  shutdownGrace?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -26,6 +29,10 @@ export function registerServe(program: Command): void {
     .option("--host <address>", "listen address (SMARTMONEY_HOST)")
     .option("--port <port>", "listen port, 0 picks a free one (SMARTMONEY_PORT)")
     .option("--public-url <url>", "base for profile links in webhooks (SMARTMONEY_PUBLIC_URL)")
+    .option(
+      "--shutdown-grace <duration>",
+      "on SIGTERM, how long requests in flight may finish before they are cut off (SMARTMONEY_SHUTDOWN_GRACE)",
+    )
     .option(
       "--demo",
       "seed the small fixture world into an empty database and print a key per tier",
@@ -41,7 +48,10 @@ export function registerServe(program: Command): void {
     });
 }
 
-/** Serves until SIGTERM or SIGINT, then shuts down in order: listener, in-flight requests, jobs. */
+/**
+ * Serves until SIGTERM or SIGINT, then shuts down in order: the listener and idle connections at
+ * once, requests in flight within the grace period (then cut off), then the jobs.
+ */
 async function runServer(app: App, options: ServeOptions): Promise<void> {
   const { config, log } = app.deps;
   if (config.webhookAllowPrivate) {
@@ -55,10 +65,12 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   if (options.demo) await demoWorld(app);
   const demoKeys = options.demo ? demoSetup(app) : [];
 
-  const server = serve({ fetch: app.http.fetch, hostname: config.host, port: config.port });
+  const shutdown = gracefulShutdown(log);
+  const server = createServer(shutdown.track(getRequestListener(app.http.fetch)));
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
+    server.listen(config.port, config.host);
   }).catch((error: NodeJS.ErrnoException) => {
     throw new Error(
       `cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}`,
@@ -84,12 +96,10 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
-      log.info({ signal }, "shutting down");
+      log.info({ signal, grace_ms: config.shutdownGraceMs }, "shutting down");
       process.off("SIGTERM", onTerm);
       process.off("SIGINT", onInt);
-      server.close(() => resolve());
-      // Idle keep-alive sockets would hold close() open; requests in flight still finish.
-      if ("closeIdleConnections" in server) server.closeIdleConnections();
+      void shutdown.close(server, config.shutdownGraceMs).then(() => resolve());
     };
     const onTerm = () => stop("SIGTERM");
     const onInt = () => stop("SIGINT");
