@@ -45,7 +45,14 @@ export function createWebhooks(deps: {
     allowPrivate: config.webhookAllowPrivate,
   });
   const deliveries = createDeliveryStore({ db, clock, backoffMs: config.webhookBackoffMs });
-  const sender = createSender({ config, clock, endpoints, store: deliveries, dispatcher });
+  const sender = createSender({
+    config,
+    clock,
+    endpoints,
+    store: deliveries,
+    dispatcher,
+    log,
+  });
   const drainer = createDrainer({
     store: deliveries,
     endpoints,
