@@ -41,6 +41,10 @@ interface Windows {
   monthFrom: number;
   hourCalls: number;
   monthCalls: number;
+  /** Oldest minute with calls in the hour window, or null when it is empty. */
+  hourOldest: number | null;
+  /** The account's rate_months row is out of date and must be written. */
+  stale: boolean;
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
@@ -72,8 +76,8 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
   function prepare(c: Connection) {
     return {
       c,
-      hourSum: c.prepare<[number, number], { calls: number | null }>(
-        "SELECT sum(calls) AS calls FROM rate_minutes WHERE account_id = ? AND minute >= ?",
+      hour: c.prepare<[number, number], { calls: number | null; oldest: number | null }>(
+        "SELECT sum(calls) AS calls, min(minute) AS oldest FROM rate_minutes WHERE account_id = ? AND minute >= ?",
       ),
       sumRange: c.prepare<[number, number, number], { calls: number | null }>(
         "SELECT sum(calls) AS calls FROM rate_minutes WHERE account_id = ? AND minute BETWEEN ? AND ?",
@@ -96,8 +100,9 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
            FROM rate_months WHERE account_id = ?`,
       ),
       saveMonth: c.prepare<[number, number, number, number]>(
-        `INSERT OR REPLACE INTO rate_months (account_id, minute, month_from, month_calls)
-         VALUES (?, ?, ?, ?)`,
+        `INSERT INTO rate_months (account_id, minute, month_from, month_calls) VALUES (?, ?, ?, ?)
+         ON CONFLICT (account_id) DO UPDATE SET minute = excluded.minute,
+           month_from = excluded.month_from, month_calls = excluded.month_calls`,
       ),
       takeBack: c.prepare<[number, number, number, number]>(
         "UPDATE rate_minutes SET calls = calls - ? WHERE account_id = ? AND minute = ? AND calls >= ?",
@@ -134,11 +139,16 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         month = { monthFrom, monthCalls: month.monthCalls - left };
       }
     }
-    if (!saved || saved.minute !== minute || saved.monthFrom !== month.monthFrom) {
-      s.saveMonth.run(account, minute, month.monthFrom, month.monthCalls);
-    }
-    const hourCalls = s.hourSum.get(account, minute - WINDOWS.hour)?.calls ?? 0;
-    return { minute, monthFrom: month.monthFrom, hourCalls, monthCalls: month.monthCalls };
+    const stale = !saved || saved.minute !== minute || saved.monthFrom !== month.monthFrom;
+    const hour = s.hour.get(account, minute - WINDOWS.hour);
+    return {
+      minute,
+      monthFrom: month.monthFrom,
+      hourCalls: hour?.calls ?? 0,
+      monthCalls: month.monthCalls,
+      hourOldest: hour?.oldest ?? null,
+      stale,
+    };
   }
 
   /** The minute from which a call is admitted again, given the calls to shed from the window. */
@@ -191,7 +201,10 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         minute: w.minute,
       };
     }
-    const oldest = ledger().oldestFrom.get(account, w.minute - WINDOWS[binding])?.minute ?? null;
+    const oldest =
+      binding === "hour"
+        ? w.hourOldest
+        : (ledger().oldestFrom.get(account, w.monthFrom)?.minute ?? null);
     const resetAt =
       oldest === null ? nowSeconds : ((oldest + WINDOWS[binding] + 1) * MINUTE_MS) / 1000;
     return {
@@ -223,22 +236,38 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
    * One decision in one IMMEDIATE transaction: `calls` calls are recorded if both windows have
    * room for all of them, else none is. `calls = 0` only reads (and advances the windows).
    */
-  const charge = (account: number, limits: Limits, calls: number): RateDecision => {
+  function decideAndRecord(account: number, limits: Limits, calls: number): RateDecision {
     const s = ledger();
-    const run = s.c.transaction(() => {
-      const now = clock.now();
-      prune(now);
-      const w = windowsOf(account, now);
-      if (calls === 0) return decide(account, w, limits, now, true);
-      const admitted =
-        w.hourCalls + calls <= limits.hourly && w.monthCalls + calls <= limits.monthly;
-      if (!admitted) return decide(account, w, limits, now, false, calls);
-      s.add.run(account, w.minute, calls);
-      s.saveMonth.run(account, w.minute, w.monthFrom, w.monthCalls + calls);
-      const after = { ...w, hourCalls: w.hourCalls + calls, monthCalls: w.monthCalls + calls };
-      return decide(account, after, limits, now, true);
-    });
-    return run.immediate();
+    const now = clock.now();
+    prune(now);
+    const w = windowsOf(account, now);
+    const admitted =
+      calls === 0 ||
+      (w.hourCalls + calls <= limits.hourly && w.monthCalls + calls <= limits.monthly);
+    if (!admitted || calls === 0) {
+      if (w.stale) s.saveMonth.run(account, w.minute, w.monthFrom, w.monthCalls);
+      return decide(account, w, limits, now, admitted, calls);
+    }
+    s.add.run(account, w.minute, calls);
+    s.saveMonth.run(account, w.minute, w.monthFrom, w.monthCalls + calls);
+    const after: Windows = {
+      ...w,
+      hourCalls: w.hourCalls + calls,
+      monthCalls: w.monthCalls + calls,
+      hourOldest: w.hourOldest ?? w.minute,
+    };
+    return decide(account, after, limits, now, true);
+  }
+
+  let transaction: ((account: number, limits: Limits, calls: number) => RateDecision) | undefined;
+
+  /**
+   * One decision in one IMMEDIATE transaction: `calls` calls are recorded if both windows have
+   * room for all of them, else none is. `calls = 0` only reads (and advances the windows).
+   */
+  const charge = (account: number, limits: Limits, calls: number): RateDecision => {
+    transaction ??= ledger().c.transaction(decideAndRecord).immediate;
+    return transaction(account, limits, calls);
   };
 
   return {
