@@ -3,9 +3,18 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 const root = new URL("../..", import.meta.url).pathname;
 const ENV = { SMARTMONEY_LOG_LEVEL: "warn" };
 
+/**
+ * Node from source under the usual umask (022), whatever the test runner's: a file created
+ * owner-only then proves the code asked for it.
+ */
+function node(args: string[]): [string, string[]] {
+  return ["/bin/sh", ["-c", 'umask 022; exec "$0" "$@"', process.execPath, ...args]];
+}
+
 /** Runs a CLI command from source to its end; throws with its stderr when it fails. */
 export function cli(db: string, args: string[]): string {
-  const result = spawnSync(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
+  const [command, argv] = node(["--import", "tsx", "cli/main.ts", ...args]);
+  const result = spawnSync(command, argv, {
     cwd: root,
     env: { ...process.env, ...ENV, SMARTMONEY_DB: db },
     encoding: "utf8",
@@ -29,11 +38,12 @@ export interface Server {
 
 /** `smartmoney serve --port 0` on the database, once it prints where it listens. */
 export function startServer(db: string, args: string[] = []): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", ...args],
-    { cwd: root, env: { ...process.env, ...ENV, SMARTMONEY_DB: db }, stdio: "pipe" },
-  );
+  const [command, argv] = node(["--import", "tsx", "cli/main.ts", "serve", "--port", "0", ...args]);
+  const child = spawn(command, argv, {
+    cwd: root,
+    env: { ...process.env, ...ENV, SMARTMONEY_DB: db },
+    stdio: "pipe",
+  });
   let out = "";
   let err = "";
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
