@@ -79,7 +79,9 @@ export function mcpRoutes(app: App) {
       setRateHeaders((name, value) => setHeader(c, name, value), limiter.peek(account.id, limits));
       setHeader(c, "Allow", "POST");
       const text = `${c.req.method} /mcp is not supported: this MCP server is stateless, send JSON-RPC messages with POST`;
-      return c.json(envelope("bad_request", text, c.get("requestId")), 405);
+      // An unknown method is `not_found` on every path; the status stays 405, which tells MCP
+      // clients that this server offers no event stream.
+      return c.json(envelope("not_found", text, c.get("requestId")), 405);
     });
 }
 

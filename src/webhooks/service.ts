@@ -61,6 +61,7 @@ export function createWebhooks(deps: {
     limits: {
       concurrency: 32,
       perEndpoint: 2,
+      perAccount: 8,
       leaseMs: config.webhookTimeoutMs + LEASE_MARGIN_MS,
       ...deps.limits,
     },

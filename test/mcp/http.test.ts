@@ -527,7 +527,7 @@ describe("the HTTP endpoint", () => {
         method,
         headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" },
       });
-      expect(await envelopeOf(res, 405, "bad_request")).toContain("stateless");
+      expect(await envelopeOf(res, 405, "not_found")).toContain("stateless");
       expect(res.headers.get("allow")).toBe("POST");
       expect(res.headers.get("x-ratelimit-remaining")).toBe("1000");
     }
