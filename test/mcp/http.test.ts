@@ -592,7 +592,7 @@ describe("the HTTP endpoint", () => {
       const get = await fetch(url, { headers: { authorization: `Bearer ${mcpTerminal}` } });
       expect(get.status).toBe(405);
       expect(get.headers.get("allow")).toBe("POST");
-      expect(((await get.json()) as { error: { code: string } }).error.code).toBe("bad_request");
+      expect(((await get.json()) as { error: { code: string } }).error.code).toBe("not_found");
       const denied = await fetch(url, {
         method: "POST",
         headers: { ...MCP_HEADERS, authorization: `Bearer ${apiTerminal}` },
