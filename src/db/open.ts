@@ -44,7 +44,10 @@ export function createPrivateFile(path: string): void {
   closeSync(openSync(path, "a", PRIVATE_FILE_MODE));
 }
 
-export function openConnection(path: string, options: { readonly?: boolean } = {}): Connection {
+export function openConnection(
+  path: string,
+  options: { readonly?: boolean; pageSize?: number } = {},
+): Connection {
   const binding = nativeBinding();
   const connection = new Database(path, {
     readonly: options.readonly ?? false,
@@ -55,6 +58,8 @@ export function openConnection(path: string, options: { readonly?: boolean } = {
   // while another process holds a lock.
   connection.pragma("busy_timeout = 5000");
   if (!options.readonly) {
+    // Only a new, empty database takes a page size; it must come before the switch to WAL.
+    if (options.pageSize) connection.pragma(`page_size = ${options.pageSize}`);
     connection.pragma("journal_mode = WAL");
     connection.pragma("foreign_keys = ON");
   }
@@ -79,7 +84,8 @@ export function openDb(path: string): Db {
     get limits() {
       if (!limits) {
         createPrivateFile(limitsPath(path));
-        limits = openConnection(limitsPath(path));
+        // Small pages: each counted call commits a few of them to the WAL.
+        limits = openConnection(limitsPath(path), { pageSize: 1024 });
       }
       return limits;
     },
