@@ -161,7 +161,16 @@ async function demoWorld(app: App): Promise<void> {
 
 /** The database and the files that belong to it. */
 function removeDatabase(path: string): void {
-  for (const suffix of ["", "-wal", "-shm", ".key", ".manifest.json"]) {
+  for (const suffix of [
+    "",
+    "-wal",
+    "-shm",
+    ".limits",
+    ".limits-wal",
+    ".limits-shm",
+    ".key",
+    ".manifest.json",
+  ]) {
     rmSync(`${path}${suffix}`, { force: true });
   }
 }

@@ -111,6 +111,28 @@ describe("limits shared by processes on one database", () => {
     expect(a!.admitMany(id, limits, 5)).toMatchObject({ admitted: true, remaining: 0 });
   });
 
+  it("counts calls while another process holds a long write transaction on the main database", async () => {
+    t = createTestApp();
+    const key = t.key("free", { account: "during-refresh" });
+    const id = t.app.accounts.get("during-refresh")!.id;
+    t.app.limiter.peek(id, { hourly: 50, monthly: 500 }); // the ledger exists before the lock
+    const refresh = openDb(t.config.dbPath);
+    others.push(refresh);
+    refresh.writer.pragma("busy_timeout = 0");
+    refresh.writer.exec("BEGIN IMMEDIATE"); // a refresh or an import, mid-transaction
+    try {
+      t.db.writer.pragma("busy_timeout = 0"); // waiting on the main database would now fail
+      for (let i = 0; i < 5; i++) expect((await t.get("/v1/_ping", key)).status).toBe(200);
+      // Committed, not held in memory: another process sees them at once.
+      const ledger = refresh.limits
+        .prepare("SELECT sum(calls) AS calls FROM rate_minutes WHERE account_id = ?")
+        .get(id) as { calls: number };
+      expect(ledger.calls).toBe(5);
+    } finally {
+      refresh.writer.exec("ROLLBACK");
+    }
+  });
+
   it("carries the calls of the old in-database ledger over on first use", () => {
     t = createTestApp();
     t.clock.set("2026-11-01T00:00:30.000Z");
