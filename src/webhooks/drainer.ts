@@ -68,6 +68,7 @@ export function createDrainer(deps: {
         wake = undefined;
         wakeAt = Number.POSITIVE_INFINITY;
         queuePump();
+        scheduleWake(); // the retry after this one
       },
       Math.max(0, inMs),
     );
@@ -184,7 +185,6 @@ export function createDrainer(deps: {
 
   function pump(): { claimed: number; in_flight: number } {
     const claimed = started ? fill(queuePump).length : 0;
-    scheduleWake();
     return { claimed, in_flight: inFlight.size };
   }
 
@@ -217,6 +217,7 @@ export function createDrainer(deps: {
     /** Server mode: from now on enqueues and finished attempts refill the pool at once. */
     start(): void {
       started = true;
+      scheduleWake(); // retries left waiting by the previous run
     },
 
     /** The scheduled tick: fill free slots without waiting for the sends. */
