@@ -19,8 +19,12 @@
  * in the database must reach its endpoint's path exactly once (counted by X-Service-Delivery-Id)
  * with a valid signature; anything else fails the run.
  *
+ * Then the fairness phase (bench/lib/webhook-fairness.ts): a fast tenant's p99 alone and beside
+ * two tenants whose twenty endpoints hang, on fresh apps; goal: with them within 2x of without.
+ *
  *   npm run bench:webhooks -- [--signals 10000] [--steady-signals 5000] [--rate 1000]
  *                             [--batch 100] [--receivers 4] [--cpu-prof] [--no-pin]
+ *                             [--fairness-seconds 10] [--fairness-rate 20]
  *
  * --cpu-prof profiles this process during the burst and prints where its time went.
  * Prints a table and one JSON line; writes the JSON to bench/results/webhooks.json.
@@ -52,6 +56,7 @@ import { cpuSeconds } from "./lib/procs";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import { uniform } from "./lib/random";
 import { alignColumns } from "./lib/report";
+import { type FairnessResult, runFairness } from "./lib/webhook-fairness";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const RESULTS_DIR = join(ROOT, "bench", "results");
@@ -69,6 +74,8 @@ const { values: flags } = parseArgs({
     rate: { type: "string", default: String(GOAL_DELIVERIES_PER_S) },
     batch: { type: "string", default: "100" },
     receivers: { type: "string", default: "4" },
+    "fairness-seconds": { type: "string", default: "10" },
+    "fairness-rate": { type: "string", default: "20" },
     "cpu-prof": { type: "boolean", default: false },
     "no-pin": { type: "boolean", default: false },
     // Internal: run the receivers (the child side of this file).
@@ -525,6 +532,27 @@ function resultTable(phases: PhaseResult[]): string {
   return alignColumns(rows, 1);
 }
 
+function fairnessTable(f: FairnessResult): string {
+  const row = (name: string, r: FairnessResult["alone"]) => [
+    name,
+    String(r.slowTenants),
+    String(r.signals),
+    String(r.fastP50Ms),
+    String(r.fastP99Ms),
+    String(r.fastMaxMs),
+    String(r.fastMissing),
+  ];
+  return alignColumns(
+    [
+      ["fast tenant", "hanging tenants", "signals", "p50 ms", "p99 ms", "max ms", "missing"],
+      row("alone", f.alone),
+      row("beside hogs", f.withSlow),
+      ["p99 ratio", `${f.ratio}`, `goal <= ${f.goal}`, f.met ? "met" : "MISSED", "", "", ""],
+    ],
+    1,
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The run
 
@@ -542,6 +570,8 @@ async function main(): Promise<number> {
     rate: count("rate", flags.rate, 1),
     batch: count("batch", flags.batch, 1),
     receivers: count("receivers", flags.receivers, 1),
+    fairnessSeconds: count("fairness-seconds", flags["fairness-seconds"], 0),
+    fairnessRate: count("fairness-rate", flags["fairness-rate"], 1),
   };
   // Read before pinning: afterwards this process sees only its own core.
   const cores = availableParallelism();
@@ -636,9 +666,24 @@ async function main(): Promise<number> {
       say(`steady: p50 ${steady.latencyMs.p50} ms, p99 ${steady.latencyMs.p99} ms`);
       phases.push(steady);
     }
+    let fairness: FairnessResult | null = null;
+    if (settings.fairnessSeconds > 0) {
+      // Its apps schedule their own drain job; croner allows one job of a name at a time.
+      await scheduler.stop();
+      scheduler = undefined;
+      fairness = await runFairness({
+        seconds: settings.fairnessSeconds,
+        perSecond: settings.fairnessRate,
+        timeoutMs: 5_000,
+      });
+      say(
+        `fairness: fast tenant p99 ${fairness.alone.fastP99Ms} ms alone, ${fairness.withSlow.fastP99Ms} ms beside hanging tenants`,
+      );
+    }
     const loadAfter = loadavg();
 
     process.stdout.write(`${resultTable(phases)}\n`);
+    if (fairness) process.stdout.write(`${fairnessTable(fairness)}\n`);
     const steady = phases.find((p) => p.phase === "steady");
     const latencyPhase = steady ?? burst;
     const report = {
@@ -656,7 +701,7 @@ async function main(): Promise<number> {
         endpoints: ENDPOINTS.length,
         accounts: new Set(ENDPOINTS.map((e) => e.account)).size,
         receivers: settings.receivers,
-        limits: { concurrency: 32, perEndpoint: 2 },
+        limits: { concurrency: 32, perEndpoint: 2, perAccount: 8 },
       },
       idleRssMb,
       // Page cache and memory-mapped pages of this file count in RSS as they are touched.
@@ -665,7 +710,15 @@ async function main(): Promise<number> {
           2 ** 20,
       ),
       phases,
+      fairness,
       goals: {
+        ...(fairness && {
+          fastTenantP99WithSlowTenants: {
+            goal: fairness.goal,
+            value: fairness.ratio,
+            met: fairness.met,
+          },
+        }),
         deliveriesPerSecond: {
           goal: GOAL_DELIVERIES_PER_S,
           value: burst.deliveriesPerSecond,

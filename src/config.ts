@@ -17,6 +17,8 @@ export interface Config {
   webhookBackoffMs: number[];
   webhookTimeoutMs: number;
   webhookAllowPrivate: boolean;
+  /** How long `serve` lets requests in flight finish after SIGTERM before it cuts them off. */
+  shutdownGraceMs: number;
   refreshCron: string;
   ingestCron: string | null;
   logLevel: LogLevel;
@@ -36,6 +38,7 @@ export interface ConfigFlags {
   port?: string | number;
   publicUrl?: string;
   logLevel?: string;
+  shutdownGrace?: string;
 }
 
 /** Every setting, with its variable, flag and default: the README's configuration table is checked against this. */
@@ -47,6 +50,7 @@ export const SETTINGS = [
   { env: "SMARTMONEY_WEBHOOK_BACKOFF", flag: null, default: "5s,30s,5m" },
   { env: "SMARTMONEY_WEBHOOK_TIMEOUT", flag: null, default: "10s" },
   { env: "SMARTMONEY_WEBHOOK_ALLOW_PRIVATE", flag: null, default: "0" },
+  { env: "SMARTMONEY_SHUTDOWN_GRACE", flag: "--shutdown-grace", default: "10s" },
   { env: "SMARTMONEY_REFRESH_CRON", flag: null, default: "*/1 * * * *" },
   { env: "SMARTMONEY_INGEST_CRON", flag: null, default: "" },
   { env: "SMARTMONEY_LOG_LEVEL", flag: "--log-level", default: "info" },
@@ -122,6 +126,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     problems.push(`SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "${allowText}" must be 0 or 1`);
   }
 
+  const graceText = pick(flags.shutdownGrace, "SMARTMONEY_SHUTDOWN_GRACE", "10s");
+  const shutdownGraceMs = parseDuration(graceText);
+  if (shutdownGraceMs === undefined) {
+    problems.push(
+      `SMARTMONEY_SHUTDOWN_GRACE/--shutdown-grace: "${graceText}" must be a duration such as 10s (0s = cut requests off at once)`,
+    );
+  }
+
   const refreshCron = pick(undefined, "SMARTMONEY_REFRESH_CRON", "*/1 * * * *");
   const cronProblem = (name: string, pattern: string) => {
     try {
@@ -186,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       webhookBackoffMs: webhookBackoffMs as number[],
       webhookTimeoutMs: webhookTimeoutMs as number,
       webhookAllowPrivate: allowText === "1",
+      shutdownGraceMs: shutdownGraceMs as number,
       refreshCron,
       ingestCron: ingestCronText === "" ? null : ingestCronText,
       logLevel: logLevel as LogLevel,

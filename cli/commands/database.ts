@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { migrate } from "../../src/db/migrate";
+import { createPrivateFile } from "../../src/db/open";
 import {
   type CommonOptions,
   configFrom,
@@ -38,6 +39,7 @@ export function registerDatabase(program: Command): void {
       withApp(options, async ({ db }) => {
         if (existsSync(path)) throw new CliError(`${path} already exists; choose a new file`);
         const started = performance.now();
+        createPrivateFile(path); // the copy holds what the database holds: owner-only
         await db.writer.backup(path);
         const seconds = (performance.now() - started) / 1000;
         print(options, { path, seconds }, () => `backed up to ${path} in ${seconds.toFixed(2)} s`);

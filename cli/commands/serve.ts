@@ -1,11 +1,13 @@
 import { rmSync } from "node:fs";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
 import { systemClock } from "../../src/clock";
 import { seedWorld } from "../../src/fixtures/seed-world";
+import { gracefulShutdown } from "../../src/http/graceful";
 import { startBackgroundJobs } from "../background";
 import { type CommonOptions, clockFrom, configFrom, withApp, withDbOption } from "../context";
 import { CliError, must } from "../errors";
@@ -18,6 +20,7 @@ interface ServeOptions extends CommonOptions {
   publicUrl?: string;
   now?: string;
   jobs: boolean;
+  shutdownGrace?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -26,6 +29,10 @@ export function registerServe(program: Command): void {
     .option("--host <address>", "listen address (SMARTMONEY_HOST)")
     .option("--port <port>", "listen port, 0 picks a free one (SMARTMONEY_PORT)")
     .option("--public-url <url>", "base for profile links in webhooks (SMARTMONEY_PUBLIC_URL)")
+    .option(
+      "--shutdown-grace <duration>",
+      "on SIGTERM, how long requests in flight may finish before they are cut off (SMARTMONEY_SHUTDOWN_GRACE)",
+    )
     .option(
       "--demo",
       "seed the small fixture world into an empty database and print a key per tier",
@@ -52,10 +59,12 @@ export function registerServe(program: Command): void {
 
 /** How often the server looks for a refresh another process finished. */
 const READ_MODEL_POLL_MS = 1_000;
-/** How long the jobs get to finish a run in progress at shutdown; a refresh killed rolls back. */
-const JOBS_STOP_GRACE_MS = 30_000;
 
-/** Serves until SIGTERM or SIGINT, then shuts down in order: listener, in-flight requests, jobs. */
+/**
+ * Serves until SIGTERM or SIGINT, then shuts down in order: the listener and idle connections at
+ * once, requests in flight within the grace period (then cut off), then the jobs process, which
+ * gets the same grace to finish a run in progress (a refresh cut off rolls back).
+ */
 async function runServer(app: App, options: ServeOptions): Promise<void> {
   const { config, log } = app.deps;
   if (config.webhookAllowPrivate) {
@@ -69,10 +78,12 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   if (options.demo) await demoWorld(app);
   const demoKeys = options.demo ? demoSetup(app) : [];
 
-  const server = serve({ fetch: app.http.fetch, hostname: config.host, port: config.port });
+  const shutdown = gracefulShutdown(log);
+  const server = createServer(shutdown.track(getRequestListener(app.http.fetch)));
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
+    server.listen(config.port, config.host);
   }).catch((error: NodeJS.ErrnoException) => {
     throw new Error(
       `cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}`,
@@ -104,12 +115,10 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
-      log.info({ signal }, "shutting down");
+      log.info({ signal, grace_ms: config.shutdownGraceMs }, "shutting down");
       process.off("SIGTERM", onTerm);
       process.off("SIGINT", onInt);
-      server.close(() => resolve());
-      // Idle keep-alive sockets would hold close() open; requests in flight still finish.
-      if ("closeIdleConnections" in server) server.closeIdleConnections();
+      void shutdown.close(server, config.shutdownGraceMs).then(() => resolve());
     };
     const onTerm = () => stop("SIGTERM");
     const onInt = () => stop("SIGINT");
@@ -117,7 +126,7 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
     process.on("SIGINT", onInt);
   });
   clearInterval(watch);
-  await jobs?.stop(JOBS_STOP_GRACE_MS);
+  await jobs?.stop(config.shutdownGraceMs);
   log.info("stopped");
 }
 
@@ -171,7 +180,16 @@ async function demoWorld(app: App): Promise<void> {
 
 /** The database and the files that belong to it. */
 function removeDatabase(path: string): void {
-  for (const suffix of ["", "-wal", "-shm", ".key", ".manifest.json"]) {
+  for (const suffix of [
+    "",
+    "-wal",
+    "-shm",
+    ".limits",
+    ".limits-wal",
+    ".limits-shm",
+    ".key",
+    ".manifest.json",
+  ]) {
     rmSync(`${path}${suffix}`, { force: true });
   }
 }

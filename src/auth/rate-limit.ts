@@ -1,7 +1,7 @@
 import type { Clock } from "../clock";
-import type { Db } from "../db/open";
-import { tryWriteNow } from "../db/write-when-free";
+import type { Connection, Db } from "../db/open";
 import type { Log } from "../log";
+import { openLedger } from "./rate-ledger";
 
 const MINUTE_MS = 60_000;
 
@@ -11,7 +11,7 @@ const MINUTE_MS = 60_000;
  * that starts part-way through a minute) ever holds more than the cap: every call in a true
  * 60-minute window ending at a call made in minute M falls in minutes M - 60 .. M.
  */
-const WINDOWS = { hour: 60, month: 30 * 24 * 60 } as const;
+export const WINDOWS = { hour: 60, month: 30 * 24 * 60 } as const;
 export type WindowName = keyof typeof WINDOWS;
 
 export interface Limits {
@@ -30,163 +30,161 @@ export interface RateDecision {
   resetAt: number;
   /** Whole seconds until a call would be admitted again; set only when refused. */
   retryAfter?: number;
+  /** The ledger minute the decision was made in: where admitted calls were counted. */
+  minute: number;
 }
 
-interface AccountWindows {
+/** The windows' sums at the moment of a decision, read inside its transaction. */
+interface Windows {
   minute: number;
-  /** Calls per minute for the hour window's minutes (at most 61 entries). */
-  recent: Map<number, number>;
+  /** First minute of the 30-day window: minute - WINDOWS.month. */
+  monthFrom: number;
   hourCalls: number;
   monthCalls: number;
-  /** First minute counted in monthCalls. */
-  monthFrom: number;
-  /** Oldest minute with calls inside the month window, or null when it is empty. */
-  monthOldest: number | null;
+  /** Oldest minute with calls in the hour window, or null when it is empty. */
+  hourOldest: number | null;
+  /** The account's rate_months row is out of date and must be written. */
+  stale: boolean;
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
 /**
- * Per-account rolling hourly and 30-day limits. Admission happens in memory (Node runs one
- * request at a time, so check-and-count cannot race, whatever the concurrency) from running sums
- * loaded once from the per-minute ledger; admitted calls are flushed to the ledger in batches
- * every `flushMs`, so a hard crash forgets at most that much. The monthly sum drops the minutes
- * leaving the window with one indexed range query per account per minute, never a 43,200-row scan
- * per request.
+ * Per-account rolling hourly and 30-day limits, exact across every process that shares the
+ * database (two servers, a server and a stdio MCP process, a CLI command).
+ *
+ * The ledger lives in the small second database `<db>.limits` (see Db.limits): a counted call
+ * writes there, never to the main database, so it never waits behind a refresh or an import.
+ * Each decision is one short IMMEDIATE transaction that reads the windows' sums and records the
+ * call together, so no two processes can both take the last call, and the call is on disk (in
+ * the WAL) before the request is answered: a crash of the process forgets no admitted call.
+ *
+ * The hour's sum is a range over at most 61 ledger rows. The 30-day sum is a running total kept
+ * in the same database (rate_months), advanced in the same transaction by subtracting the
+ * minutes that left the window; because every process adds to and subtracts from the one shared
+ * total, it cannot drift the way per-process sums did.
  */
-export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log; flushMs?: number }) {
+export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
   const { db, clock, log } = deps;
-  const flushMs = deps.flushMs ?? 250;
-  const w = db.writer;
-  const sumRange = w.prepare<[number, number, number], { calls: number | null }>(
-    "SELECT sum(calls) AS calls FROM rate_minutes WHERE account_id = ? AND minute BETWEEN ? AND ?",
-  );
-  const rowsFrom = w.prepare<[number, number, number], { minute: number; calls: number }>(
-    "SELECT minute, calls FROM rate_minutes WHERE account_id = ? AND minute BETWEEN ? AND ? ORDER BY minute",
-  );
-  const oldestFrom = w.prepare<[number, number], { minute: number }>(
-    "SELECT minute FROM rate_minutes WHERE account_id = ? AND minute >= ? ORDER BY minute LIMIT 1",
-  );
-  const upsert = w.prepare<[number, number, number]>(
-    `INSERT INTO rate_minutes (account_id, minute, calls) VALUES (?, ?, ?)
-     ON CONFLICT (account_id, minute) DO UPDATE SET calls = calls + excluded.calls`,
-  );
-  const prune = w.prepare<[number]>("DELETE FROM rate_minutes WHERE minute < ?");
-
-  const states = new Map<number, AccountWindows>();
-  /** Admitted calls not yet in the ledger: account → minute → calls. */
-  let pending = new Map<number, Map<number, number>>();
-  let flushTimer: NodeJS.Timeout | undefined;
-  let lastPrune = 0;
-
-  const ledgerSum = (account: number, from: number, to: number) =>
-    sumRange.get(account, from, to)?.calls ?? 0;
-  const pendingSum = (account: number, from: number, to: number) => {
-    let calls = 0;
-    for (const [minute, count] of pending.get(account) ?? []) {
-      if (minute >= from && minute <= to) calls += count;
-    }
-    return calls;
+  let statements: ReturnType<typeof prepare> | undefined;
+  // Opened on first use, so commands that never count calls never create the ledger file.
+  const ledger = () => {
+    statements ??= prepare(openLedger(db.limits, db.writer, clock.now(), log));
+    return statements;
   };
 
-  function load(account: number, minute: number): AccountWindows {
-    flush();
-    const recent = new Map<number, number>();
-    for (const row of rowsFrom.iterate(account, minute - WINDOWS.hour, minute)) {
-      recent.set(row.minute, row.calls);
-    }
-    const monthFrom = minute - WINDOWS.month;
+  function prepare(c: Connection) {
     return {
-      minute,
-      recent,
-      hourCalls: [...recent.values()].reduce((a, b) => a + b, 0),
-      monthCalls: ledgerSum(account, monthFrom, minute),
-      monthFrom,
-      monthOldest: oldestFrom.get(account, monthFrom)?.minute ?? null,
+      c,
+      hour: c.prepare<[number, number], { calls: number | null; oldest: number | null }>(
+        "SELECT sum(calls) AS calls, min(minute) AS oldest FROM rate_minutes WHERE account_id = ? AND minute >= ?",
+      ),
+      sumRange: c.prepare<[number, number, number], { calls: number | null }>(
+        "SELECT sum(calls) AS calls FROM rate_minutes WHERE account_id = ? AND minute BETWEEN ? AND ?",
+      ),
+      rowsFrom: c.prepare<[number, number], { minute: number; calls: number }>(
+        "SELECT minute, calls FROM rate_minutes WHERE account_id = ? AND minute >= ? ORDER BY minute",
+      ),
+      oldestFrom: c.prepare<[number, number], { minute: number }>(
+        "SELECT minute FROM rate_minutes WHERE account_id = ? AND minute >= ? ORDER BY minute LIMIT 1",
+      ),
+      newest: c.prepare<[number], { minute: number | null }>(
+        "SELECT max(minute) AS minute FROM rate_minutes WHERE account_id = ?",
+      ),
+      add: c.prepare<[number, number, number]>(
+        `INSERT INTO rate_minutes (account_id, minute, calls) VALUES (?, ?, ?)
+         ON CONFLICT (account_id, minute) DO UPDATE SET calls = calls + excluded.calls`,
+      ),
+      month: c.prepare<[number], { minute: number; monthFrom: number; monthCalls: number }>(
+        `SELECT minute, month_from AS monthFrom, month_calls AS monthCalls
+           FROM rate_months WHERE account_id = ?`,
+      ),
+      saveMonth: c.prepare<[number, number, number, number]>(
+        `INSERT INTO rate_months (account_id, minute, month_from, month_calls) VALUES (?, ?, ?, ?)
+         ON CONFLICT (account_id) DO UPDATE SET minute = excluded.minute,
+           month_from = excluded.month_from, month_calls = excluded.month_calls`,
+      ),
+      takeBack: c.prepare<[number, number, number, number]>(
+        "UPDATE rate_minutes SET calls = calls - ? WHERE account_id = ? AND minute = ? AND calls >= ?",
+      ),
+      takeBackMonth: c.prepare<[number, number, number]>(
+        `UPDATE rate_months SET month_calls = month_calls - ?
+          WHERE account_id = ? AND month_from <= ?`,
+      ),
+      pruneMonths: c.prepare<[number]>("DELETE FROM rate_months WHERE month_from < ?"),
+      pruneMinutes: c.prepare<[number]>("DELETE FROM rate_minutes WHERE minute < ?"),
     };
   }
 
-  function advance(account: number, state: AccountWindows, minute: number): void {
-    if (minute <= state.minute) return; // a clock step backwards keeps the later state
-    for (const [m, calls] of state.recent) {
-      if (m < minute - WINDOWS.hour) {
-        state.recent.delete(m);
-        state.hourCalls -= calls;
-      }
-    }
-    const monthFrom = minute - WINDOWS.month;
-    if (monthFrom > state.monthFrom) {
-      flush();
-      // A flush that met the jobs' write lock leaves calls pending: they leave the window too.
-      state.monthCalls -=
-        ledgerSum(account, state.monthFrom, monthFrom - 1) +
-        pendingSum(account, state.monthFrom, monthFrom - 1);
-      state.monthFrom = monthFrom;
-      if (state.monthOldest !== null && state.monthOldest < monthFrom) {
-        state.monthOldest = oldestFrom.get(account, monthFrom)?.minute ?? null;
-      }
-    }
-    state.minute = minute;
-  }
-
-  function windowsOf(account: number, now: number): AccountWindows {
-    const minute = Math.floor(now / MINUTE_MS);
-    let state = states.get(account);
-    if (!state) {
-      state = load(account, minute);
-      states.set(account, state);
+  /**
+   * Inside the transaction: the windows as of now. The minute never goes back (clocks of two
+   * processes may differ by a little; the later one wins), and the running 30-day total drops
+   * exactly the ledger rows of the minutes that left its window since it was last advanced.
+   */
+  function windowsOf(account: number, now: number): Windows {
+    const s = ledger();
+    let minute = Math.floor(now / MINUTE_MS);
+    const saved = s.month.get(account);
+    let month: { monthFrom: number; monthCalls: number };
+    if (!saved) {
+      minute = Math.max(minute, s.newest.get(account)?.minute ?? minute);
+      const monthFrom = minute - WINDOWS.month;
+      month = { monthFrom, monthCalls: s.sumRange.get(account, monthFrom, minute)?.calls ?? 0 };
     } else {
-      advance(account, state, minute);
+      minute = Math.max(minute, saved.minute);
+      month = { monthFrom: saved.monthFrom, monthCalls: saved.monthCalls };
+      const monthFrom = minute - WINDOWS.month;
+      if (monthFrom > month.monthFrom) {
+        const left = s.sumRange.get(account, month.monthFrom, monthFrom - 1)?.calls ?? 0;
+        month = { monthFrom, monthCalls: month.monthCalls - left };
+      }
     }
-    return state;
+    const stale = !saved || saved.minute !== minute || saved.monthFrom !== month.monthFrom;
+    const hour = s.hour.get(account, minute - WINDOWS.hour);
+    return {
+      minute,
+      monthFrom: month.monthFrom,
+      hourCalls: hour?.calls ?? 0,
+      monthCalls: month.monthCalls,
+      hourOldest: hour?.oldest ?? null,
+      stale,
+    };
   }
 
   /** The minute from which a call is admitted again, given the calls to shed from the window. */
-  function admissionMinute(
-    account: number,
-    state: AccountWindows,
-    window: WindowName,
-    excess: number,
-  ) {
+  function admissionMinute(account: number, w: Windows, window: WindowName, excess: number) {
     const span = WINDOWS[window];
-    const from = state.minute - span;
-    let rows: (readonly [number, number])[];
-    if (window === "hour") {
-      rows = [...state.recent.entries()].sort((a, b) => a[0] - b[0]);
-    } else {
-      flush(); // the walk reads the ledger, so it must hold every admitted call
-      rows = rowsFrom.all(account, from, state.minute).map((r) => [r.minute, r.calls] as const);
-    }
     let shed = 0;
-    for (const [minute, calls] of rows) {
+    for (const { minute, calls } of ledger().rowsFrom.iterate(account, w.minute - span)) {
       shed += calls;
       if (shed >= excess) return minute + span + 1;
     }
     // Only a cap of 0 gets here: no amount of waiting admits a call. Report a whole window.
-    return state.minute + span + 1;
+    return w.minute + span + 1;
   }
 
   function decide(
     account: number,
-    state: AccountWindows,
+    w: Windows,
     limits: Limits,
     now: number,
     admitted: boolean,
+    needed = 1,
   ): RateDecision {
-    const hourLeft = limits.hourly - state.hourCalls;
-    const monthLeft = limits.monthly - state.monthCalls;
+    const hourLeft = limits.hourly - w.hourCalls;
+    const monthLeft = limits.monthly - w.monthCalls;
     const binding: WindowName = monthLeft < hourLeft ? "month" : "hour";
     const limit = binding === "hour" ? limits.hourly : limits.monthly;
     const remaining = Math.max(0, binding === "hour" ? hourLeft : monthLeft);
     const nowSeconds = Math.ceil(now / 1000);
 
     if (!admitted) {
-      let until = state.minute + 1;
+      let until = w.minute + 1;
       let refusing: WindowName = binding;
       for (const window of ["hour", "month"] as const) {
         const left = window === "hour" ? hourLeft : monthLeft;
-        if (left > 0) continue;
-        const from = admissionMinute(account, state, window, 1 - left);
+        if (left >= needed) continue;
+        const from = admissionMinute(account, w, window, needed - left);
         if (from >= until) {
           until = from;
           refusing = window;
@@ -200,111 +198,113 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log; flushM
         remaining: 0,
         resetAt: nowSeconds + retryAfter,
         retryAfter,
+        minute: w.minute,
       };
     }
     const oldest =
       binding === "hour"
-        ? state.recent.size === 0
-          ? null
-          : Math.min(...state.recent.keys())
-        : state.monthOldest;
+        ? w.hourOldest
+        : (ledger().oldestFrom.get(account, w.monthFrom)?.minute ?? null);
     const resetAt =
       oldest === null ? nowSeconds : ((oldest + WINDOWS[binding] + 1) * MINUTE_MS) / 1000;
-    return { admitted, window: binding, limit, remaining, resetAt, retryAfter: undefined };
+    return {
+      admitted,
+      window: binding,
+      limit,
+      remaining,
+      resetAt,
+      retryAfter: undefined,
+      minute: w.minute,
+    };
   }
 
-  function record(account: number, state: AccountWindows): void {
-    const minute = state.minute;
-    state.recent.set(minute, (state.recent.get(minute) ?? 0) + 1);
-    state.hourCalls += 1;
-    state.monthCalls += 1;
-    if (state.monthOldest === null) state.monthOldest = minute;
-    let minutes = pending.get(account);
-    if (!minutes) {
-      minutes = new Map();
-      pending.set(account, minutes);
-    }
-    minutes.set(minute, (minutes.get(minute) ?? 0) + 1);
-    if (!flushTimer && flushMs >= 0) {
-      flushTimer = setTimeout(flush, flushMs);
-      flushTimer.unref();
-    }
-  }
+  let lastPrune = Number.NEGATIVE_INFINITY;
 
-  const writePending = w.transaction((batch: Map<number, Map<number, number>>) => {
-    for (const [account, minutes] of batch) {
-      for (const [minute, calls] of minutes) upsert.run(account, minute, calls);
-    }
-  });
+  /** Ledger rows older than any window: dropped hourly, with the totals that counted them. */
+  function prune(now: number): void {
+    if (now - lastPrune < 3_600_000) return;
+    lastPrune = now;
+    const before = Math.floor(now / MINUTE_MS) - WINDOWS.month - 1;
+    const s = ledger();
+    // A total whose window still starts before the cut would lose rows it must later subtract:
+    // dropping it makes the next decision rebuild it from the ledger.
+    s.pruneMonths.run(before);
+    s.pruneMinutes.run(before);
+  }
 
   /**
-   * Writes admitted calls to the ledger. On the request thread (`wait` false) a write lock held by
-   * the jobs or the CLI defers it to the next flush; at close it waits for the lock.
+   * One decision in one IMMEDIATE transaction: `calls` calls are recorded if both windows have
+   * room for all of them, else none is. `calls = 0` only reads (and advances the windows).
    */
-  function flush(wait = false): void {
-    if (flushTimer) {
-      clearTimeout(flushTimer);
-      flushTimer = undefined;
-    }
-    if (pending.size === 0) return;
-    const batch = pending;
-    pending = new Map();
-    const requeue = () => {
-      for (const [account, minutes] of batch) {
-        const into = pending.get(account) ?? new Map<number, number>();
-        for (const [minute, calls] of minutes) into.set(minute, (into.get(minute) ?? 0) + calls);
-        pending.set(account, into);
-      }
-    };
-    try {
-      // Never wait on the jobs' write lock on the request thread: try again at the next flush.
-      if (wait) writePending(batch);
-      else if (!tryWriteNow(w, () => writePending(batch)).done) {
-        requeue();
-        flushTimer = setTimeout(flush, flushMs);
-        flushTimer.unref();
-        return;
-      }
-    } catch (error) {
-      // Keep the counts for the next flush rather than forget admitted calls.
-      requeue();
-      log.error({ err: error }, "rate-limit ledger flush failed");
-      return;
-    }
+  function decideAndRecord(account: number, limits: Limits, calls: number): RateDecision {
+    const s = ledger();
     const now = clock.now();
-    if (now - lastPrune > 3_600_000) {
-      lastPrune = now;
-      prune.run(Math.floor(now / MINUTE_MS) - WINDOWS.month - 1);
+    prune(now);
+    const w = windowsOf(account, now);
+    const admitted =
+      calls === 0 ||
+      (w.hourCalls + calls <= limits.hourly && w.monthCalls + calls <= limits.monthly);
+    if (!admitted || calls === 0) {
+      if (w.stale) s.saveMonth.run(account, w.minute, w.monthFrom, w.monthCalls);
+      return decide(account, w, limits, now, admitted, calls);
     }
+    s.add.run(account, w.minute, calls);
+    s.saveMonth.run(account, w.minute, w.monthFrom, w.monthCalls + calls);
+    const after: Windows = {
+      ...w,
+      hourCalls: w.hourCalls + calls,
+      monthCalls: w.monthCalls + calls,
+      hourOldest: w.hourOldest ?? w.minute,
+    };
+    return decide(account, after, limits, now, true);
   }
+
+  let transaction: ((account: number, limits: Limits, calls: number) => RateDecision) | undefined;
+
+  /**
+   * One decision in one IMMEDIATE transaction: `calls` calls are recorded if both windows have
+   * room for all of them, else none is. `calls = 0` only reads (and advances the windows).
+   */
+  const charge = (account: number, limits: Limits, calls: number): RateDecision => {
+    transaction ??= ledger().c.transaction(decideAndRecord).immediate;
+    return transaction(account, limits, calls);
+  };
 
   return {
     /** Counts the call if both windows have room; otherwise refuses it without counting. */
     admit(account: number, limits: Limits): RateDecision {
-      const now = clock.now();
-      const state = windowsOf(account, now);
-      const admitted = state.hourCalls < limits.hourly && state.monthCalls < limits.monthly;
-      if (admitted) record(account, state);
-      return decide(account, state, limits, now, admitted);
+      return charge(account, limits, 1);
+    },
+
+    /**
+     * Counts `calls` calls at once (an MCP batch) if both windows have room for all of them;
+     * otherwise refuses without counting any.
+     */
+    admitMany(account: number, limits: Limits, calls: number): RateDecision {
+      return charge(account, limits, Math.max(1, calls));
     },
 
     /** The headers' figures without counting a call (for answers that do not count, e.g. 403). */
     peek(account: number, limits: Limits): RateDecision {
-      const now = clock.now();
-      const state = windowsOf(account, now);
-      return decide(account, state, limits, now, true);
+      return charge(account, limits, 0);
     },
 
-    flush,
-
-    /** Forget in-memory sums, e.g. after the ledger was changed by another process. */
-    reset(): void {
-      flush(true);
-      states.clear();
+    /**
+     * Takes back calls counted in `minute` by a decision whose answer turned out not to count
+     * (the webhook endpoint cap's 403, found only once the call was admitted).
+     */
+    refund(account: number, minute: number, calls = 1): void {
+      const s = ledger();
+      s.c
+        .transaction(() => {
+          if (s.takeBack.run(calls, account, minute, calls).changes > 0) {
+            s.takeBackMonth.run(calls, account, minute);
+          }
+        })
+        .immediate();
     },
 
-    close(): void {
-      flush(true);
-    },
+    /** Nothing is held in memory: every admitted call is already committed. */
+    close(): void {},
   };
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { nativeBinding } from "./native";
@@ -13,15 +13,41 @@ export type Statement<P extends unknown[] | object = unknown[], R = unknown> = D
  * One writer connection and one read-only connection on the same file. Node runs one request at a
  * time, so a single reader suffices; opening it read-only makes an accidental write from a
  * request handler fail loudly instead of racing the writer.
+ *
+ * `limits` is a second, small database beside the main one (`<db>.limits`) that holds only the
+ * rate-limit ledger: the request thread writes it on every counted call, and a write there must
+ * never queue behind a long write transaction of the main database (a refresh, an import).
+ * It is opened on first use, so commands that never count calls never create it.
  */
 export interface Db {
   writer: Connection;
   reader: Connection;
+  readonly limits: Connection;
   path: string;
   close(): void;
 }
 
-export function openConnection(path: string, options: { readonly?: boolean } = {}): Connection {
+/** Files holding customers' data are the owner's alone: callback URLs carry tokens. */
+export const PRIVATE_FILE_MODE = 0o600;
+
+/** The rate-limit database that belongs to a database file. */
+export function limitsPath(path: string): string {
+  return path === ":memory:" ? path : `${path}.limits`;
+}
+
+/**
+ * Creates `path` empty and owner-only when it does not exist yet. SQLite then gives the -wal and
+ * -shm files it creates the same mode as the database file, whatever the umask.
+ */
+export function createPrivateFile(path: string): void {
+  if (path === ":memory:") return;
+  closeSync(openSync(path, "a", PRIVATE_FILE_MODE));
+}
+
+export function openConnection(
+  path: string,
+  options: { readonly?: boolean; pageSize?: number } = {},
+): Connection {
   const binding = nativeBinding();
   const connection = new Database(path, {
     readonly: options.readonly ?? false,
@@ -32,6 +58,8 @@ export function openConnection(path: string, options: { readonly?: boolean } = {
   // while another process holds a lock.
   connection.pragma("busy_timeout = 5000");
   if (!options.readonly) {
+    // Only a new, empty database takes a page size; it must come before the switch to WAL.
+    if (options.pageSize) connection.pragma(`page_size = ${options.pageSize}`);
     connection.pragma("journal_mode = WAL");
     connection.pragma("foreign_keys = ON");
   }
@@ -46,14 +74,28 @@ export function openConnection(path: string, options: { readonly?: boolean } = {
 /** Opens the database for a process: creates the folder and file on first use. */
 export function openDb(path: string): Db {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  createPrivateFile(path);
   const writer = openConnection(path);
   const reader = path === ":memory:" ? writer : openConnection(path, { readonly: true });
+  let limits: Connection | undefined;
   return {
     writer,
     reader,
+    get limits() {
+      if (!limits) {
+        createPrivateFile(limitsPath(path));
+        // Small pages: each counted call commits a few of them to the WAL.
+        limits = openConnection(limitsPath(path), { pageSize: 1024 });
+      }
+      return limits;
+    },
     path,
     close() {
       if (reader !== writer && reader.open) reader.close();
+      if (limits?.open) {
+        limits.pragma("wal_checkpoint(TRUNCATE)");
+        limits.close();
+      }
       if (writer.open) {
         // Fold the WAL back into the main file so a copied database is complete.
         writer.pragma("wal_checkpoint(TRUNCATE)");

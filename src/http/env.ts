@@ -8,5 +8,7 @@ export interface HttpEnv {
     caller: Caller | undefined;
     /** The minimum tier of the matched route, for logs. */
     minTier: Tier | undefined;
+    /** The minute this request's call was counted in, so a refusal that is not counted can undo it. */
+    chargedMinute: number | undefined;
   };
 }

@@ -25,7 +25,8 @@ export function mcpRoutes(app: App) {
   /**
    * access() of the REST routes, charged per JSON-RPC request: the tier gate (403, not counted),
    * then one call per request in the body, at least one per POST (429, not counted, with
-   * Retry-After). A batch cannot buy many calls for the price of one.
+   * Retry-After). A batch cannot buy many calls for the price of one, and a batch refused for
+   * want of room is charged nothing: all of its calls are admitted together or none is.
    */
   function admit(c: Context<HttpEnv>, calls: number): void {
     const { account } = c.get("caller")!;
@@ -35,10 +36,7 @@ export function mcpRoutes(app: App) {
       setRateHeaders(header, limiter.peek(account.id, limits));
       throw new ApiError("forbidden", refusals.server(account.tier));
     }
-    let decision = limiter.admit(account.id, limits);
-    for (let i = 1; i < calls && decision.admitted; i++) {
-      decision = limiter.admit(account.id, limits);
-    }
+    const decision = limiter.admitMany(account.id, limits, calls);
     setRateHeaders(header, decision);
     if (!decision.admitted) {
       throw new ApiError("rate_limited", refusals.rateLimited(decision));
@@ -81,7 +79,9 @@ export function mcpRoutes(app: App) {
       setRateHeaders((name, value) => setHeader(c, name, value), limiter.peek(account.id, limits));
       setHeader(c, "Allow", "POST");
       const text = `${c.req.method} /mcp is not supported: this MCP server is stateless, send JSON-RPC messages with POST`;
-      return c.json(envelope("bad_request", text, c.get("requestId")), 405);
+      // An unknown method is `not_found` on every path; the status stays 405, which tells MCP
+      // clients that this server offers no event stream.
+      return c.json(envelope("not_found", text, c.get("requestId")), 405);
     });
 }
 

@@ -22,8 +22,8 @@ export function mcpCaller(app: App, key: string): Result<Caller> {
 /**
  * Per tool call, as REST does per request: the key is looked up again (a revocation, a tier or
  * a limit change made meanwhile applies at once), then the tool's tier, then the account's rate
- * limit, one call per tool call. The limiter's sums are reloaded from the ledger first because a
- * server in another process may be charging the same account.
+ * limit, one call per tool call, decided on the ledger every process shares (a server in
+ * another process may be charging the same account).
  */
 function stdioGate(app: App, key: string): ToolGate {
   return (tool) => {
@@ -31,7 +31,6 @@ function stdioGate(app: App, key: string): ToolGate {
     if (!caller.ok) return caller.reason;
     const { account } = caller.value;
     if (!tierAllows(account.tier, tool.minTier)) return refusals.tool(tool, account.tier);
-    app.limiter.reset();
     const limits = { hourly: account.hourlyLimit, monthly: account.monthlyLimit };
     const decision = app.limiter.admit(account.id, limits);
     return decision.admitted ? undefined : refusals.rateLimited(decision);

@@ -36,7 +36,15 @@ export interface AttemptResult {
   retryable: boolean;
   /** X-Service-Timestamp of this attempt (epoch ms); null when nothing was sent. */
   timestampMs: number | null;
+  /**
+   * For the server log only, never for the customer: what a blocked name resolved to. Telling
+   * the customer would let anyone map the operator's internal DNS.
+   */
+  logDetail?: string;
 }
+
+/** What a customer is told when the callback's name resolves to a non-public address. */
+export const BLOCKED_RESOLUTION = "blocked: callback_url host resolves to a non-public address";
 
 class AttemptTimeout extends Error {
   constructor() {
@@ -111,8 +119,11 @@ export async function deliverAttempt(input: AttemptInput): Promise<AttemptResult
       timestampMs,
     });
   } catch (thrown) {
+    const blocked = blockedResolution(thrown);
+    if (blocked !== null) {
+      return done({ ...refused(BLOCKED_RESOLUTION), timestampMs, logDetail: blocked });
+    }
     const error = describeFailure(thrown, controller.signal);
-    if (error.startsWith("blocked: ")) return done({ ...refused(error), timestampMs });
     return done({
       ok: false,
       statusCode: null,
@@ -147,16 +158,20 @@ async function readExcerpt(body: AsyncIterable<Buffer>, limit: number): Promise<
   return Buffer.concat(kept).toString("utf8");
 }
 
+/** The guarded lookup's refusal (thrown itself or as the cause), with what the name resolved to. */
+function blockedResolution(thrown: unknown): string | null {
+  const error = thrown as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  for (const candidate of [error, error?.cause as typeof error]) {
+    if (candidate?.code === "ERR_WEBHOOK_BLOCKED_ADDRESS") return String(candidate.message);
+  }
+  return null;
+}
+
 /** A short reason without stack or secret; undici and Node errors carry a `code`. */
 function describeFailure(thrown: unknown, signal: AbortSignal): string {
   if (signal.aborted && signal.reason instanceof AttemptTimeout) return "timeout";
   const error = thrown as { code?: unknown; message?: unknown; errors?: unknown; cause?: unknown };
   const code = typeof error?.code === "string" ? error.code : null;
-  if (code === "ERR_WEBHOOK_BLOCKED_ADDRESS") return `blocked: ${String(error.message)}`;
-  const cause = error?.cause as { code?: unknown } | undefined;
-  if (cause?.code === "ERR_WEBHOOK_BLOCKED_ADDRESS") {
-    return `blocked: ${String((cause as { message?: unknown }).message)}`;
-  }
   if (code !== null && TIMEOUT_CODES.has(code)) return "timeout";
   if (code === "ECONNREFUSED") return "connection refused";
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `DNS lookup failed (${code})`;

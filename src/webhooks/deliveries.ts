@@ -62,6 +62,8 @@ interface Finished {
 interface ClaimLimits {
   limit: number;
   perEndpoint: number;
+  /** Deliveries in flight at once per account, across processes; unlimited when absent. */
+  perAccount?: number;
   leaseMs: number;
 }
 
@@ -81,6 +83,13 @@ const NEWEST: DeliveryPosition = { createdAt: Number.MAX_SAFE_INTEGER, id: "~" }
 
 export type DeliveryStore = ReturnType<typeof createDeliveryStore>;
 
+/** One account's share of a claim: what it has in flight and its endpoints with due work. */
+interface Tenant {
+  busy: number;
+  oldest: number;
+  due: { endpointId: string; oldest: number; room: number }[];
+}
+
 /**
  * The outbox's rows after enqueue: leasing due deliveries to a sender, recording each attempt
  * and the state it leads to, and the listings and replays customers and operators use.
@@ -94,9 +103,9 @@ export function createDeliveryStore(deps: { db: Db; clock: Clock; backoffMs: num
   // the caller drops the nulls and orders, which keeps each probe to a single evaluation.
   const dueEndpoints = w.prepare<
     { now: number },
-    { endpointId: string; busy: number; oldest: number | null }
+    { endpointId: string; accountId: number; busy: number; oldest: number | null }
   >(
-    `SELECT e.id AS endpointId,
+    `SELECT e.id AS endpointId, e.account_id AS accountId,
             (SELECT count(*) FROM deliveries d
               WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.lease_until >= @now)
               AS busy,
@@ -118,6 +127,9 @@ export function createDeliveryStore(deps: { db: Db; clock: Clock; backoffMs: num
       WHERE endpoint_id = @endpoint AND status = 'pending' AND next_attempt_at <= @now
         AND (lease_until IS NULL OR lease_until < @now)
       ORDER BY next_attempt_at LIMIT @n`,
+  );
+  const nextDue = w.prepare<[number], { at: number | null }>(
+    "SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?",
   );
   const lease = w.prepare<[number, number]>(
     "UPDATE deliveries SET lease_until = ? WHERE rowid = ?",
@@ -214,23 +226,81 @@ export function createDeliveryStore(deps: { db: Db; clock: Clock; backoffMs: num
       ORDER BY d.created_at, d.id`,
   );
 
-  /** Inside a write transaction: leases due deliveries into the room there is. */
+  /**
+   * Inside a write transaction: leases due deliveries into the room there is, fairly between
+   * accounts. Each account may hold at most `perAccount` deliveries in flight (counting every
+   * process's leases) and each endpoint `perEndpoint`; within that, the free slots are dealt
+   * round-robin, one delivery per account per round, the account with the oldest due delivery
+   * first, and within an account round-robin over its endpoints. So one tenant's hanging
+   * endpoints can hold only its own share of the sender, never another tenant's.
+   */
   function claimRows(opts: ClaimLimits): Claimed[] {
     const now = clock.now();
     const leaseUntil = now + opts.leaseMs;
+    const perAccount = opts.perAccount ?? Number.POSITIVE_INFINITY;
     const claimed: Claimed[] = [];
-    const due = dueEndpoints.all({ now }).filter((e) => e.oldest !== null);
-    due.sort((a, b) => a.oldest! - b.oldest! || (a.endpointId < b.endpointId ? -1 : 1));
-    for (const { endpointId, busy } of due) {
-      const room = Math.min(opts.perEndpoint - busy, opts.limit - claimed.length);
-      if (room <= 0) continue;
-      for (const { rowid, ...row } of dueOf.all({ endpoint: endpointId, now, n: room })) {
-        lease.run(leaseUntil, rowid);
-        claimed.push({ ...row, leaseUntil });
+    const endpoints = dueEndpoints.all({ now });
+    const accounts = new Map<number, Tenant>();
+    for (const e of endpoints) {
+      let tenant = accounts.get(e.accountId);
+      if (!tenant) {
+        tenant = { busy: 0, oldest: Number.POSITIVE_INFINITY, due: [] };
+        accounts.set(e.accountId, tenant);
       }
-      if (claimed.length >= opts.limit) break;
+      tenant.busy += e.busy;
+      if (e.oldest === null || e.busy >= opts.perEndpoint) continue;
+      tenant.oldest = Math.min(tenant.oldest, e.oldest);
+      tenant.due.push({
+        endpointId: e.endpointId,
+        oldest: e.oldest,
+        room: opts.perEndpoint - e.busy,
+      });
+    }
+    const order = [...accounts.values()].filter((a) => a.due.length > 0 && a.busy < perAccount);
+    order.sort((a, b) => a.oldest - b.oldest);
+    for (const tenant of order) {
+      tenant.due.sort((a, b) => a.oldest - b.oldest || (a.endpointId < b.endpointId ? -1 : 1));
+    }
+    const rows = new Map<string, ReturnType<typeof dueOf.all>>();
+    let progress = true;
+    while (progress && claimed.length < opts.limit) {
+      progress = false;
+      for (const tenant of order) {
+        if (claimed.length >= opts.limit) break;
+        const row = nextOf(tenant, perAccount, rows, now);
+        if (!row) continue;
+        const { rowid, ...delivery } = row;
+        lease.run(leaseUntil, rowid);
+        claimed.push({ ...delivery, leaseUntil });
+        tenant.busy += 1;
+        progress = true;
+      }
     }
     return claimed;
+  }
+
+  /** The tenant's next delivery to lease: from its next endpoint in turn that has one. */
+  function nextOf(
+    tenant: Tenant,
+    perAccount: number,
+    rows: Map<string, ReturnType<typeof dueOf.all>>,
+    now: number,
+  ) {
+    if (tenant.busy >= perAccount) return undefined;
+    while (tenant.due.length > 0) {
+      const endpoint = tenant.due.shift()!;
+      let queue = rows.get(endpoint.endpointId);
+      if (!queue) {
+        const n = Math.min(endpoint.room, perAccount - tenant.busy);
+        queue = dueOf.all({ endpoint: endpoint.endpointId, now, n });
+        rows.set(endpoint.endpointId, queue);
+      }
+      const row = queue.shift();
+      if (!row) continue; // nothing (more) due there: the endpoint drops out
+      if (queue.length > 0) tenant.due.push(endpoint); // back of the line
+      return row;
+    }
+    return undefined;
   }
 
   /** Inside a transaction: one attempt logged and its delivery moved on, if still leased. */
@@ -302,6 +372,13 @@ export function createDeliveryStore(deps: { db: Db; clock: Clock; backoffMs: num
       opts: ClaimLimits,
     ): { statuses: (DeliveryStatus | null)[]; claimed: Claimed[] } =>
       recordThenClaim.immediate(finished, opts),
+
+    /** Milliseconds until the next pending delivery comes due, or null when none waits. */
+    nextDueIn(): number | null {
+      const now = clock.now();
+      const at = nextDue.get(now)?.at ?? null;
+      return at === null ? null : at - now;
+    },
 
     signalForDelivery(signalId: number): SignalForDelivery | undefined {
       const row = signalById.get(signalId);

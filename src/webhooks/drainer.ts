@@ -8,6 +8,11 @@ export interface DrainLimits {
   concurrency: number;
   /** Deliveries in flight at once per endpoint, across processes: a slow endpoint gets only this. */
   perEndpoint: number;
+  /**
+   * Deliveries in flight at once per account, across processes: one tenant's slow endpoints
+   * hold only this share of the sender. Unlimited when absent.
+   */
+  perAccount?: number;
   /** How long a claim holds a delivery; after it, a crashed process's delivery is retaken. */
   leaseMs: number;
 }
@@ -32,7 +37,8 @@ interface Finished {
  * Sends due deliveries with bounded concurrency, overall and per endpoint. Two ways to drive it:
  * `drainOnce` (the CLI job and tests) sends everything due now and waits for the outcomes;
  * `start` + `pump` (the server) keeps a pool full: the scheduler's tick, a new enqueue, and
- * every finished attempt each refill the free slots, so a slow endpoint never holds up a tick.
+ * every finished attempt each refill the free slots, so a slow endpoint never holds up a tick,
+ * and a timer set for the next retry's due time sends it on time rather than at the next tick.
  */
 export function createDrainer(deps: {
   store: DeliveryStore;
@@ -45,6 +51,29 @@ export function createDrainer(deps: {
   const inFlight = new Set<Promise<DeliveryStatus | null>>();
   let started = false;
   let pumpQueued = false;
+  /** Server mode: a timer for the moment the next retry comes due, so it waits no longer. */
+  let wake: NodeJS.Timeout | undefined;
+  let wakeAt = Number.POSITIVE_INFINITY;
+
+  function scheduleWake(): void {
+    if (!started) return;
+    const inMs = store.nextDueIn();
+    if (inMs === null) return;
+    const at = performance.now() + inMs;
+    if (wake && wakeAt <= at) return;
+    clearTimeout(wake);
+    wakeAt = at;
+    wake = setTimeout(
+      () => {
+        wake = undefined;
+        wakeAt = Number.POSITIVE_INFINITY;
+        queuePump();
+        scheduleWake(); // the retry after this one
+      },
+      Math.max(0, inMs),
+    );
+    wake.unref();
+  }
 
   /** Finished attempts waiting to be recorded together at the end of this turn of the loop. */
   let finished: Finished[] = [];
@@ -88,6 +117,7 @@ export function createDrainer(deps: {
     }
     for (const [i, entry] of batch.entries()) entry.done(settled.statuses[i]!);
     send(settled.claimed, queuePump);
+    if (settled.statuses.includes("pending")) scheduleWake();
   }
 
   /** One delivery: send, record, log. Null when its endpoint went away or its lease was lost. */
@@ -187,6 +217,7 @@ export function createDrainer(deps: {
     /** Server mode: from now on enqueues and finished attempts refill the pool at once. */
     start(): void {
       started = true;
+      scheduleWake(); // retries left waiting by the previous run
     },
 
     /** The scheduled tick: fill free slots without waiting for the sends. */
@@ -198,6 +229,8 @@ export function createDrainer(deps: {
     /** Stops refilling and waits for the attempts in flight to be recorded. */
     async stop(): Promise<void> {
       started = false;
+      clearTimeout(wake);
+      wake = undefined;
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Dispatcher } from "undici";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
+import type { Log } from "../log";
 import { type AttemptResult, deliverAttempt } from "./deliver";
 import type { AttemptOutcome, Claimed, DeliveryStore } from "./deliveries";
 import type { Endpoint, Endpoints } from "./endpoints";
@@ -31,8 +32,9 @@ export function createSender(deps: {
   endpoints: Endpoints;
   store: DeliveryStore;
   dispatcher: Dispatcher;
+  log: Log;
 }) {
-  const { config, clock, endpoints, store, dispatcher } = deps;
+  const { config, clock, endpoints, store, dispatcher, log } = deps;
   const now = () => clock.now();
   // An endpoint's secret never changes, so it is decrypted once, not on every attempt (the
   // decryption was a tenth of a busy drainer's time). Plaintext stays in this process only,
@@ -48,7 +50,19 @@ export function createSender(deps: {
     return secret;
   }
 
-  function attempt(url: string, endpointId: string, deliveryId: string, rawBody: string) {
+  /** One attempt; what only the operator may see goes to the log and no further. */
+  async function attempt(url: string, endpointId: string, deliveryId: string, rawBody: string) {
+    const { logDetail, ...result } = await sendOnce(url, endpointId, deliveryId, rawBody);
+    if (logDetail !== undefined) {
+      log.warn(
+        { endpoint_id: endpointId, delivery_id: deliveryId, detail: logDetail },
+        "webhook target blocked",
+      );
+    }
+    return result;
+  }
+
+  function sendOnce(url: string, endpointId: string, deliveryId: string, rawBody: string) {
     return deliverAttempt({
       url,
       rawBody,

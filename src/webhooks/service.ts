@@ -45,7 +45,14 @@ export function createWebhooks(deps: {
     allowPrivate: config.webhookAllowPrivate,
   });
   const deliveries = createDeliveryStore({ db, clock, backoffMs: config.webhookBackoffMs });
-  const sender = createSender({ config, clock, endpoints, store: deliveries, dispatcher });
+  const sender = createSender({
+    config,
+    clock,
+    endpoints,
+    store: deliveries,
+    dispatcher,
+    log,
+  });
   const drainer = createDrainer({
     store: deliveries,
     endpoints,
@@ -54,6 +61,7 @@ export function createWebhooks(deps: {
     limits: {
       concurrency: 32,
       perEndpoint: 2,
+      perAccount: 8,
       leaseMs: config.webhookTimeoutMs + LEASE_MARGIN_MS,
       ...deps.limits,
     },

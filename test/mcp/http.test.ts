@@ -527,7 +527,7 @@ describe("the HTTP endpoint", () => {
         method,
         headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" },
       });
-      expect(await envelopeOf(res, 405, "bad_request")).toContain("stateless");
+      expect(await envelopeOf(res, 405, "not_found")).toContain("stateless");
       expect(res.headers.get("allow")).toBe("POST");
       expect(res.headers.get("x-ratelimit-remaining")).toBe("1000");
     }
@@ -592,7 +592,7 @@ describe("the HTTP endpoint", () => {
       const get = await fetch(url, { headers: { authorization: `Bearer ${mcpTerminal}` } });
       expect(get.status).toBe(405);
       expect(get.headers.get("allow")).toBe("POST");
-      expect(((await get.json()) as { error: { code: string } }).error.code).toBe("bad_request");
+      expect(((await get.json()) as { error: { code: string } }).error.code).toBe("not_found");
       const denied = await fetch(url, {
         method: "POST",
         headers: { ...MCP_HEADERS, authorization: `Bearer ${apiTerminal}` },
@@ -652,6 +652,20 @@ describe("rate limits", () => {
     expect((await two.json()) as unknown[]).toHaveLength(2);
     const again = await post(w.t.app, key, [listRequest(), listRequest()]);
     expect(again.status).toBe(429);
+  });
+
+  it("a batch refused with 429 uses no quota: its calls are admitted together or not at all", async () => {
+    const key = limitedKey("mcp-batch-refused", 5);
+    const batch = Array.from({ length: 6 }, () => listRequest());
+    const refused = await post(w.t.app, key, batch);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
+    const one = await post(w.t.app, key, listRequest());
+    expect(one.status).toBe(200);
+    expect(one.headers.get("x-ratelimit-remaining")).toBe("4");
+    const five = await post(w.t.app, key, batch.slice(0, 4));
+    expect(five.status).toBe(200);
+    expect(five.headers.get("x-ratelimit-remaining")).toBe("0");
   });
 
   it("an SDK client sees the 429 as an error of the call that crossed the cap", async () => {

@@ -147,7 +147,7 @@ describe("smartmoney mcp (stdio)", () => {
     }
     // The calls reached the per-minute ledger that every process shares.
     const account = t.app.accounts.get("stdio-limited")!;
-    const ledger = t.db.reader
+    const ledger = t.db.limits
       .prepare("SELECT sum(calls) AS calls FROM rate_minutes WHERE account_id = ?")
       .get(account.id) as { calls: number };
     expect(ledger.calls).toBe(2);

@@ -179,6 +179,20 @@ describe("POST /v1/webhooks", () => {
     expect((await call("DELETE", `/v1/webhooks/${body.data[0].id}`, free)).status).toBe(204);
     expect((await create(free, { callback_url: "https://h.example.com/3" })).status).toBe(201);
   });
+
+  it("does not count the cap's 403 against the rate limit", async () => {
+    const free = t.key("free");
+    const first = await create(free, { callback_url: "https://h.example.com/counted" });
+    expect(first.status).toBe(201);
+    expect(first.headers.get("x-ratelimit-remaining")).toBe("49");
+    for (let i = 0; i < 3; i++) {
+      const over = await create(free, { callback_url: `https://h.example.com/over-${i}` });
+      expectEnvelope(over, 403, "forbidden");
+      expect(over.headers.get("x-ratelimit-remaining")).toBe("49");
+    }
+    const list = await call("GET", "/v1/webhooks", free);
+    expect(list.headers.get("x-ratelimit-remaining")).toBe("48");
+  });
 });
 
 describe("DELETE /v1/webhooks/{id}", () => {

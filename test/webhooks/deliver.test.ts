@@ -295,15 +295,18 @@ describe("SSRF guard at delivery time", () => {
     try {
       const result = await attempt({ url, allowPrivate: false, dispatcher });
       expect(result).toMatchObject({ ok: false, statusCode: null, retryable: false });
-      expect(result.error).toMatch(
-        /^blocked: hooks\.example\.test resolves to a non-public address: loopback address 127\.0\.0\.1/,
+      // The customer learns that the target is refused, not what the name resolved to.
+      expect(result.error).toBe("blocked: callback_url host resolves to a non-public address");
+      expect(result.logDetail).toMatch(
+        /^hooks\.example\.test resolves to a non-public address: loopback address 127\.0\.0\.1/,
       );
     } finally {
       await dispatcher.close();
     }
     // The throwaway dispatcher built from `resolve` guards the same way.
     const viaResolve = await attempt({ url, allowPrivate: false, resolve: loopbackResolver });
-    expect(viaResolve.error).toMatch(/^blocked: .*loopback/);
+    expect(viaResolve.error).toBe("blocked: callback_url host resolves to a non-public address");
+    expect(viaResolve.logDetail).toMatch(/loopback/);
     expect(receiver.connections).toBe(0);
   });
 
@@ -317,7 +320,8 @@ describe("SSRF guard at delivery time", () => {
         { address: "::ffff:127.0.0.1", family: 6 },
       ],
     });
-    expect(result.error).toMatch(/^blocked: .*IPv4-mapped address embedding loopback/);
+    expect(result.error).not.toMatch(/127\.0\.0\.1|loopback/);
+    expect(result.logDetail).toMatch(/IPv4-mapped address embedding loopback/);
     expect(receiver.connections).toBe(0);
   });
 

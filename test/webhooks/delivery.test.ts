@@ -43,9 +43,12 @@ async function receiver(behaviour?: Behaviour): Promise<Receiver> {
   return r;
 }
 
-/** An endpoint on a fresh account; dashboard endpoints follow WALLET_A directly. */
-function endpoint(url: string, channel: Channel = "api") {
-  const account = accountWithKey(t, `acct-${Math.random().toString(16).slice(2, 10)}`);
+/** An endpoint on a fresh account (or the named one); dashboard endpoints follow WALLET_A directly. */
+function endpoint(url: string, channel: Channel = "api", accountName?: string) {
+  const name = accountName ?? `acct-${Math.random().toString(16).slice(2, 10)}`;
+  const account = t.app.accounts.get(name)
+    ? { id: t.app.accounts.get(name)!.id, key: "" }
+    : accountWithKey(t, name);
   if (channel === "dashboard") t.app.webhooks.follows.followWallet(account.id, WALLET_A);
   const created = t.app.webhooks.endpoints.create({
     accountId: account.id,
@@ -327,7 +330,73 @@ describe("the drainer's leases and limits", () => {
   });
 });
 
+describe("fairness between tenants", () => {
+  it("deals the sender's slots round-robin between accounts, each capped, so hogs cannot starve another", () => {
+    // Two tenants with ten endpoints each, all with older due work than a third tenant's one.
+    const hogs = ["hog-a", "hog-b"];
+    for (const hog of hogs) {
+      for (let i = 0; i < 10; i++) endpoint(`http://127.0.0.1:9/${hog}/${i}`, "api", hog);
+    }
+    for (let i = 0; i < 2; i++) t.app.webhooks.outbox.enqueueSignal(signalOn(t));
+    t.clock.advance(1_000);
+    const fast = endpoint("http://127.0.0.1:9/fast", "api", "fast-tenant");
+    t.app.webhooks.outbox.enqueueSignal(signalOn(t));
+
+    const limits = { limit: 32, perEndpoint: 2, perAccount: 8, leaseMs: LEASE_MS };
+    const taken = t.app.webhooks.deliveries.claim(limits);
+    const accountOf = (endpointId: string) => t.app.webhooks.endpoints.get(endpointId)!.accountId;
+    const byAccount = new Map<number, number>();
+    for (const c of taken) {
+      byAccount.set(accountOf(c.endpointId), (byAccount.get(accountOf(c.endpointId)) ?? 0) + 1);
+    }
+    expect(byAccount.get(t.app.accounts.get("fast-tenant")!.id)).toBe(1);
+    for (const hog of hogs) expect(byAccount.get(t.app.accounts.get(hog)!.id)).toBe(8);
+    expect(taken.some((c) => c.endpointId === fast.id)).toBe(true);
+    // Within a tenant the endpoints take turns: eight different endpoints, not four twice.
+    const hogA = t.app.accounts.get("hog-a")!.id;
+    const endpointsOfA = new Set(
+      taken.filter((c) => accountOf(c.endpointId) === hogA).map((c) => c.endpointId),
+    );
+    expect(endpointsOfA.size).toBe(8);
+    // The caps count leases already out, in this process or another.
+    t.app.webhooks.outbox.enqueueSignal(signalOn(t));
+    const more = t.app.webhooks.deliveries.claim(limits);
+    expect(more.map((c) => accountOf(c.endpointId))).toEqual([
+      t.app.accounts.get("fast-tenant")!.id,
+    ]);
+  });
+});
+
 describe("server mode", () => {
+  it("sends a retry when it comes due, without waiting for a scheduler tick", async () => {
+    t.close();
+    t = createTestApp({
+      env: { SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1", SMARTMONEY_WEBHOOK_BACKOFF: "150ms" },
+    });
+    seedMarkets(t);
+    const r = await receiver(sequence([500], 200));
+    const e = endpoint(r.url());
+    const drainer = t.app.webhooks.drainer;
+    drainer.start();
+    try {
+      t.app.webhooks.outbox.enqueueSignal(signalOn(t));
+      while (deliveryOf(e.id).attempts === 0) await new Promise((ok) => setTimeout(ok, 5));
+      expect(deliveryOf(e.id)).toMatchObject({ status: "pending", attempts: 1 });
+      // Let the refill that follows the finished attempt run first, with the retry not yet due.
+      await new Promise((ok) => setTimeout(ok, 50));
+      expect(r.received).toHaveLength(1);
+      // The retry is due 150 ms after the failure on the app's clock: move the clock there; the
+      // drainer's own timer (no pump, no tick from here on) must then send it.
+      t.clock.advance(150);
+      while (deliveryOf(e.id).status === "pending") {
+        await new Promise((ok) => setTimeout(ok, 5));
+      }
+      expect(deliveryOf(e.id)).toMatchObject({ status: "delivered", attempts: 2 });
+    } finally {
+      await drainer.stop();
+    }
+  });
+
   it("sends a new signal's deliveries right after the enqueue commits, with no tick", async () => {
     const r = await receiver();
     const e = endpoint(r.url());

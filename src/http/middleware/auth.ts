@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { Accounts, KeyKind } from "../../auth/accounts";
 import type { RateDecision, RateLimiter } from "../../auth/rate-limit";
@@ -71,6 +72,22 @@ export function access(limiter: RateLimiter, minTier: Tier) {
         `${decision.window === "hour" ? "hourly" : "30-day"} rate limit of ${decision.limit} calls reached; retry in ${decision.retryAfter} s`,
       );
     }
+    c.set("chargedMinute", decision.minute);
     await next();
   });
+}
+
+/**
+ * Undoes access()'s count for an answer that is not counted but is only known once the call
+ * was admitted (the webhook endpoint cap's 403), and shows the quota as it now stands.
+ */
+export function uncount(c: Context<HttpEnv>, limiter: RateLimiter): void {
+  const caller = c.get("caller");
+  const minute = c.get("chargedMinute");
+  if (!caller || minute === undefined) return;
+  const { account } = caller;
+  const limits = { hourly: account.hourlyLimit, monthly: account.monthlyLimit };
+  limiter.refund(account.id, minute);
+  c.set("chargedMinute", undefined);
+  setRateHeaders((name, value) => setHeader(c, name, value), limiter.peek(account.id, limits));
 }

@@ -10,7 +10,7 @@ import { type Endpoint, MAX_CATEGORY_LENGTH, SCORE_TYPES } from "../../webhooks/
 import { WEBHOOK_EVENTS } from "../../webhooks/payload";
 import type { HttpEnv } from "../env";
 import { ApiError, badRequest, notFound } from "../errors";
-import { access } from "../middleware/auth";
+import { access, uncount } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 import { toPage } from "../page";
 import { cursorParam, integer, invalidParams, oneOf } from "../params";
@@ -228,9 +228,9 @@ export function webhookRoutes(app: App) {
           }),
         );
         if (!result.ok) {
-          throw result.refusal === "over_cap"
-            ? new ApiError("forbidden", result.reason)
-            : badRequest(result.reason);
+          if (result.refusal === "invalid") throw badRequest(result.reason);
+          uncount(c, limiter); // a 403 is never counted, even one found after admission
+          throw new ApiError("forbidden", result.reason);
         }
         return c.json(endpointJson(result.value.endpoint, result.value.secret), 201);
       },

@@ -1,0 +1,194 @@
+/**
+ * bench:webhooks' fairness phase: does one tenant's slow endpoints delay another's deliveries?
+ *
+ * A fast tenant (one endpoint answering 200 at once) is offered signals at a steady rate twice,
+ * each time on a fresh app as `serve` runs it (drainer ticked by the scheduler, system clock):
+ * alone, then beside two slow tenants with ten endpoints each that accept the request and never
+ * answer (every attempt runs into the attempt timeout). Every signal fans out to every endpoint,
+ * so the slow tenants always have more due deliveries than the sender has slots. The figure is
+ * the fast tenant's p99 from enqueue to arrival with the slow tenants present over the same
+ * figure without them (goal <= 2).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../../src/app";
+import { systemClock } from "../../src/clock";
+import { loadConfig } from "../../src/config";
+import { migrate } from "../../src/db/migrate";
+import { openDb } from "../../src/db/open";
+import { drainJob } from "../../src/jobs/drain";
+import { startScheduler } from "../../src/jobs/scheduler";
+import { createLog } from "../../src/log";
+
+export const FAIRNESS_GOAL = 2;
+const SLOW_TENANTS = 2;
+const SLOW_ENDPOINTS_PER_TENANT = 10;
+
+export interface FairnessRun {
+  slowTenants: number;
+  signals: number;
+  fastP50Ms: number;
+  fastP99Ms: number;
+  fastMaxMs: number;
+  /** Fast deliveries that had not arrived by the deadline (counted at the deadline above). */
+  fastMissing: number;
+}
+
+export interface FairnessResult {
+  alone: FairnessRun;
+  withSlow: FairnessRun;
+  /** withSlow p99 over alone p99. */
+  ratio: number;
+  goal: number;
+  met: boolean;
+}
+
+const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+async function listen(handle: (res: ServerResponse) => void): Promise<Server> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => handle(res));
+  });
+  await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
+  return server;
+}
+
+/** One run: `slowTenants` hanging tenants beside the fast one, `signals` signals at `perSecond`. */
+async function run(opts: {
+  slowTenants: number;
+  signals: number;
+  perSecond: number;
+  timeoutMs: number;
+}): Promise<FairnessRun> {
+  const dir = mkdtempSync(join(tmpdir(), "smartmoney-bench-fairness-"));
+  const arrivals = new Map<string, number>();
+  const fast = await listen((res) => res.writeHead(200).end("ok"));
+  fast.on("request", (req) => {
+    arrivals.set(String(req.headers["x-service-delivery-id"]), Date.now());
+  });
+  const hanging = new Set<ServerResponse>();
+  const slow = await listen((res) => hanging.add(res)); // never answered
+  const env = {
+    SMARTMONEY_DB: join(dir, "fairness.db"),
+    SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1",
+    SMARTMONEY_WEBHOOK_TIMEOUT: `${opts.timeoutMs}ms`,
+    SMARTMONEY_LOG_LEVEL: "warn",
+  };
+  const loaded = loadConfig(env);
+  if (!loaded.ok) throw new Error(loaded.problems.join("; "));
+  const db = openDb(loaded.config.dbPath);
+  migrate(db.writer);
+  const log = createLog("warn");
+  const app = createApp({
+    db,
+    config: loaded.config,
+    clock: systemClock,
+    log,
+    fetch: globalThis.fetch,
+    secretKey: Buffer.alloc(32, 7),
+  });
+  const scheduler = startScheduler([drainJob(app)], log);
+  try {
+    db.writer
+      .prepare(
+        "INSERT INTO markets (id, slug, title, category, condition_id) VALUES (1, ?, ?, ?, ?)",
+      )
+      .run("fair-1", "Fairness market?", "politics", `0x${"1".repeat(64)}`);
+    const endpoint = (account: string, port: number, path: string) => {
+      if (!app.accounts.get(account)) app.accounts.create(account, "terminal_pro");
+      const created = app.webhooks.endpoints.create({
+        accountId: app.accounts.get(account)!.id,
+        tier: "terminal_pro",
+        channel: "api",
+        callbackUrl: `http://127.0.0.1:${port}${path}`,
+      });
+      if (!created.ok) throw new Error(created.reason);
+      return created.value.endpoint.id;
+    };
+    const fastEndpoint = endpoint("fast", (fast.address() as AddressInfo).port, "/fast");
+    for (let t = 0; t < opts.slowTenants; t++) {
+      for (let e = 0; e < SLOW_ENDPOINTS_PER_TENANT; e++) {
+        endpoint(`slow-${t}`, (slow.address() as AddressInfo).port, `/slow/${t}/${e}`);
+      }
+    }
+    const insertTrade = db.writer.prepare<[string, number]>(
+      `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size,
+                           usd_value, ts) VALUES (?, 0, '0x${"b".repeat(40)}', 1, 'YES', 'BUY', 0.5, 50000, 25000, ?)`,
+    );
+    const deliveryOf = db.writer.prepare<[number, string], { id: string }>(
+      "SELECT id FROM deliveries WHERE signal_id = ? AND endpoint_id = ?",
+    );
+    const enqueuedAt = new Map<string, number>();
+    const started = Date.now();
+    for (let i = 0; i < opts.signals; i++) {
+      const due = started + (i * 1000) / opts.perSecond - Date.now();
+      if (due > 0) await sleep(due);
+      const now = Date.now();
+      const tradeId = Number(
+        insertTrade.run(`0x${(i + 1).toString(16).padStart(64, "0")}`, now).lastInsertRowid,
+      );
+      const { signalId } = app.webhooks.outbox.enqueueSignal({
+        type: "whale",
+        wallet: `0x${"b".repeat(40)}`,
+        marketId: 1,
+        tradeId,
+        score: 80,
+        betValue: 25_000,
+        side: "BUY",
+        outcome: "YES",
+        price: 0.5,
+        explanation: "A 25000 USD BUY of YES at 0.5 (bench).",
+        createdAt: now,
+      });
+      enqueuedAt.set(deliveryOf.get(signalId, fastEndpoint)!.id, now);
+    }
+    // A starved tenant waits for the slow tenants' attempts to time out, over and over: stop
+    // waiting after a few timeouts and count what is still missing at the deadline.
+    const deadline = Date.now() + 4 * opts.timeoutMs + 10_000;
+    while (arrivals.size < enqueuedAt.size && Date.now() < deadline) await sleep(20);
+    const latencies = [...enqueuedAt].map(([id, at]) => (arrivals.get(id) ?? deadline) - at);
+    latencies.sort((a, b) => a - b);
+    return {
+      slowTenants: opts.slowTenants,
+      signals: opts.signals,
+      fastP50Ms: percentile(latencies, 50),
+      fastP99Ms: percentile(latencies, 99),
+      fastMaxMs: percentile(latencies, 100),
+      fastMissing: enqueuedAt.size - arrivals.size,
+    };
+  } finally {
+    await scheduler.stop();
+    for (const res of hanging) res.destroy();
+    slow.closeAllConnections();
+    await app.webhooks.drainer.stop();
+    app.close();
+    db.close();
+    for (const server of [fast, slow]) {
+      server.closeAllConnections();
+      server.close();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runFairness(opts: {
+  seconds: number;
+  perSecond: number;
+  timeoutMs: number;
+}): Promise<FairnessResult> {
+  const signals = Math.max(1, Math.round(opts.seconds * opts.perSecond));
+  const common = { signals, perSecond: opts.perSecond, timeoutMs: opts.timeoutMs };
+  const alone = await run({ ...common, slowTenants: 0 });
+  const withSlow = await run({ ...common, slowTenants: SLOW_TENANTS });
+  const ratio = Number((withSlow.fastP99Ms / Math.max(alone.fastP99Ms, 1)).toFixed(2));
+  const met = ratio <= FAIRNESS_GOAL && alone.fastMissing + withSlow.fastMissing === 0;
+  return { alone, withSlow, ratio, goal: FAIRNESS_GOAL, met };
+}

@@ -1,0 +1,68 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+
+const root = new URL("../..", import.meta.url).pathname;
+const ENV = { SMARTMONEY_LOG_LEVEL: "warn" };
+
+/**
+ * Node from source under the usual umask (022), whatever the test runner's: a file created
+ * owner-only then proves the code asked for it.
+ */
+function node(args: string[]): [string, string[]] {
+  return ["/bin/sh", ["-c", 'umask 022; exec "$0" "$@"', process.execPath, ...args]];
+}
+
+/** Runs a CLI command from source to its end; throws with its stderr when it fails. */
+export function cli(db: string, args: string[]): string {
+  const [command, argv] = node(["--import", "tsx", "cli/main.ts", ...args]);
+  const result = spawnSync(command, argv, {
+    cwd: root,
+    env: { ...process.env, ...ENV, SMARTMONEY_DB: db },
+    encoding: "utf8",
+  });
+  if (result.status !== 0) throw new Error(`${args.join(" ")}: ${result.stderr}`);
+  return result.stdout;
+}
+
+export function mintKey(db: string, account: string, kind: "api" | "mcp" = "api"): string {
+  const out = cli(db, ["keys", "mint", "--tier", "terminal", "--account", account, "--kind", kind]);
+  return /svc_(api|mcp)_[0-9a-f]{48}/.exec(out)![0];
+}
+
+export interface Server {
+  child: ChildProcess;
+  base: string;
+  stderr(): string;
+  /** Resolves with the exit code (or signal) once the process is gone. */
+  exited: Promise<number | string | null>;
+}
+
+/** `smartmoney serve --port 0` on the database, once it prints where it listens. */
+export function startServer(db: string, args: string[] = []): Promise<Server> {
+  const [command, argv] = node(["--import", "tsx", "cli/main.ts", "serve", "--port", "0", ...args]);
+  const child = spawn(command, argv, {
+    cwd: root,
+    env: { ...process.env, ...ENV, SMARTMONEY_DB: db },
+    stdio: "pipe",
+  });
+  let out = "";
+  let err = "";
+  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? signal)),
+  );
+  return new Promise((resolve, reject) => {
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+      if (url) resolve({ child, base: url, stderr: () => err, exited });
+    });
+    void exited.then((code) => reject(new Error(`serve exited (${code}): ${err}`)));
+  });
+}
+
+export async function stopServer(server: Server): Promise<void> {
+  if (server.child.exitCode === null && server.child.signalCode === null) {
+    server.child.kill("SIGTERM");
+  }
+  await server.exited;
+}
