@@ -8,6 +8,7 @@ import { registerAccounts, registerKeys } from "./commands/keys";
 import { registerMcp } from "./commands/mcp";
 import { registerSeed } from "./commands/seed";
 import { registerServe } from "./commands/serve";
+import { registerStatus } from "./commands/status";
 import {
   registerDeliveries,
   registerFollows,
@@ -27,6 +28,7 @@ export async function main(argv: string[]): Promise<number> {
 
   registerServe(program);
   registerDatabase(program);
+  registerStatus(program);
   registerImport(program);
   registerIngest(program);
   registerSeed(program);

@@ -1,0 +1,46 @@
+import { statSync } from "node:fs";
+import type { Command } from "commander";
+import { checkSecrets, describeSource } from "../../src/installation/key";
+import { type CommonOptions, print, withApp, withDbOption } from "../context";
+import { CliError } from "../errors";
+
+/**
+ * `smartmoney status`: what an operator checks after a restore or a key change. Exit 1 when a
+ * stored webhook secret does not decrypt under the key in use.
+ */
+export function registerStatus(program: Command): void {
+  withDbOption(program.command("status"))
+    .description(
+      "the database, the installation key (id, and whether every webhook secret decrypts)",
+    )
+    .option("--json", "print JSON")
+    .action((options: CommonOptions) =>
+      withApp(options, ({ db, key }) => {
+        const version = db.writer.pragma("user_version", { simple: true }) as number;
+        const bytes = db.path === ":memory:" ? 0 : statSync(db.path).size;
+        const secrets = checkSecrets(db.writer, key.key);
+        const report = {
+          database: { path: db.path, schema_version: version, bytes },
+          installation_key: {
+            id: key.id,
+            source: describeSource(key.source),
+            secrets_stored: secrets.stored,
+            secrets_decrypting: secrets.decrypting,
+            secrets_failing: secrets.failing,
+          },
+        };
+        print(options, report, () =>
+          [
+            `database          ${db.path} (schema version ${version}, ${(bytes / 1e6).toFixed(1)} MB)`,
+            `installation key  id ${key.id} from ${describeSource(key.source)}`,
+            `webhook secrets   ${secrets.decrypting} of ${secrets.stored} decrypt${secrets.failing.length > 0 ? `; failing: ${secrets.failing.join(", ")}` : ""}`,
+          ].join("\n"),
+        );
+        if (secrets.failing.length > 0) {
+          throw new CliError(
+            `${secrets.failing.length} webhook secret(s) do not decrypt under installation key id ${key.id}`,
+          );
+        }
+      }),
+    );
+}
