@@ -6,10 +6,12 @@ import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import { ingestJob } from "../../src/ingest/polymarket/job";
+import { describeSource } from "../../src/installation/key";
 import { drainJob } from "../../src/jobs/drain";
 import { refreshJob } from "../../src/jobs/refresh";
 import { startScheduler } from "../../src/jobs/scheduler";
-import { type CommonOptions, configFrom, withApp, withDbOption } from "../context";
+import { startReplication } from "../../src/replication/supervisor";
+import { type CommonOptions, configFrom, type Session, withApp, withDbOption } from "../context";
 import { CliError, must } from "../errors";
 
 interface ServeOptions extends CommonOptions {
@@ -18,6 +20,7 @@ interface ServeOptions extends CommonOptions {
   host?: string;
   port?: string;
   publicUrl?: string;
+  replicate?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -31,18 +34,23 @@ export function registerServe(program: Command): void {
       "seed the small fixture world into an empty database and print a key per tier",
     )
     .option("--fresh", "with --demo: delete the database file first, so the world is seeded anew")
+    .option(
+      "--replicate <url>",
+      "stream the database with Litestream to s3://BUCKET/PATH or file:///PATH (SMARTMONEY_REPLICA_URL)",
+    )
     .action((options: ServeOptions) => {
       if (options.fresh) {
         if (!options.demo)
           throw new CliError("--fresh only goes with --demo: it deletes the database");
         removeDatabase(configFrom(options).dbPath);
       }
-      return withApp(options, (session) => runServer(session.app, options));
+      return withApp(options, (session) => runServer(session, options));
     });
 }
 
 /** Serves until SIGTERM or SIGINT, then shuts down in order: listener, in-flight requests, jobs. */
-async function runServer(app: App, options: ServeOptions): Promise<void> {
+async function runServer(session: Session, options: ServeOptions): Promise<void> {
+  const { app, key } = session;
   const { config, log } = app.deps;
   if (config.webhookAllowPrivate) {
     log.warn(
@@ -54,12 +62,28 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   }
   if (options.demo) await demoWorld(app);
   const demoKeys = options.demo ? demoSetup(app) : [];
+  // Before the first request, so every write is replicated; Litestream starts with a snapshot
+  // of the whole database.
+  const replication = config.replica
+    ? await startReplication({ dbPath: config.dbPath, replica: config.replica, log }).catch(
+        (error: Error) => {
+          throw new CliError(`cannot start replication: ${error.message}`);
+        },
+      )
+    : null;
+  if (replication) {
+    // The replica never carries the installation key (docs/operations.md).
+    process.stdout.write(
+      `replicating ${config.dbPath} to ${replication.state().replica}; the installation key (id ${key.id}, ${describeSource(key.source)}) is not replicated: keep a copy of it apart\n`,
+    );
+  }
 
   const server = serve({ fetch: app.http.fetch, hostname: config.host, port: config.port });
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
-  }).catch((error: NodeJS.ErrnoException) => {
+  }).catch(async (error: NodeJS.ErrnoException) => {
+    await replication?.stop();
     throw new Error(
       `cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}`,
     );
@@ -98,6 +122,7 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   });
   await scheduler.stop();
   await app.webhooks.drainer.stop();
+  await replication?.stop();
   log.info("stopped");
 }
 
@@ -151,7 +176,7 @@ async function demoWorld(app: App): Promise<void> {
 
 /** The database and the files that belong to it. */
 function removeDatabase(path: string): void {
-  for (const suffix of ["", "-wal", "-shm", ".key", ".manifest.json"]) {
+  for (const suffix of ["", "-wal", "-shm", ".key", ".manifest.json", ".replication.json"]) {
     rmSync(`${path}${suffix}`, { force: true });
   }
 }

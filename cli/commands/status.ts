@@ -1,6 +1,7 @@
-import { statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { checkSecrets, describeSource } from "../../src/installation/key";
+import { type ReplicationState, stateFilePath } from "../../src/replication/supervisor";
 import { type CommonOptions, print, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
 
@@ -11,7 +12,7 @@ import { CliError } from "../errors";
 export function registerStatus(program: Command): void {
   withDbOption(program.command("status"))
     .description(
-      "the database, the installation key (id, and whether every webhook secret decrypts)",
+      "the database, the installation key (id, and whether every webhook secret decrypts), replication and its lag",
     )
     .option("--json", "print JSON")
     .action((options: CommonOptions) =>
@@ -19,6 +20,7 @@ export function registerStatus(program: Command): void {
         const version = db.writer.pragma("user_version", { simple: true }) as number;
         const bytes = db.path === ":memory:" ? 0 : statSync(db.path).size;
         const secrets = checkSecrets(db.writer, key.key);
+        const replication = replicationStatus(db.path);
         const report = {
           database: { path: db.path, schema_version: version, bytes },
           installation_key: {
@@ -28,12 +30,14 @@ export function registerStatus(program: Command): void {
             secrets_decrypting: secrets.decrypting,
             secrets_failing: secrets.failing,
           },
+          replication,
         };
         print(options, report, () =>
           [
             `database          ${db.path} (schema version ${version}, ${(bytes / 1e6).toFixed(1)} MB)`,
             `installation key  id ${key.id} from ${describeSource(key.source)}`,
             `webhook secrets   ${secrets.decrypting} of ${secrets.stored} decrypt${secrets.failing.length > 0 ? `; failing: ${secrets.failing.join(", ")}` : ""}`,
+            `replication       ${describeReplication(replication)}`,
           ].join("\n"),
         );
         if (secrets.failing.length > 0) {
@@ -43,4 +47,28 @@ export function registerStatus(program: Command): void {
         }
       }),
     );
+}
+
+/** A server writes its state every second; older than this, nobody is replicating. */
+const STALE_MS = 10_000;
+
+type ReplicationReport = (ReplicationState & { stale: boolean }) | null;
+
+/** What the replicating server last wrote beside the database; null when it never replicated. */
+function replicationStatus(dbPath: string): ReplicationReport {
+  const path = stateFilePath(dbPath);
+  if (!existsSync(path)) return null;
+  const state = JSON.parse(readFileSync(path, "utf8")) as ReplicationState;
+  return { ...state, stale: Date.now() - Date.parse(state.updated_at) > STALE_MS };
+}
+
+function describeReplication(r: ReplicationReport): string {
+  if (!r) return "off (serve --replicate URL or SMARTMONEY_REPLICA_URL)";
+  if (r.stale || r.state === "stopped") {
+    return `${r.replica}: not running (last report ${r.updated_at}, ${r.state})`;
+  }
+  const lag = r.lag_seconds === null ? "lag unknown yet" : `lag ${r.lag_seconds.toFixed(1)} s`;
+  const behind = r.behind_bytes === null ? "" : `, ${r.behind_bytes} bytes behind`;
+  const restarts = r.restarts > 0 ? `, ${r.restarts} restarts, last error: ${r.last_error}` : "";
+  return `${r.replica}: ${r.state}, ${lag}${behind}${restarts}`;
 }
