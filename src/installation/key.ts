@@ -157,8 +157,8 @@ function refusal(
   const path = keyFilePath(dbPath);
   const wanted =
     expected === null
-      ? "the key its webhook secrets were encrypted with (this database predates key ids)"
-      : `installation key id ${expected}`;
+      ? "the installation key its webhook secrets were encrypted with (they predate recorded key ids)"
+      : `installation key id ${expected} (it stores encrypted webhook secrets)`;
   const found = given
     ? `${describeSource(given.source)} holds key id ${keyId(given.key)}`
     : `${SECRET_KEY_ENV} is unset and ${path} does not exist`;
@@ -168,7 +168,7 @@ function refusal(
     : env[SECRET_KEY_ENV]
       ? `set ${SECRET_KEY_ENV} to that key, or unset it to use ${path}`
       : `put the key file from your backup at ${path} (mode 0600) or set ${SECRET_KEY_ENV} to that key`;
-  return `${dbPath} needs ${wanted} (it stores encrypted webhook secrets), but ${found}; ${fix}`;
+  return `${dbPath} needs ${wanted}, but ${found}; ${fix}`;
 }
 
 /** A `<db>.key.next` left by an interrupted rotation that holds the expected key. */

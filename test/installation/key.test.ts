@@ -176,9 +176,11 @@ describe("the installation key of a database with webhook secrets", () => {
     const key = randomBytes(32);
     storeSecret(db, key);
     expect(recordedKeyId(db.writer)).toBeNull();
-    expect(() => loadInstallationKey(db, {})).toThrow(/predates key ids.*does not exist/);
+    expect(() => loadInstallationKey(db, {})).toThrow(
+      /predate recorded key ids\), but SMARTMONEY_SECRET_KEY is unset.*does not exist/,
+    );
     expect(existsSync(keyFilePath(db.path))).toBe(false);
-    expect(() => loadInstallationKey(db, hex(randomBytes(32)))).toThrow(/predates key ids/);
+    expect(() => loadInstallationKey(db, hex(randomBytes(32)))).toThrow(/predate recorded key ids/);
     expect(recordedKeyId(db.writer)).toBeNull();
     expect(loadInstallationKey(db, hex(key)).id).toBe(keyId(key));
     expect(recordedKeyId(db.writer)).toBe(keyId(key));
