@@ -176,7 +176,15 @@ async function demoWorld(app: App): Promise<void> {
 
 /** The database and the files that belong to it. */
 function removeDatabase(path: string): void {
-  for (const suffix of ["", "-wal", "-shm", ".key", ".manifest.json", ".replication.json", ".litestream.yml"]) {
+  for (const suffix of [
+    "",
+    "-wal",
+    "-shm",
+    ".key",
+    ".manifest.json",
+    ".replication.json",
+    ".litestream.yml",
+  ]) {
     rmSync(`${path}${suffix}`, { force: true });
   }
 }
