@@ -70,6 +70,8 @@ export async function startReplication(options: {
   let failures = 0;
   let restartTimer: NodeJS.Timeout | undefined;
   let caughtUpAt: number | null = null;
+  /** Until the replica first catches up, its lag counts from the start. */
+  const startedAt = now();
 
   const persist = () => {
     state.updated_at = new Date(now()).toISOString();
@@ -118,15 +120,15 @@ export async function startReplication(options: {
     if (!child || state.state !== "running") return persist();
     const figures = await readMetrics(metricsPort).catch(() => null);
     if (figures) {
-      const behind =
-        figures.replicaIndex < figures.shadowIndex
-          ? figures.shadowSize
-          : Math.max(0, figures.shadowSize - figures.replicaOffset);
-      if (behind === 0 && figures.replicaIndex >= figures.shadowIndex) caughtUpAt = now();
+      const sameFile = figures.replicaIndex >= figures.shadowIndex;
+      const behind = sameFile
+        ? Math.max(0, figures.shadowSize - figures.replicaOffset)
+        : figures.shadowSize;
+      const caughtUp = sameFile && behind === 0;
+      if (caughtUp) caughtUpAt = now();
       state.behind_bytes = behind;
       state.caught_up_at = caughtUpAt === null ? null : new Date(caughtUpAt).toISOString();
-      state.lag_seconds =
-        caughtUpAt === null ? null : behind === 0 ? 0 : (now() - caughtUpAt) / 1000;
+      state.lag_seconds = caughtUp ? 0 : (now() - (caughtUpAt ?? startedAt)) / 1000;
     }
     persist();
   };
@@ -186,13 +188,16 @@ async function readMetrics(port: number): Promise<Figures | null> {
     const match = new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, "m").exec(text);
     return match ? Number(match[1]) : null;
   };
-  const figures = {
-    shadowIndex: gauge("litestream_shadow_wal_index"),
-    shadowSize: gauge("litestream_shadow_wal_size"),
-    replicaIndex: gauge("litestream_replica_wal_index"),
-    replicaOffset: gauge("litestream_replica_wal_offset"),
+  const shadowIndex = gauge("litestream_shadow_wal_index");
+  const shadowSize = gauge("litestream_shadow_wal_size");
+  if (shadowIndex === null || shadowSize === null) return null;
+  // The replica's gauges appear with its first upload: absent, it holds nothing yet.
+  return {
+    shadowIndex,
+    shadowSize,
+    replicaIndex: gauge("litestream_replica_wal_index") ?? -1,
+    replicaOffset: gauge("litestream_replica_wal_offset") ?? 0,
   };
-  return Object.values(figures).some((v) => v === null) ? null : (figures as Figures);
 }
 
 /** A free loopback port for Litestream's metrics. */

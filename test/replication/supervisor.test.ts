@@ -63,3 +63,33 @@ describe("the Litestream supervisor", () => {
     db.close();
   }, 60_000);
 });
+
+describe("an unreachable replica", () => {
+  it("shows as a growing lag with the bytes behind and Litestream's error", async () => {
+    const dbPath = join(dir, "unreachable.db");
+    const db = openDb(dbPath);
+    db.writer.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+    const replication = await startReplication({
+      dbPath,
+      // Nothing listens on port 9 of loopback: every upload fails.
+      replica: {
+        type: "s3",
+        bucket: "b",
+        path: "p",
+        endpoint: "http://127.0.0.1:9",
+        region: "us-east-1",
+      },
+      log: createLog("silent"),
+    });
+    try {
+      await until("a lag of two seconds", () => (replication.state().lag_seconds ?? 0) >= 2);
+      const state = replication.state();
+      expect(state.behind_bytes).toBeGreaterThan(0);
+      expect(state.caught_up_at).toBeNull();
+      expect(state.last_error).toMatch(/level=(ERROR|WARN)/);
+    } finally {
+      await replication.stop();
+      db.close();
+    }
+  }, 60_000);
+});
