@@ -44,12 +44,12 @@ import { systemClock } from "../src/clock";
 import { loadConfig } from "../src/config";
 import { migrate } from "../src/db/migrate";
 import { type Db, openDb } from "../src/db/open";
+import { loadInstallationKey } from "../src/installation/key";
 import { drainJob } from "../src/jobs/drain";
 import { type Scheduler, startScheduler } from "../src/jobs/scheduler";
 import { createLog } from "../src/log";
 import type { Channel, ScoreType } from "../src/webhooks/endpoints";
 import type { NewSignal } from "../src/webhooks/outbox";
-import { loadOrCreateSecretKey } from "../src/webhooks/secrets";
 import { verifySignature } from "../src/webhooks/signer";
 import { peakRssMb } from "./lib/peak-rss";
 import { cpuSeconds } from "./lib/procs";
@@ -604,7 +604,7 @@ async function main(): Promise<number> {
     clock: systemClock,
     log,
     fetch: globalThis.fetch,
-    secretKey: loadOrCreateSecretKey(dbPath, env),
+    secretKey: loadInstallationKey(db, env).key,
   });
   let scheduler: Scheduler | undefined;
   try {

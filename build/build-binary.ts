@@ -29,9 +29,11 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 import { build, type Plugin } from "esbuild";
 import { NATIVE_ASSET } from "../src/db/native";
 import { SCALAR_ASSET } from "../src/http/docs-page";
+import { LITESTREAM_ASSET } from "../src/replication/litestream";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
@@ -136,6 +138,20 @@ function nativeAddon(): string {
   return found;
 }
 
+/**
+ * Litestream for `serve --replicate` and `restore` (src/replication/litestream.ts), gzipped: 29 MB
+ * as shipped, about 9 MB compressed, which keeps the binary under 130 MB.
+ */
+function litestreamAsset(file: string): string {
+  const packageDir = dirname(
+    createRequire(import.meta.url).resolve("@flydotio/litestream-linux-x64/package.json"),
+  );
+  const binary = join(packageDir, "litestream");
+  if (!existsSync(binary)) fail(`Litestream not found at ${binary}: npm install`);
+  writeFileSync(file, gzipSync(readFileSync(binary), { level: 9 }));
+  return file;
+}
+
 function commandExists(command: string): boolean {
   return spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
 }
@@ -180,6 +196,7 @@ async function main(): Promise<void> {
 
   t = performance.now();
   const addon = nativeAddon();
+  const litestream = litestreamAsset(join(WORK, LITESTREAM_ASSET));
   writeFileSync(
     configFile,
     `${JSON.stringify(
@@ -189,7 +206,11 @@ async function main(): Promise<void> {
         disableExperimentalSEAWarning: true,
         useCodeCache: true,
         useSnapshot: false,
-        assets: { [NATIVE_ASSET]: addon, [SCALAR_ASSET]: scalarViewerFile() },
+        assets: {
+          [NATIVE_ASSET]: addon,
+          [SCALAR_ASSET]: scalarViewerFile(),
+          [LITESTREAM_ASSET]: litestream,
+        },
       },
       null,
       2,
@@ -197,7 +218,7 @@ async function main(): Promise<void> {
   );
   run(process.execPath, ["--experimental-sea-config", configFile], "making the SEA blob");
   say(
-    `SEA blob with code cache and ${relative(ROOT, addon)}: ${mb(statSync(blobFile).size)} (${seconds(t)})`,
+    `SEA blob with code cache, ${relative(ROOT, addon)} and Litestream (${mb(statSync(litestream).size)} gzipped): ${mb(statSync(blobFile).size)} (${seconds(t)})`,
   );
 
   t = performance.now();

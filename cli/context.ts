@@ -4,8 +4,8 @@ import { type Clock, systemClock } from "../src/clock";
 import { type Config, type ConfigFlags, loadConfig } from "../src/config";
 import { migrate } from "../src/db/migrate";
 import { type Db, openDb } from "../src/db/open";
+import { type InstallationKey, loadInstallationKey } from "../src/installation/key";
 import { createLog, type Log } from "../src/log";
-import { loadOrCreateSecretKey } from "../src/webhooks/secrets";
 import { CliError } from "./errors";
 
 /** Options every command accepts that touch configuration. */
@@ -26,6 +26,8 @@ export interface Session {
   db: Db;
   config: Config;
   log: Log;
+  /** The installation key, checked against the id the database recorded. */
+  key: InstallationKey;
 }
 
 /**
@@ -42,17 +44,17 @@ export async function withApp<T>(
   const db = openDatabase(config.dbPath);
   try {
     migrate(db.writer);
-    const secretKey = loadSecretKey(config.dbPath);
+    const key = checkInstallationKey(db);
     const app = createApp({
       db,
       config,
       clock,
       log,
       fetch: globalThis.fetch,
-      secretKey,
+      secretKey: key.key,
     });
     try {
-      return await work({ app, db, config, log });
+      return await work({ app, db, config, log, key });
     } finally {
       app.close();
     }
@@ -62,9 +64,10 @@ export async function withApp<T>(
   }
 }
 
-function loadSecretKey(dbPath: string): Buffer {
+/** Before anything else touches the data: a wrong or missing key refuses the start. */
+export function checkInstallationKey(db: Db): InstallationKey {
   try {
-    return loadOrCreateSecretKey(dbPath, process.env);
+    return loadInstallationKey(db, process.env);
   } catch (error) {
     throw new CliError((error as Error).message);
   }

@@ -6,8 +6,10 @@ import { registerInvestigations } from "./commands/investigations";
 import { registerJobs } from "./commands/jobs";
 import { registerAccounts, registerKeys } from "./commands/keys";
 import { registerMcp } from "./commands/mcp";
+import { registerRestore } from "./commands/restore";
 import { registerSeed } from "./commands/seed";
 import { registerServe } from "./commands/serve";
+import { registerStatus } from "./commands/status";
 import {
   registerDeliveries,
   registerFollows,
@@ -27,6 +29,8 @@ export async function main(argv: string[]): Promise<number> {
 
   registerServe(program);
   registerDatabase(program);
+  registerStatus(program);
+  registerRestore(program);
   registerImport(program);
   registerIngest(program);
   registerSeed(program);

@@ -1,5 +1,6 @@
 import { Cron } from "croner";
 import { parseDuration } from "./duration";
+import { parseReplicaUrl, type ReplicaConfig } from "./replication/replica-url";
 import { parseSecretKey } from "./webhooks/secrets";
 
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
@@ -29,6 +30,8 @@ export interface Config {
   polymarketGammaUrl: string;
   /** With an RPC URL, fills come from chain logs; without, from the data API. */
   polygonRpcUrl: string | null;
+  /** Where `serve` streams the database with Litestream; null: no replication. */
+  replica: ReplicaConfig | null;
 }
 
 /** Values given on the command line; they override the environment. */
@@ -39,6 +42,7 @@ export interface ConfigFlags {
   publicUrl?: string;
   logLevel?: string;
   shutdownGrace?: string;
+  replicate?: string;
 }
 
 /** Every setting, with its variable, flag and default: the README's configuration table is checked against this. */
@@ -63,6 +67,7 @@ export const SETTINGS = [
     default: "https://gamma-api.polymarket.com",
   },
   { env: "SMARTMONEY_POLYGON_RPC_URL", flag: null, default: "" },
+  { env: "SMARTMONEY_REPLICA_URL", flag: "--replicate", default: "" },
 ] as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -186,6 +191,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     if (!parsed.ok) problems.push(parsed.reason);
   }
 
+  const replicaText = pick(flags.replicate, "SMARTMONEY_REPLICA_URL", "");
+  let replica: ReplicaConfig | null = null;
+  if (replicaText !== "") {
+    const parsed = parseReplicaUrl(replicaText);
+    if (parsed.ok) replica = parsed.value;
+    else problems.push(`SMARTMONEY_REPLICA_URL/--replicate: ${parsed.reason}`);
+  }
+
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
@@ -206,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       polymarketDataUrl,
       polymarketGammaUrl,
       polygonRpcUrl: polygonRpcUrl === "" ? null : polygonRpcUrl,
+      replica,
     },
   };
 }

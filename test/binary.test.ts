@@ -55,8 +55,8 @@ interface Server {
 }
 
 /** Starts `serve` on a free port. */
-function startServer(box: Sandbox): Server {
-  const child = spawn("./smartmoney", ["serve", "--db", "./x.db", "--port", "0"], {
+function startServer(box: Sandbox, extra: string[] = []): Server {
+  const child = spawn("./smartmoney", ["serve", "--db", "./x.db", "--port", "0", ...extra], {
     cwd: box.dir,
     env: box.env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -153,6 +153,38 @@ describe("the single executable", () => {
       expect(logs.map((line) => line.msg)).toEqual(
         expect.arrayContaining(["listening", "stopped"]),
       );
+    },
+    60_000,
+  );
+
+  it.skipIf(!binary && !inCi)(
+    "carries Litestream: serve --replicate streams to a folder, restore brings the database back",
+    async () => {
+      if (!binary) throw new Error("SMARTMONEY_BINARY is not set");
+      const box = sandbox(binary);
+      const minted = runOnce(box, ["keys", "mint", "--tier", "free", "--db", "./x.db", "--json"]);
+      expect(minted.status, minted.stderr).toBe(0);
+      const replica = join(box.dir, "replica");
+      const server = startServer(box, ["--replicate", `file://${replica}`]);
+      const exited = exitOf(server.child);
+      await server.port;
+      let status: { replication: { state: string; lag_seconds: number | null } | null } = {
+        replication: null,
+      };
+      for (let i = 0; i < 100 && status.replication?.lag_seconds !== 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        status = JSON.parse(runOnce(box, ["status", "--db", "./x.db", "--json"]).stdout);
+      }
+      expect(status.replication).toMatchObject({ state: "running", lag_seconds: 0 });
+      server.child.kill("SIGTERM");
+      expect(await exited).toEqual({ code: 0, signal: null });
+
+      const restored = runOnce(box, ["restore", "--from", `file://${replica}`, "--db", "./y.db"]);
+      expect(restored.status, restored.stderr).toBe(0);
+      const keys = runOnce(box, ["keys", "list", "--db", "./y.db", "--json"]);
+      expect(JSON.parse(keys.stdout)).toEqual([
+        expect.objectContaining({ id: JSON.parse(minted.stdout).id }),
+      ]);
     },
     60_000,
   );

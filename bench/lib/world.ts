@@ -37,8 +37,8 @@ import type { Clock } from "../../src/clock";
 import { migrate } from "../../src/db/migrate";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import { type Manifest, SCALES, type Scale } from "../../src/fixtures/world";
+import { loadInstallationKey } from "../../src/installation/key";
 import { createLog } from "../../src/log";
-import { loadOrCreateSecretKey } from "../../src/webhooks/secrets";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -135,7 +135,7 @@ export async function withWorldApp<T>(
   const db = openDatabase(config.dbPath);
   try {
     migrate(db.writer);
-    const secretKey = loadOrCreateSecretKey(config.dbPath, process.env);
+    const secretKey = loadInstallationKey(db, process.env).key;
     const app = createApp({
       db,
       config,

@@ -1,9 +1,11 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { migrate } from "../../src/db/migrate";
 import { createPrivateFile } from "../../src/db/open";
+import { describeSource, keyFilePath } from "../../src/installation/key";
 import {
   type CommonOptions,
+  checkInstallationKey,
   configFrom,
   openDatabase,
   print,
@@ -11,6 +13,10 @@ import {
   withDbOption,
 } from "../context";
 import { CliError } from "../errors";
+
+interface BackupOptions extends CommonOptions {
+  withoutKey?: boolean;
+}
 
 export function registerDatabase(program: Command): void {
   withDbOption(program.command("migrate"))
@@ -21,6 +27,7 @@ export function registerDatabase(program: Command): void {
       const db = openDatabase(config.dbPath);
       try {
         const result = migrate(db.writer);
+        checkInstallationKey(db);
         print(options, { applied: result.applied, version: result.current }, () =>
           result.applied.length === 0
             ? `schema is up to date (version ${result.current})`
@@ -32,17 +39,37 @@ export function registerDatabase(program: Command): void {
     });
 
   withDbOption(program.command("backup"))
-    .description("write a consistent copy of the live database to PATH (safe while serving)")
+    .description(
+      "write a consistent copy of the live database to PATH and its installation key to PATH.key (safe while serving)",
+    )
     .argument("<path>")
+    .option("--without-key", "leave the installation key out (the copy then cannot sign webhooks)")
     .option("--json", "print JSON")
-    .action((path: string, options: CommonOptions) =>
-      withApp(options, async ({ db }) => {
-        if (existsSync(path)) throw new CliError(`${path} already exists; choose a new file`);
+    .action((path: string, options: BackupOptions) =>
+      withApp(options, async ({ db, key }) => {
+        const keyPath = options.withoutKey ? null : keyFilePath(path);
+        for (const target of [path, keyPath]) {
+          if (target && existsSync(target)) {
+            throw new CliError(`${target} already exists; choose a new file`);
+          }
+        }
         const started = performance.now();
         createPrivateFile(path); // the copy holds what the database holds: owner-only
         await db.writer.backup(path);
+        // The key goes beside the copy: a restore needs both, and the copy records the key's id.
+        if (keyPath) {
+          writeFileSync(keyPath, `${key.key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+        }
         const seconds = (performance.now() - started) / 1000;
-        print(options, { path, seconds }, () => `backed up to ${path} in ${seconds.toFixed(2)} s`);
+        const from = describeSource(key.source);
+        print(
+          options,
+          { path, key_path: keyPath, key_id: key.id, key_source: from, seconds },
+          () =>
+            keyPath
+              ? `backed up to ${path} in ${seconds.toFixed(2)} s; installation key (id ${key.id}) written to ${keyPath} (mode 0600): keep the two together, and as private as the key itself`
+              : `backed up to ${path} in ${seconds.toFixed(2)} s without the installation key: it lives in ${from} (id ${key.id}), and without it the copy's webhook secrets cannot be decrypted`,
+        );
       }),
     );
 }

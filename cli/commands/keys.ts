@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { TIERS, type Tier } from "../../src/auth/tiers";
 import { type CommonOptions, print, table, withApp, withDbOption } from "../context";
 import { CliError, must } from "../errors";
+import { registerInstallationKey } from "./installation-key";
 
 const tierOption = () =>
   new Option("--tier <tier>", "the account's tier").choices(TIERS).makeOptionMandatory();
@@ -9,7 +10,10 @@ const tierOption = () =>
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function registerKeys(program: Command): void {
-  const keys = program.command("keys").description("mint, list and revoke API and MCP keys");
+  const keys = program
+    .command("keys")
+    .description("mint, list and revoke API and MCP keys; rotate the installation key");
+  registerInstallationKey(keys);
 
   withDbOption(keys.command("mint"))
     .description("mint a key (printed once; only its SHA-256 is stored)")

@@ -8,8 +8,17 @@ import { TIERS } from "../../src/auth/tiers";
 import { systemClock } from "../../src/clock";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import { gracefulShutdown } from "../../src/http/graceful";
+import { describeSource } from "../../src/installation/key";
+import { startReplication } from "../../src/replication/supervisor";
 import { startBackgroundJobs } from "../background";
-import { type CommonOptions, clockFrom, configFrom, withApp, withDbOption } from "../context";
+import {
+  type CommonOptions,
+  clockFrom,
+  configFrom,
+  type Session,
+  withApp,
+  withDbOption,
+} from "../context";
 import { CliError, must } from "../errors";
 
 interface ServeOptions extends CommonOptions {
@@ -21,6 +30,7 @@ interface ServeOptions extends CommonOptions {
   now?: string;
   jobs: boolean;
   shutdownGrace?: string;
+  replicate?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -46,6 +56,10 @@ export function registerServe(program: Command): void {
       "--now <iso>",
       "serve as if the clock read ISO at start, running on from there: for benchmarks and demos of a recorded world, never production",
     )
+    .option(
+      "--replicate <url>",
+      "stream the database with Litestream to s3://BUCKET/PATH or file:///PATH (SMARTMONEY_REPLICA_URL)",
+    )
     .action((options: ServeOptions) => {
       if (options.fresh) {
         if (!options.demo)
@@ -53,7 +67,7 @@ export function registerServe(program: Command): void {
         removeDatabase(configFrom(options).dbPath);
       }
       const clock = options.now === undefined ? systemClock : clockFrom(options.now);
-      return withApp(options, (session) => runServer(session.app, options), clock);
+      return withApp(options, (session) => runServer(session, options), clock);
     });
 }
 
@@ -63,9 +77,11 @@ const READ_MODEL_POLL_MS = 1_000;
 /**
  * Serves until SIGTERM or SIGINT, then shuts down in order: the listener and idle connections at
  * once, requests in flight within the grace period (then cut off), then the jobs process, which
- * gets the same grace to finish a run in progress (a refresh cut off rolls back).
+ * gets the same grace to finish a run in progress (a refresh cut off rolls back), then
+ * replication.
  */
-async function runServer(app: App, options: ServeOptions): Promise<void> {
+async function runServer(session: Session, options: ServeOptions): Promise<void> {
+  const { app, key } = session;
   const { config, log } = app.deps;
   if (config.webhookAllowPrivate) {
     log.warn(
@@ -77,6 +93,21 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   }
   if (options.demo) await demoWorld(app);
   const demoKeys = options.demo ? demoSetup(app) : [];
+  // Before the first request, so every write is replicated; Litestream starts with a snapshot
+  // of the whole database.
+  const replication = config.replica
+    ? await startReplication({ dbPath: config.dbPath, replica: config.replica, log }).catch(
+        (error: Error) => {
+          throw new CliError(`cannot start replication: ${error.message}`);
+        },
+      )
+    : null;
+  if (replication) {
+    // The replica never carries the installation key (docs/operations.md).
+    process.stdout.write(
+      `replicating ${config.dbPath} to ${replication.state().replica}; the installation key (id ${key.id}, ${describeSource(key.source)}) is not replicated: keep a copy of it apart\n`,
+    );
+  }
 
   const shutdown = gracefulShutdown(log);
   const server = createServer(shutdown.track(getRequestListener(app.http.fetch)));
@@ -84,7 +115,8 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
     server.once("listening", resolve);
     server.once("error", reject);
     server.listen(config.port, config.host);
-  }).catch((error: NodeJS.ErrnoException) => {
+  }).catch(async (error: NodeJS.ErrnoException) => {
+    await replication?.stop();
     throw new Error(
       `cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}`,
     );
@@ -127,6 +159,7 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   });
   clearInterval(watch);
   await jobs?.stop(config.shutdownGraceMs);
+  await replication?.stop();
   log.info("stopped");
 }
 
@@ -189,6 +222,8 @@ function removeDatabase(path: string): void {
     ".limits-shm",
     ".key",
     ".manifest.json",
+    ".replication.json",
+    ".litestream.yml",
   ]) {
     rmSync(`${path}${suffix}`, { force: true });
   }

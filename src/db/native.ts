@@ -19,14 +19,18 @@ export function nativeBinding(): object | undefined {
   if (loaded) return loaded;
   const bytes = Buffer.from(sea.getAsset(NATIVE_ASSET));
   const hash = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
-  const file = writeCached(bytes, `better_sqlite3-${hash}.node`);
+  const file = writeCached(bytes, `better_sqlite3-${hash}.node`, "the SQLite addon");
   const module = { exports: {} as object };
   process.dlopen(module, file);
   loaded = module.exports;
   return loaded;
 }
 
-function writeCached(bytes: Buffer, name: string): string {
+/**
+ * Writes an executable asset once to a per-user cache (the same bytes are reused), falling back to
+ * the temp folder when the home directory is read-only. Also used for the Litestream binary.
+ */
+export function writeCached(bytes: Buffer, name: string, what: string): string {
   const candidates = [join(homedir(), ".cache", "smartmoney"), join(tmpdir(), "smartmoney-cache")];
   let lastError: unknown;
   for (const dir of candidates) {
@@ -46,5 +50,5 @@ function writeCached(bytes: Buffer, name: string): string {
       lastError = error;
     }
   }
-  throw new Error(`cannot write the SQLite addon to a cache directory: ${String(lastError)}`);
+  throw new Error(`cannot write ${what} to a cache directory: ${String(lastError)}`);
 }

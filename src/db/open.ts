@@ -97,7 +97,11 @@ export function openDb(path: string): Db {
         limits.close();
       }
       if (writer.open) {
-        // Fold the WAL back into the main file so a copied database is complete.
+        // Fold the WAL back into the main file so a copied database is complete. Without
+        // waiting: a reader that stays (Litestream holds one while it replicates) would
+        // otherwise hold every exit for the whole busy timeout, and the checkpoint is then
+        // Litestream's to do.
+        writer.pragma("busy_timeout = 0");
         writer.pragma("wal_checkpoint(TRUNCATE)");
         writer.close();
       }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type Tier, WEBHOOK_ENDPOINT_CAP } from "../auth/tiers";
 import type { Clock } from "../clock";
 import type { Db } from "../db/open";
+import { keyId, recordedKeyId, recordKeyId } from "../installation/key";
 import { fail, ok, type Result } from "../result";
 import { decryptSecret, encryptSecret } from "./secrets";
 import { newSecret } from "./signer";
@@ -75,6 +76,7 @@ export function createEndpoints(deps: {
   allowPrivate: boolean;
 }) {
   const { db, clock, secretKey } = deps;
+  const ownKeyId = keyId(secretKey);
   const w = db.writer;
   const columns =
     "id, account_id, channel, callback_url, min_score, score_type, category, created_at";
@@ -149,6 +151,15 @@ export function createEndpoints(deps: {
       const sealed = encryptSecret(secretKey, secret);
       const id = `wh_${randomBytes(12).toString("hex")}`;
       return w.transaction(() => {
+        // Every stored secret is under the recorded key: another process that started with
+        // another key (on a database that had no secret yet) cannot mix in a second one.
+        const recorded = recordedKeyId(w);
+        if (recorded === null) recordKeyId(w, ownKeyId, clock.now());
+        else if (recorded !== ownKeyId) {
+          throw new Error(
+            `this process runs with installation key id ${ownKeyId} but the database records ${recorded}; restart it`,
+          );
+        }
         const cap = WEBHOOK_ENDPOINT_CAP[input.tier];
         const live = countLive.get(input.accountId)?.n ?? 0;
         if (live >= cap) {

@@ -1,6 +1,4 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import { fail, ok, type Result } from "../result";
 
 /**
@@ -31,40 +29,6 @@ export function parseSecretKey(text: string): Result<Buffer> {
   return fail(
     `${SECRET_KEY_ENV} must be 32 bytes written as 64 hex characters or base64 (openssl rand -hex 32)`,
   );
-}
-
-/** Where the generated key lives: beside the database, so backups keep the two together. */
-export function secretKeyPath(dbPath: string): string {
-  return `${dbPath}.key`;
-}
-
-/**
- * The installation key: SMARTMONEY_SECRET_KEY when set, else `<db>.key` (created once with
- * mode 0600 and reused). An in-memory database gets a throwaway key, since its secrets die
- * with it. Throws with an operator-facing message when the variable or the file is malformed.
- */
-export function loadOrCreateSecretKey(dbPath: string, env: NodeJS.ProcessEnv): Buffer {
-  const fromEnv = env[SECRET_KEY_ENV];
-  if (fromEnv !== undefined && fromEnv !== "") {
-    const parsed = parseSecretKey(fromEnv);
-    if (!parsed.ok) throw new Error(parsed.reason);
-    return parsed.value;
-  }
-  if (dbPath === ":memory:" || dbPath === "") return randomBytes(KEY_BYTES);
-
-  const path = secretKeyPath(dbPath);
-  mkdirSync(dirname(path), { recursive: true });
-  try {
-    // "wx": of two processes starting together, exactly one creates the file; the other reads it.
-    writeFileSync(path, `${randomBytes(KEY_BYTES).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  }
-  const parsed = parseSecretKey(readFileSync(path, "utf8"));
-  if (!parsed.ok) {
-    throw new Error(`secret key file ${path} is malformed: expected 64 hex characters`);
-  }
-  return parsed.value;
 }
 
 /** `v1.<iv>.<tag>.<ciphertext>`, each part base64url; a fresh random IV every time. */

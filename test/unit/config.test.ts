@@ -24,6 +24,7 @@ describe("loadConfig", () => {
         polymarketDataUrl: "https://data-api.polymarket.com",
         polymarketGammaUrl: "https://gamma-api.polymarket.com",
         polygonRpcUrl: null,
+        replica: null,
       },
     });
   });
@@ -72,6 +73,7 @@ describe("loadConfig", () => {
       SMARTMONEY_SECRET_KEY: "short",
       SMARTMONEY_WHALE_SIGNAL_USD: "-5",
       SMARTMONEY_POLYGON_RPC_URL: "polygon-node:8545",
+      SMARTMONEY_REPLICA_URL: "gcs://bucket/db",
     });
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -88,6 +90,7 @@ describe("loadConfig", () => {
       "SMARTMONEY_WHALE_SIGNAL_USD",
       "SMARTMONEY_POLYGON_RPC_URL",
       "SMARTMONEY_SECRET_KEY",
+      "SMARTMONEY_REPLICA_URL",
     ];
     expect(result.problems).toHaveLength(names.length);
     for (const [i, name] of names.entries()) expect(result.problems[i]).toContain(name);

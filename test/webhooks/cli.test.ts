@@ -8,8 +8,8 @@ import { systemClock } from "../../src/clock";
 import { loadConfig } from "../../src/config";
 import { migrate } from "../../src/db/migrate";
 import { openDb } from "../../src/db/open";
+import { loadInstallationKey } from "../../src/installation/key";
 import { createLog } from "../../src/log";
-import { loadOrCreateSecretKey } from "../../src/webhooks/secrets";
 import { verifySignature } from "../../src/webhooks/signer";
 import { answer, type Receiver, sequence, startReceiver, WALLET_A, WALLET_B } from "./world";
 
@@ -61,7 +61,7 @@ function fireSignal(wallet: string, tradeNo: number): number {
       clock: systemClock,
       log: createLog("silent"),
       fetch: globalThis.fetch,
-      secretKey: loadOrCreateSecretKey(db, {}),
+      secretKey: loadInstallationKey(handle, {}).key,
     });
     const w = handle.writer;
     w.prepare(

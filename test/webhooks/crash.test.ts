@@ -9,8 +9,8 @@ import { type App, createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { migrate } from "../../src/db/migrate";
 import { type Db, openDb } from "../../src/db/open";
+import { loadInstallationKey } from "../../src/installation/key";
 import { createLog } from "../../src/log";
-import { loadOrCreateSecretKey } from "../../src/webhooks/secrets";
 import { verifySignature } from "../../src/webhooks/signer";
 import { createTestApp } from "../helpers/app";
 import { FakeClock } from "../helpers/clock";
@@ -60,7 +60,7 @@ function open(env: NodeJS.ProcessEnv, nowMs: number): Session {
     clock,
     log: createLog("warn", new Writable({ write: (_chunk, _encoding, done) => done() })),
     fetch: globalThis.fetch,
-    secretKey: loadOrCreateSecretKey(loaded.config.dbPath, env),
+    secretKey: loadInstallationKey(db, env).key,
   });
   return { app, db, clock };
 }

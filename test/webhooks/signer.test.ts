@@ -1,16 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import {
-  decryptSecret,
-  encryptSecret,
-  loadOrCreateSecretKey,
-  parseSecretKey,
-  SECRET_KEY_ENV,
-  secretKeyPath,
-} from "../../src/webhooks/secrets";
+import { describe, expect, it } from "vitest";
+import { decryptSecret, encryptSecret } from "../../src/webhooks/secrets";
 import {
   newSecret,
   SIGNATURE_TOLERANCE_MS,
@@ -112,8 +102,6 @@ describe("newSecret", () => {
 });
 
 describe("secrets at rest", () => {
-  const dir = mkdtempSync(join(tmpdir(), "smartmoney-secrets-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const key = randomBytes(32);
 
   it("round-trips, with a fresh IV each time and no plaintext in the stored value", () => {
@@ -136,58 +124,5 @@ describe("secrets at rest", () => {
     parts[3] = ct.toString("base64url");
     expect(() => decryptSecret(key, parts.join("."))).toThrow(/installation key/);
     expect(() => decryptSecret(key, "whsec_plaintext")).toThrow(/v1 encrypted format/);
-  });
-
-  it("creates <db>.key once with mode 0600 and reuses it", () => {
-    const dbPath = join(dir, "nested", "smartmoney.db");
-    const first = loadOrCreateSecretKey(dbPath, {});
-    const path = secretKeyPath(dbPath);
-    expect(path).toBe(`${dbPath}.key`);
-    expect(statSync(path).mode & 0o777).toBe(0o600);
-    expect(readFileSync(path, "utf8").trim()).toBe(first.toString("hex"));
-    const second = loadOrCreateSecretKey(dbPath, {});
-    expect(second.equals(first)).toBe(true);
-    const stored = encryptSecret(first, "whsec_abc");
-    expect(decryptSecret(second, stored)).toBe("whsec_abc");
-  });
-
-  it("prefers SMARTMONEY_SECRET_KEY (hex or base64) and then writes no file", () => {
-    expect(SECRET_KEY_ENV).toBe("SMARTMONEY_SECRET_KEY");
-    const raw = randomBytes(32);
-    const dbPath = join(dir, "env.db");
-    const fromHex = loadOrCreateSecretKey(dbPath, { [SECRET_KEY_ENV]: raw.toString("hex") });
-    const fromB64 = loadOrCreateSecretKey(dbPath, { [SECRET_KEY_ENV]: raw.toString("base64") });
-    const fromB64url = loadOrCreateSecretKey(dbPath, {
-      [SECRET_KEY_ENV]: raw.toString("base64url"),
-    });
-    expect(fromHex.equals(raw)).toBe(true);
-    expect(fromB64.equals(raw)).toBe(true);
-    expect(fromB64url.equals(raw)).toBe(true);
-    expect(() => statSync(secretKeyPath(dbPath))).toThrow();
-  });
-
-  it("refuses a key of the wrong length, naming the variable", () => {
-    for (const bad of [
-      "abc",
-      randomBytes(16).toString("hex"),
-      randomBytes(31).toString("base64"),
-    ]) {
-      expect(parseSecretKey(bad)).toMatchObject({ ok: false });
-      expect(() => loadOrCreateSecretKey(join(dir, "x.db"), { [SECRET_KEY_ENV]: bad })).toThrow(
-        /SMARTMONEY_SECRET_KEY must be 32 bytes/,
-      );
-    }
-  });
-
-  it("refuses a damaged key file instead of silently making a new key", () => {
-    const dbPath = join(dir, "damaged.db");
-    writeFileSync(secretKeyPath(dbPath), "not a key\n", { mode: 0o600 });
-    expect(() => loadOrCreateSecretKey(dbPath, {})).toThrow(/malformed/);
-  });
-
-  it("gives an in-memory database a throwaway key and writes nothing", () => {
-    const key = loadOrCreateSecretKey(":memory:", {});
-    expect(key).toHaveLength(32);
-    expect(() => statSync(":memory:.key")).toThrow();
   });
 });
