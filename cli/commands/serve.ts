@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
 import { seedWorld } from "../../src/fixtures/seed-world";
+import { answerClientErrors } from "../../src/http/client-error";
 import { ingestJob } from "../../src/ingest/polymarket/job";
 import { drainJob } from "../../src/jobs/drain";
 import { refreshJob } from "../../src/jobs/refresh";
@@ -56,6 +57,7 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   const demoKeys = options.demo ? demoSetup(app) : [];
 
   const server = serve({ fetch: app.http.fetch, hostname: config.host, port: config.port });
+  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);

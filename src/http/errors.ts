@@ -1,4 +1,4 @@
-/** The closed list of error codes (SPEC §7) and the HTTP status each maps to. */
+/** The closed list of error codes (docs/api.md, Errors) and the HTTP status each maps to. */
 export const ERROR_STATUS = {
   bad_request: 400,
   unauthorized: 401,
@@ -9,7 +9,8 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
-export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413;
+/** Beyond each code's own status: 413 (body too large) and 431 (headers too large) are bad_request. */
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413 | 431;
 
 /** An error a client caused or must be told about; anything else thrown becomes internal_error. */
 export class ApiError extends Error {

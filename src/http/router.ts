@@ -10,6 +10,7 @@ import { authenticate, setRateHeaders } from "./middleware/auth";
 import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
+import { TAGS } from "./openapi";
 import { analyzeRoutes } from "./routes/analyze";
 import { clusterRoutes } from "./routes/clusters";
 import { connectionRoutes } from "./routes/connections";
@@ -79,6 +80,7 @@ export function createRouter(app: App): Hono<HttpEnv> {
             },
           },
         ],
+        tags: TAGS,
         components: {
           securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
         },

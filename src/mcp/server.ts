@@ -118,6 +118,9 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
   }
   const { listing } = deps.table;
   server.server.setRequestHandler(ListToolsRequestSchema, () => listing);
+  // The SDK advertises tools.listChanged once a tool is registered; the tool list is fixed and a
+  // stateless server has no stream to announce a change on, so it never will.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }
 

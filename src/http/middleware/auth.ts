@@ -15,15 +15,21 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export function authenticate(accounts: Accounts, kind: KeyKind) {
   return createMiddleware<HttpEnv>(async (c, next) => {
     const header = c.req.header("authorization");
-    if (!header) {
-      throw new ApiError("unauthorized", "missing Authorization header: send 'Bearer <API_KEY>'");
-    }
+    const expected =
+      kind === "api" ? "'Bearer svc_api_…' (an API key)" : "'Bearer svc_mcp_…' (an MCP key)";
+    if (!header)
+      throw new ApiError("unauthorized", `missing Authorization header: send ${expected}`);
     const key = BEARER.exec(header)?.[1];
     if (!key) {
-      throw new ApiError("unauthorized", "malformed Authorization header: send 'Bearer <API_KEY>'");
+      throw new ApiError("unauthorized", `malformed Authorization header: send ${expected}`);
     }
     const caller = accounts.authenticate(key);
-    if (!caller) throw new ApiError("unauthorized", "invalid or revoked API key");
+    if (!caller) {
+      throw new ApiError(
+        "unauthorized",
+        `invalid or revoked ${kind === "api" ? "API" : "MCP"} key`,
+      );
+    }
     if (caller.kind !== kind) {
       throw new ApiError(
         "unauthorized",

@@ -84,12 +84,15 @@ const CategoryQuery = v.object({
   cursor: cursorParam,
 });
 
-/** An unknown category is a leaderboard that does not exist (404), whatever the query says. */
+/**
+ * An unknown category is a leaderboard that does not exist (404), whatever the query says. The
+ * message does not repeat the path segment: it is the caller's text, of any length.
+ */
 const knownCategory = createMiddleware<HttpEnv>(async (c, next) => {
   const cat = c.req.param("cat") ?? "";
   if (!(LEADERBOARD_CATEGORIES as readonly string[]).includes(cat)) {
     throw notFound(
-      `no leaderboard for category "${cat}": use one of ${LEADERBOARD_CATEGORIES.join(", ")}`,
+      `no leaderboard for that category: use one of ${LEADERBOARD_CATEGORIES.join(", ")}`,
     );
   }
   await next();
@@ -167,6 +170,14 @@ export function leaderboardRoutes(app: App) {
         tags: ["Leaderboards"],
         summary: "Wallets ranked within one category",
         description: `cat is one of ${LEADERBOARD_CATEGORIES.join(", ")} (another value is 404). total_volume, total_pnl, win_rate and total_bets are the wallet's figures in the category; z_score is its overall one. Category PnL comes from the on-chain ledger and is withheld (pnl_source none) for market makers and whales, who are not ranked by it. min_bets counts resolved bets in the category. ${DEPTH_NOTE}`,
+        parameters: [
+          {
+            in: "path",
+            name: "cat",
+            required: true,
+            schema: { type: "string", enum: [...LEADERBOARD_CATEGORIES] },
+          },
+        ],
         responses: {
           ...okResponse("A page of wallets", LeaderboardPageSchema),
           ...errorResponses(400, 401, 403, 404, 429),

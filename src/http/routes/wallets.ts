@@ -23,10 +23,8 @@ import {
 import { AddressParam, WalletTradesQuery } from "./trades";
 
 const SearchQuery = v.object({
-  // Defaulted then checked: a missing key would otherwise get valibot's own wording.
   q: v.pipe(
-    v.optional(v.string(), ""),
-    v.check((q) => q !== "", "q is required"),
+    v.string(),
     v.minLength(3, "q must be at least 3 characters"),
     v.maxLength(100, "q must be at most 100 characters"),
   ),

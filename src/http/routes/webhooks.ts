@@ -7,6 +7,7 @@ import type { Delivery, DeliveryPosition } from "../../webhooks/deliveries";
 import { DELIVERY_STATUSES } from "../../webhooks/deliveries";
 import { type Endpoint, MAX_CATEGORY_LENGTH, SCORE_TYPES } from "../../webhooks/endpoints";
 import { WEBHOOK_EVENTS } from "../../webhooks/payload";
+import { MAX_CALLBACK_URL_LENGTH } from "../../webhooks/ssrf";
 import type { HttpEnv } from "../env";
 import { ApiError, badRequest, notFound } from "../errors";
 import { access } from "../middleware/auth";
@@ -20,6 +21,13 @@ const CreateBody = v.object({
   callback_url: v.pipe(
     v.string("callback_url is required: an absolute https URL"),
     v.nonEmpty("callback_url is required: an absolute https URL"),
+    v.metadata({
+      format: "uri",
+      pattern: "^https://",
+      maxLength: MAX_CALLBACK_URL_LENGTH,
+      description:
+        "An absolute https URL without credentials, whose host is a public address or a fully qualified public name (not localhost, nor .local, .internal, .localdomain, .home.arpa or .lan).",
+    }),
   ),
   min_score: v.optional(
     v.nullable(
@@ -38,12 +46,13 @@ const CreateBody = v.object({
     v.nullable(
       v.pipe(
         v.string("category must be a string"),
-        v.trim(),
         v.nonEmpty("category must not be empty"),
         v.maxLength(
           MAX_CATEGORY_LENGTH,
           `category must be at most ${MAX_CATEGORY_LENGTH} characters`,
         ),
+        // Stored as given: a value with surrounding whitespace could never match a market.
+        v.regex(/^\S(?:[\s\S]*\S)?$/, "category must not start or end with whitespace"),
       ),
     ),
   ),
