@@ -7,6 +7,7 @@ import { Document, Spectral } from "@stoplight/spectral-core";
 import { Json } from "@stoplight/spectral-parsers";
 import { oas } from "@stoplight/spectral-rulesets";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TIERS, type Tier } from "../../src/auth/tiers";
 import { answerClientErrors } from "../../src/http/client-error";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { httpClient } from "../mcp/world";
@@ -110,6 +111,28 @@ describe("what the document says of parameters is what the server enforces", () 
       expect(Object.keys(op.responses), `${method} ${path}`).toContain("500");
       for (const tag of op.tags ?? []) expect(declared.has(tag), tag).toBe(true);
     }
+  });
+});
+
+describe("every operation's minimum tier, from its x-min-tier", () => {
+  it("is enforced: 403 one tier below, admitted at the tier", async () => {
+    const ops = operations();
+    for (const { path, method, op } of ops) {
+      const tier = (op as { "x-min-tier"?: Tier })["x-min-tier"];
+      expect(tier, `${method} ${path}`).toBeDefined();
+      const url = path.replace(/\{\w+\}/g, "x");
+      const init = { method: method.toUpperCase() };
+      const below = TIERS[TIERS.indexOf(tier!) - 1];
+      if (below) {
+        const res = await t.get(url, t.key(below), init);
+        expect(res.status, `${method} ${path} on ${below}`).toBe(403);
+        expect(await res.text()).toContain(`needs the ${tier} tier`);
+      }
+      const res = await t.get(url, t.key(tier!), init);
+      expect([401, 403], `${method} ${path} on ${tier}`).not.toContain(res.status);
+    }
+    const tiers = ops.map(({ op }) => (op as { "x-min-tier"?: Tier })["x-min-tier"]);
+    for (const tier of TIERS) expect(tiers).toContain(tier);
   });
 });
 

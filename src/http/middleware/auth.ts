@@ -50,12 +50,15 @@ export function setRateHeaders(headers: (name: string, value: string) => void, d
   if (d.retryAfter !== undefined) headers("Retry-After", String(d.retryAfter));
 }
 
+/** Marks access() middleware with its tier, so the route table can be read for it. */
+export const MIN_TIER = Symbol("minTier");
+
 /**
  * The tier gate and the rate limit, in that order: a 403 is not counted, a 429 is not counted,
  * everything that passes both is counted whatever it answers (DECISIONS §4).
  */
 export function access(limiter: RateLimiter, minTier: Tier) {
-  return createMiddleware<HttpEnv>(async (c, next) => {
+  const middleware = createMiddleware<HttpEnv>(async (c, next) => {
     c.set("minTier", minTier);
     const caller = c.get("caller");
     if (!caller) throw new Error("access() mounted without authenticate()");
@@ -79,4 +82,11 @@ export function access(limiter: RateLimiter, minTier: Tier) {
     }
     await next();
   });
+  // Read back by the OpenAPI document, which publishes each operation's tier as x-min-tier.
+  return Object.assign(middleware, { [MIN_TIER]: minTier });
+}
+
+/** The minimum tier of a route's handler chain entry, if it is access(). */
+export function minTierOf(handler: unknown): Tier | undefined {
+  return (handler as { [MIN_TIER]?: Tier } | undefined)?.[MIN_TIER];
 }
