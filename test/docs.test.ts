@@ -1,9 +1,19 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { staleDocs } from "../build/docs";
 import { SETTINGS } from "../src/config";
 
-const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.url), "utf8");
+const ROOT = new URL("..", import.meta.url).pathname;
+const read = (file: string) => readFileSync(join(ROOT, file), "utf8");
+
+function* filesUnder(dir: string): Generator<string> {
+  for (const name of readdirSync(join(ROOT, dir))) {
+    const path = join(dir, name);
+    if (statSync(join(ROOT, path)).isDirectory()) yield* filesUnder(path);
+    else if (/\.(ts|md|sql|sh)$/.test(name)) yield path;
+  }
+}
 
 describe("the documentation", () => {
   it("has current generated references (else run npm run docs)", async () => {
@@ -14,6 +24,17 @@ describe("the documentation", () => {
     const text = read("docs/configuration.md");
     const missing = SETTINGS.filter((s) => !text.includes(s.env)).map((s) => s.env);
     expect(missing).toEqual([]);
+  });
+
+  it("cites no document outside the repository", () => {
+    // Built from parts, so this file does not match itself.
+    const names = ["SPEC", "DECISIONS", "METHODOLOGY", "STYLE"].join("|");
+    const cite = new RegExp(`\\b(${names})(\\.md\\b|\\s*§)`);
+    const roots = ["src", "cli", "test", "bench", "build", "sql", "scripts", "docs"];
+    const citing = [...roots.flatMap((root) => [...filesUnder(root)]), "README.md"].filter((file) =>
+      cite.test(read(file)),
+    );
+    expect(citing).toEqual([]);
   });
 
   it("keeps the README short, with the quick start and working links", () => {

@@ -1,6 +1,6 @@
 /**
  * The vocabulary every analytics function shares: a fill (one side of one trade) and the
- * thresholds METHODOLOGY.md fixes. Callers map database rows into these shapes; nothing here
+ * thresholds docs/methodology.md fixes. Callers map database rows into these shapes; nothing here
  * reads a database or a clock.
  */
 

@@ -3,7 +3,7 @@ import { AddressSchema, isoDateTime, nullableNumber, PageOf, TradeSchema } from 
 import { ClusterMembershipSchema } from "./schemas-funding";
 
 /**
- * Response schemas of the wallet, wallet-signal and leaderboard endpoints (SPEC §2). Strict
+ * Response schemas of the wallet, wallet-signal and leaderboard endpoints. Strict
  * objects: the OpenAPI document says no other field is served, and the tests hold us to it.
  */
 const int = v.pipe(v.number(), v.integer());

@@ -124,7 +124,7 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
   return server;
 }
 
-/** SPEC §1: the MCP server comes with the terminal tier and above. */
+/** The MCP server comes with the terminal tier and above (docs/mcp.md). */
 export const MCP_TIER: Tier = "terminal";
 
 /** The refusals both transports word the same way (and as REST words its own). */

@@ -10,7 +10,7 @@ import {
 } from "./wallet-stats";
 
 /**
- * The leaderboards (SPEC §4): each walks one index in its serving order, ties broken by address,
+ * The leaderboards: each walks one index in its serving order, ties broken by address,
  * and stops at the page size. Rows whose sort value is unknown (a win rate or z-score before any
  * resolved bet) are not ranked by it.
  */

@@ -4,12 +4,12 @@ import { divergence, type MarketPosition, smartMoneyProbability } from "../analy
 import type { Db } from "../db/open";
 
 /**
- * Market read models as the API serves them (SPEC §2): signal, sentiment, detail, flow, movers,
+ * Market read models as the API serves them: signal, sentiment, detail, flow, movers,
  * trending and moving rankings, and the live MarketAnalysis. Every query is index-backed and
  * bounded; only flow reads raw trades, and only one market's within a window of at most a day.
  */
 
-/** MarketAnalysis is recomputed at most this often per market (SPEC §4: about 30 seconds). */
+/** MarketAnalysis is recomputed at most this often per market (about 30 seconds). */
 export const ANALYSIS_TTL_MS = 30_000;
 /** Hourly points of MarketDetail.price_history: the market's last 30 days of trading hours. */
 export const PRICE_HISTORY_POINTS = 720;
@@ -18,7 +18,7 @@ export const TOP_POSITIONS = 10;
 /** Positions MarketAnalysis weighs: the largest holders of each side by BUY USD (index order). */
 export const ANALYSIS_POSITIONS_PER_SIDE = 100;
 export const ANALYSIS_FLOW_MINUTES = 1440;
-/** Markets need this many trades in the window to be ranked by price change (SPEC §8). */
+/** Markets need this many trades in the window to be ranked by price change. */
 export const MOVING_MIN_TRADES = 3;
 /** Ranked lists kept per (generation, hour); each distinct filter is one entry. */
 const MAX_CACHED_LISTS = 256;
@@ -338,7 +338,7 @@ function holderOf(p: PositionRow): Holder {
     volume: p.volume,
     trade_count: p.trade_count,
     // Per-market ledger PnL is shown only where the ledger is the wallet's trusted figure
-    // (METHODOLOGY, pnl_source): for market makers and whales it misses splits and merges.
+    // (docs/methodology.md, pnl_source): for market makers and whales it misses splits and merges.
     pnl: p.pnl_source === "ledger" ? p.pnl : null,
     wallet_type: p.wallet_type,
     platform_name: p.platform_name,
@@ -349,7 +349,7 @@ function holderOf(p: PositionRow): Holder {
 /**
  * A position for the smart-money share: the side's shares held now at the side's entry price,
  * i.e. the cost of what the wallet still holds. wallet_bets keeps no per-outcome net USD, and
- * the held cost is what METHODOLOGY's "net position at cost, only when positive" measures: a
+ * the held cost is what docs/methodology.md's "net position at cost, only when positive" measures: a
  * wallet that sold out counts nothing, one that trimmed counts what is left.
  */
 function positionOf(p: PositionRow): MarketPosition {

@@ -1,7 +1,7 @@
 import type { Db, Statement } from "../db/open";
 import { badRequest } from "../http/errors";
 
-/** A fill as the API serves it (DECISIONS §5). */
+/** A fill as the API serves it. */
 export interface Trade {
   id: number;
   tx_hash: string;
@@ -46,7 +46,7 @@ export interface TradeQueryInput {
 }
 
 /**
- * The two rules of SPEC §4 for /v1/trades, shared by REST and MCP so both word them alike: a
+ * The two rules for /v1/trades (docs/api.md, Parameters), shared by REST and MCP so both word them alike: a
  * time window needs both bounds and spans at most 90 days, and an unfiltered query is refused.
  */
 export function tradeFilterOf(q: TradeQueryInput): TradeFilter {

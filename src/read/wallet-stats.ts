@@ -4,7 +4,7 @@ import type { Db } from "../db/open";
 
 /**
  * WalletStats as the API serves it from a wallet_stats row, and the routing of its PnL as-of
- * (METHODOLOGY §PnL): shared by the wallet endpoints and the leaderboards.
+ * (docs/methodology.md, Profit and loss): shared by the wallet endpoints and the leaderboards.
  */
 export interface WalletStats {
   total_bets: number;

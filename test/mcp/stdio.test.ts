@@ -92,7 +92,7 @@ describe("smartmoney mcp (stdio)", () => {
       expect(invalid.isError).toBe(true);
       expect(textOf(invalid)).toContain("query must be at least 3 characters");
 
-      // A key revoked while the client is connected stops working within the 1 s DECISIONS §4
+      // A key revoked while the client is connected stops working within the 1 s docs/api.md
       // allows a running server (keys are looked up again at most every KEY_CACHE_MS).
       expect(t.app.accounts.revokeKey(key).ok).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -10,7 +10,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * Resolves the bearer key to a caller. A key of the other kind (an MCP key on /v1, an API key on
- * /mcp) is refused like an unknown key, as DECISIONS §4 says.
+ * /mcp) is refused like an unknown key (docs/api.md, Basics).
  */
 export function authenticate(accounts: Accounts, kind: KeyKind) {
   return createMiddleware<HttpEnv>(async (c, next) => {
@@ -55,7 +55,7 @@ export const MIN_TIER = Symbol("minTier");
 
 /**
  * The tier gate and the rate limit, in that order: a 403 is not counted, a 429 is not counted,
- * everything that passes both is counted whatever it answers (DECISIONS §4).
+ * everything that passes both is counted whatever it answers (docs/api.md, Rate limits).
  */
 export function access(limiter: RateLimiter, minTier: Tier) {
   const middleware = createMiddleware<HttpEnv>(async (c, next) => {

@@ -36,7 +36,7 @@ export function investigationRoutes(app: App) {
         tags: ["Investigations"],
         summary: "Open investigations",
         description:
-          "Wallets and sybil clusters whose wins in a category beat their entry prices (METHODOLOGY: investigations). Ordered by p-value ascending, then newest first; keyset-paginated.",
+          "Wallets and sybil clusters whose wins in a category beat their entry prices. Ordered by p-value ascending, then newest first; keyset-paginated.",
         responses: {
           ...okResponse("A page of investigations", PageOf(InvestigationSummarySchema)),
           ...errorResponses(400, 401, 403, 429),

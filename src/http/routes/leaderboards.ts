@@ -19,7 +19,7 @@ import type { Page } from "../page";
 import { cursorParam, decimal, integer, invalidParams, oneOf } from "../params";
 import { LeaderboardPageSchema } from "../schemas-wallets";
 
-/** SPEC §8: leaderboards page to depth 500 for every tier that may call them. */
+/** Leaderboards page to a depth of 500 rows for every tier that may call them (docs/api.md, Pages). */
 export const LEADERBOARD_DEPTH = 500;
 const MAX_COUNT = 1_000_000;
 

@@ -158,7 +158,7 @@ export function marketRoutes(app: App) {
         describeRoute({
           tags: ["Markets"],
           summary: "Whale sentiment and whale-implied probability",
-          // SPEC §4 lists no 404 here; an unknown slug answers 404 all the same, like
+          // An unknown slug answers 404, like
           // /markets/{slug}, rather than a 200 of nulls that would look like a quiet market.
           description:
             "30-day window, whale and insider wallets only, each weighted by its Bayesian win rate. implied_probability is null until the market has traded. An unknown slug is 404.",

@@ -12,7 +12,7 @@ import { WalletEdgePageSchema, WalletSignalSchema } from "../schemas-wallets";
 import { depthCappedPage } from "./leaderboards";
 import { AddressParam } from "./trades";
 
-/** SPEC §8: the screener's offset depth. */
+/** The screener's page depth in rows (docs/api.md, Pages). */
 export const SCREEN_DEPTH = 1_000;
 
 const ScreenQuery = v.object({

@@ -95,7 +95,7 @@ const DeliveriesQuery = v.object({
   cursor: cursorParam,
 });
 
-// Response schemas (DECISIONS §5).
+// Response schemas.
 const EndpointSchema = v.object({
   id: v.string(),
   callback_url: v.string(),
@@ -160,7 +160,7 @@ function deliveryJson(d: Delivery) {
 }
 
 /**
- * SPEC §4: the body must be declared JSON (anything else would validate as an empty object) and
+ * The body must be declared JSON (anything else would validate as an empty object) and
  * be a JSON object. The validator then reads the parsed body from hono's cache.
  */
 const requireJsonObject = createMiddleware<HttpEnv>(async (c, next) => {
@@ -190,7 +190,7 @@ const created = (description: string, schema: v.GenericSchema) => ({
 });
 
 /**
- * Webhook management (SPEC §4, DECISIONS §5): on every tier, every call counted. An endpoint of
+ * Webhook management (docs/webhooks.md, Managing endpoints): on every tier, every call counted. An endpoint of
  * another account answers exactly like one that does not exist.
  */
 export function webhookRoutes(app: App) {

@@ -96,7 +96,7 @@ export function mapDataTrade(raw: unknown): Result<DataTrade> {
       side: t.side,
       price: t.price,
       size: t.size,
-      // Notional at the fill price, as for every other source (METHODOLOGY.md: usd = price ×
+      // Notional at the fill price, as for every other source (docs/methodology.md: usd = price ×
       // size); /activity's usdcSize is not used, so both feeds value a fill alike.
       usd_value: t.price * t.size,
       ts: t.timestamp,
