@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { App } from "../app";
+import { WHALE_VOLUME_TEXT } from "../domain";
 import { INVESTIGATION_TYPES, type InvestigationKey } from "../funding/investigation-queries";
 import type { CursorValue } from "../http/cursor";
 import { notFound } from "../http/errors";
@@ -29,7 +30,7 @@ const LeaderboardInput = z
     kind: oneOf(
       "kind",
       ["whales", "pnl", "category"],
-      "whales: wallets over 50,000 USD of volume; pnl: wallets by profit; category: wallets ranked within one market category.",
+      `whales: wallets over ${WHALE_VOLUME_TEXT} of volume; pnl: wallets by profit; category: wallets ranked within one market category.`,
     ),
     category: oneOf(
       "category",
@@ -166,7 +167,7 @@ export function listTools(app: App): McpTool[] {
     defineTool({
       name: "get_leaderboard",
       title: "Wallet leaderboards",
-      description: `Ranked wallets. kind whales: wallets over 50,000 USD of volume, by volume, winRate, zScore or totalBets. kind pnl: by profit (the figure routed per wallet class; see pnl_source). kind category: within one market category, by win_rate, counter_consensus_wins, pnl or volume. Paginated to a depth of ${LEADERBOARD_DEPTH} rows. Same answers as GET /v1/leaderboards/whales, /pnl and /category/{cat}.`,
+      description: `Ranked wallets. kind whales: wallets over ${WHALE_VOLUME_TEXT} of volume, by volume, winRate, zScore or totalBets. kind pnl: by profit (the figure routed per wallet class; see pnl_source). kind category: within one market category, by win_rate, counter_consensus_wins, pnl or volume. Paginated to a depth of ${LEADERBOARD_DEPTH} rows. Same answers as GET /v1/leaderboards/whales, /pnl and /category/{cat}.`,
       rest: "GET /v1/leaderboards/{whales,pnl,category/{cat}}",
       minTier: "terminal",
       input: LeaderboardInput,

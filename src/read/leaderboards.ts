@@ -1,6 +1,7 @@
 import { WHALE_VOLUME_USD } from "../analytics/fill";
 import type { PnlSource } from "../analytics/pnl-source";
 import type { Db, Statement } from "../db/open";
+import { CATEGORIES } from "../domain";
 import { createEdgeScreen } from "./edge-screen";
 import {
   CATEGORY_PNL_TRUSTED_SQL,
@@ -14,14 +15,7 @@ import {
  * and stops at the page size. Rows whose sort value is unknown (a win rate or z-score before any
  * resolved bet) are not ranked by it.
  */
-export const LEADERBOARD_CATEGORIES = [
-  "politics",
-  "crypto",
-  "sports",
-  "culture",
-  "economics",
-  "breaking-news",
-] as const;
+export const LEADERBOARD_CATEGORIES = CATEGORIES;
 export type LeaderboardCategory = (typeof LEADERBOARD_CATEGORIES)[number];
 export const WHALE_SORTS = ["volume", "winRate", "zScore", "totalBets"] as const;
 export type WhaleSort = (typeof WHALE_SORTS)[number];
@@ -202,7 +196,7 @@ export function createLeaderboardQueries(db: Db) {
     /** The edge screener's ranking of (wallet, category) rows. */
     edges: createEdgeScreen(db).page,
 
-    /** Wallets with more than 50,000 USD total volume. */
+    /** Wallets with more than WHALE_VOLUME_USD of total volume. */
     whales(
       q: { sort: WhaleSort; minVolume?: number; minResolvedBets?: number },
       limit: number,

@@ -2,6 +2,7 @@ import { type Fill, HOUR_MS, type Outcome, roundTo, WHALE_VOLUME_USD } from "../
 import { marketFlow } from "../analytics/flow";
 import { divergence, type MarketPosition, smartMoneyProbability } from "../analytics/sentiment";
 import type { Db } from "../db/open";
+import { isoOrNull as iso } from "../domain";
 
 /**
  * Market read models as the API serves them: signal, sentiment, detail, flow, movers,
@@ -232,8 +233,6 @@ export function windowHours(now: number, periodHours: number): { from: number; t
   const current = Math.floor(now / HOUR_MS);
   return { from: current - periodHours, to: current };
 }
-
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 interface StatsRow {
   volume: number;
@@ -675,7 +674,7 @@ export function createMarketQueries(db: Db) {
       };
     },
 
-    /** Fills of [now − minutes, now], optionally only by wallets over 50,000 USD of volume. */
+    /** Fills of [now − minutes, now], optionally only by wallets over WHALE_VOLUME_USD of volume. */
     flow(
       slug: string,
       options: { minutes: number; whalesOnly: boolean; now: number },

@@ -1,4 +1,5 @@
 import type { Db, Statement } from "../db/open";
+import type { Outcome, TradeSide } from "../domain";
 import { badRequest } from "../http/errors";
 
 /** A fill as the API serves it. */
@@ -9,8 +10,8 @@ export interface Trade {
   wallet: string;
   market_slug: string;
   condition_id: string;
-  outcome: "YES" | "NO";
-  side: "BUY" | "SELL";
+  outcome: Outcome;
+  side: TradeSide;
   price: number;
   size: number;
   usd_value: number;
@@ -24,7 +25,7 @@ interface TradeRow extends Omit<Trade, "trade_timestamp"> {
 export interface TradeFilter {
   wallet?: string;
   conditionId?: string;
-  side?: "BUY" | "SELL";
+  side?: TradeSide;
   minUsd?: number;
   /** Inclusive epoch-ms bounds. */
   from?: number;
@@ -38,7 +39,7 @@ export const MAX_TRADE_WINDOW_DAYS = 90;
 export interface TradeQueryInput {
   wallet?: string;
   market?: string;
-  side?: "BUY" | "SELL";
+  side?: TradeSide;
   min_bet?: number;
   /** Epoch ms. */
   start?: number;

@@ -1,6 +1,7 @@
 import { WHALE_VOLUME_USD } from "../analytics/fill";
 import type { PnlSource } from "../analytics/pnl-source";
 import type { Db } from "../db/open";
+import { isoOrNull as iso } from "../domain";
 
 /**
  * WalletStats as the API serves it from a wallet_stats row, and the routing of its PnL as-of
@@ -32,9 +33,6 @@ export interface StatsRow {
   pnl_as_of: number | null;
   markets_traded: number;
 }
-
-export const iso = (ms: number | null): string | null =>
-  ms === null ? null : new Date(ms).toISOString();
 
 /**
  * The freshness of a served PnL figure. A platform figure carries its own date. A ledger figure is

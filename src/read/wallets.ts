@@ -1,6 +1,7 @@
 import { fallbackScore, type ScoreBreakdown } from "../analytics/score";
 import { TIMING_BUCKETS } from "../analytics/timing";
 import type { Db } from "../db/open";
+import type { TradeSide } from "../domain";
 import { createCorrelatedQueries } from "./correlated";
 import type { Trade, TradeQueries } from "./trades";
 import { createWalletFallback } from "./wallet-fallback";
@@ -35,7 +36,7 @@ export interface WalletAlert {
   type: "whale" | "insider";
   score: number;
   bet_value: number;
-  side: "BUY" | "SELL";
+  side: TradeSide;
   outcome: string;
   price: number;
   explanation: string;
@@ -198,7 +199,7 @@ interface AlertRow {
   type: "whale" | "insider";
   score: number;
   bet_value: number;
-  side: "BUY" | "SELL";
+  side: TradeSide;
   outcome: string;
   price: number;
   explanation: string;

@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { WHALE_VOLUME_TEXT } from "../../domain";
 import {
   CATEGORY_SORTS,
   LEADERBOARD_CATEGORIES,
@@ -108,7 +109,7 @@ export function leaderboardRoutes(app: App) {
       "/leaderboards/whales",
       describeRoute({
         tags: ["Leaderboards"],
-        summary: "Whales: wallets with more than 50,000 USD total volume",
+        summary: `Whales: wallets with more than ${WHALE_VOLUME_TEXT} total volume`,
         description: `Ranked by the sort, largest first, ties by address. Wallets without a win rate (or z-score) yet are not ranked by it. min_volume and min_resolved_bets narrow the list. ${DEPTH_NOTE}`,
         responses: {
           ...okResponse("A page of whales", LeaderboardPageSchema),

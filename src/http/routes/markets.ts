@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { WHALE_VOLUME_TEXT } from "../../domain";
 import type { MarketRank, Ranked, RankKey } from "../../read/markets";
 import { pageAfter } from "../../read/markets";
 import type { Cursors } from "../cursor";
@@ -99,7 +100,7 @@ export function marketRoutes(app: App) {
         describeRoute({
           tags: ["Markets"],
           summary: "Markets ranked by whale volume",
-          description: `Markets that traded in the window, by whale volume (wallets over 50,000 USD), then all volume, then slug. ${WINDOW_NOTE} price_change is the YES price at the window's last trade minus the price in force when it opened.`,
+          description: `Markets that traded in the window, by whale volume (wallets over ${WHALE_VOLUME_TEXT}), then all volume, then slug. ${WINDOW_NOTE} price_change is the YES price at the window's last trade minus the price in force when it opened.`,
           responses: {
             ...okResponse("A page of ranked markets", MarketRankPageSchema),
             ...errorResponses(400, 401, 403, 429),
@@ -181,8 +182,7 @@ export function marketRoutes(app: App) {
         describeRoute({
           tags: ["Markets"],
           summary: "Time-bucketed money flow",
-          description:
-            "The fills of [now − minutes, now] in 12 equal buckets (empty ones kept). whales_only (default true) keeps wallets with more than 50,000 USD of total volume. An unknown slug is 404.",
+          description: `The fills of [now − minutes, now] in 12 equal buckets (empty ones kept). whales_only (default true) keeps wallets with more than ${WHALE_VOLUME_TEXT} of total volume. An unknown slug is 404.`,
           responses: {
             ...okResponse("The flow", MarketFlowSchema),
             ...errorResponses(400, 401, 403, 404, 429),

@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { describeRoute, resolver, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { isoOrNull as iso } from "../../domain";
 import type { Delivery, DeliveryPosition } from "../../webhooks/deliveries";
 import { DELIVERY_STATUSES } from "../../webhooks/deliveries";
 import { type Endpoint, MAX_CATEGORY_LENGTH, SCORE_TYPES } from "../../webhooks/endpoints";
@@ -128,8 +129,6 @@ const TestResultSchema = v.object({
   duration_ms: v.number(),
   response_excerpt: v.nullable(v.string()),
 });
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The endpoint as the API shows it; the secret only in the creation answer. */
 function endpointJson(endpoint: Endpoint, secret: string | null) {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import * as v from "valibot";
+import type { TradeSide } from "../../domain";
 import type { Result } from "../../result";
 import type { Outcome, WalletFacts } from "../ingest";
 import {
@@ -46,7 +47,7 @@ export interface DataTrade {
   /** The outcome token id. */
   asset: string;
   outcome: Outcome;
-  side: "BUY" | "SELL";
+  side: TradeSide;
   price: number;
   size: number;
   usd_value: number;
