@@ -26,6 +26,9 @@ export const CATEGORIES = [
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 
+/** A wallet address as callers may write it: 0x and 40 hex digits, either case. */
+export const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
 export const OUTCOMES = ["YES", "NO"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 

@@ -1,4 +1,8 @@
-/** The closed list of error codes (docs/api.md, Errors) and the HTTP status each maps to. */
+/**
+ * The errors the core raises for a caller to see, and the closed list of codes (docs/api.md,
+ * Errors) with the HTTP status each maps to: REST answers them as the envelope, MCP as tool
+ * errors, so the rules live here and not in either adapter.
+ */
 export const ERROR_STATUS = {
   bad_request: 400,
   unauthorized: 401,

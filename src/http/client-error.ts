@@ -1,6 +1,6 @@
 import type { EventEmitter } from "node:events";
 import type { Duplex } from "node:stream";
-import { envelope } from "./errors";
+import { envelope } from "../errors";
 import { nextRequestId } from "./middleware/request-id";
 
 /**

@@ -1,6 +1,6 @@
 import { type DescribeRouteOptions, resolver } from "hono-openapi";
 import * as v from "valibot";
-import { ERROR_STATUS, type ErrorCode } from "./errors";
+import { ERROR_STATUS, type ErrorCode } from "../errors";
 
 export const ErrorEnvelopeSchema = v.object({
   error: v.object({

@@ -1,5 +1,6 @@
 import * as v from "valibot";
-import { badRequest } from "./errors";
+import { ADDRESS } from "../domain";
+import { badRequest } from "../errors";
 
 /**
  * Query and path parameter schemas. Parameters arrive as text, so each parses its own text
@@ -70,8 +71,6 @@ export function oneOf<const T extends readonly [string, ...string[]]>(
     fallback as T[number],
   );
 }
-
-export const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /** A wallet address, lowercased. Required where it stands; wrap it in v.optional() otherwise. */
 export function address(name: string) {

@@ -1,15 +1,10 @@
 import * as z from "zod";
 import type { App } from "../app";
 import { WHALE_VOLUME_TEXT } from "../domain";
+import { notFound } from "../errors";
 import { INVESTIGATION_TYPES, type InvestigationKey } from "../funding/investigation-queries";
-import type { CursorValue } from "../http/cursor";
-import { notFound } from "../http/errors";
-import { toPage } from "../http/page";
-import { depthCappedPage, LEADERBOARD_DEPTH } from "../http/routes/leaderboards";
-import { SCREEN_DEPTH } from "../http/routes/wallet-signals";
-import { PageOf, TradeSchema } from "../http/schemas";
-import { InvestigationSchema, InvestigationSummarySchema } from "../http/schemas-funding";
-import { LeaderboardPageSchema, WalletEdgePageSchema } from "../http/schemas-wallets";
+import type { CursorValue } from "../paging/cursor";
+import { depthCappedPage, LEADERBOARD_DEPTH, SCREEN_DEPTH, toPage } from "../paging/pages";
 import type { EdgeKey } from "../read/edge-screen";
 import {
   CATEGORY_SORTS,
@@ -18,6 +13,9 @@ import {
   WHALE_SORTS,
 } from "../read/leaderboards";
 import { type TradeKey, tradeFilterOf } from "../read/trades";
+import { InvestigationSchema, InvestigationSummarySchema } from "../schemas/funding";
+import { PageOf, TradeSchema } from "../schemas/shared";
+import { LeaderboardPageSchema, WalletEdgePageSchema } from "../schemas/wallets";
 import { address, cursor, decimal, instant, integer, oneOf, text } from "./inputs";
 import { eitherOutput, outputOf } from "./outputs";
 import { defineTool, figure, type McpTool, morePages } from "./tool";

@@ -1,17 +1,16 @@
 import * as z from "zod";
 import type { App } from "../app";
 import { WHALE_VOLUME_TEXT } from "../domain";
-import { badRequest } from "../http/errors";
-import { toPage } from "../http/page";
-import { marketNotFound } from "../http/routes/markets";
+import { badRequest } from "../errors";
+import { toPage } from "../paging/pages";
+import { marketNotFound, pageAfter, type RankKey } from "../read/markets";
 import {
   MarketAnalysisSchema,
   MarketFlowSchema,
   MarketRankPageSchema,
   MarketSignalSchema,
   MoversSchema,
-} from "../http/schemas-markets";
-import { pageAfter, type RankKey } from "../read/markets";
+} from "../schemas/markets";
 import { cursor, integer, marketCategory, oneOf, periodHours, slug, text } from "./inputs";
 import { outputOf } from "./outputs";
 import { defineTool, figure, type McpTool, morePages, usd } from "./tool";

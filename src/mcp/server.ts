@@ -9,7 +9,7 @@ import * as z from "zod";
 import type { App } from "../app";
 import type { RateDecision } from "../auth/rate-limit";
 import type { Tier } from "../auth/tiers";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../errors";
 import type { Log } from "../log";
 import { listTools } from "./list-tools";
 import { marketTools } from "./market-tools";

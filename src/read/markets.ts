@@ -3,6 +3,7 @@ import { marketFlow } from "../analytics/flow";
 import { divergence, type MarketPosition, smartMoneyProbability } from "../analytics/sentiment";
 import type { Db } from "../db/open";
 import { isoOrNull as iso } from "../domain";
+import { notFound } from "../errors";
 
 /**
  * Market read models as the API serves them: signal, sentiment, detail, flow, movers,
@@ -713,3 +714,6 @@ export function createMarketQueries(db: Db) {
     },
   };
 }
+
+/** The one wording of an unknown market, for REST's 404 and MCP's tool error alike. */
+export const marketNotFound = (slug: string) => notFound(`no market with slug '${slug}'`);

@@ -1,6 +1,6 @@
 import type { Db, Statement } from "../db/open";
 import type { Outcome, TradeSide } from "../domain";
-import { badRequest } from "../http/errors";
+import { badRequest } from "../errors";
 
 /** A fill as the API serves it. */
 export interface Trade {

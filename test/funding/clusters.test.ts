@@ -6,7 +6,7 @@ import {
   ClusterDetailSchema,
   ClusterGraphSchema,
   SybilClustersSchema,
-} from "../../src/http/schemas-funding";
+} from "../../src/schemas/funding";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { addr, DAY, HOUR, rows, T0 } from "./rows";
 

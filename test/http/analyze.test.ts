@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MarketAnalysisSchema } from "../../src/http/schemas-markets";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshReadModels } from "../../src/refresh/refresh";
+import { MarketAnalysisSchema } from "../../src/schemas/markets";
 import { createTestApp, type TestApp } from "../helpers/app";
 
 const MIN = 60_000;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LeaderboardPageSchema } from "../../src/http/schemas-wallets";
 import { edgeScreenSql } from "../../src/read/edge-screen";
 import { leaderboardSql } from "../../src/read/leaderboards";
+import { LeaderboardPageSchema } from "../../src/schemas/wallets";
 import {
   A,
   allPages,

@@ -1,5 +1,7 @@
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { refreshReadModels } from "../../src/refresh/refresh";
 import {
   MarketDetailSchema,
   MarketFlowSchema,
@@ -7,9 +9,7 @@ import {
   MarketSentimentSchema,
   MarketSignalSchema,
   MoversSchema,
-} from "../../src/http/schemas-markets";
-import { createIngest, type NewTrade } from "../../src/ingest/ingest";
-import { refreshReadModels } from "../../src/refresh/refresh";
+} from "../../src/schemas/markets";
 import { createTestApp, type TestApp } from "../helpers/app";
 
 const MIN = 60_000;

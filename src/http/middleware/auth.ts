@@ -2,8 +2,8 @@ import { createMiddleware } from "hono/factory";
 import type { Accounts, KeyKind } from "../../auth/accounts";
 import type { RateDecision, RateLimiter } from "../../auth/rate-limit";
 import { type Tier, tierAllows } from "../../auth/tiers";
+import { ApiError } from "../../errors";
 import type { HttpEnv } from "../env";
-import { ApiError } from "../errors";
 import { setHeader } from "../headers";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { ApiError, envelope } from "../../errors";
 import type { Log } from "../../log";
 import type { HttpEnv } from "../env";
-import { ApiError, envelope } from "../errors";
 import { setHeader } from "../headers";
 
 /** The challenge every 401 carries (RFC 9110 §11.6.1; the scheme is RFC 6750's). */

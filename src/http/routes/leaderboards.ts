@@ -4,6 +4,8 @@ import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
 import { WHALE_VOLUME_TEXT } from "../../domain";
+import { notFound } from "../../errors";
+import { depthCappedPage, LEADERBOARD_DEPTH } from "../../paging/pages";
 import {
   CATEGORY_SORTS,
   LEADERBOARD_CATEGORIES,
@@ -11,57 +13,13 @@ import {
   type RankKey,
   WHALE_SORTS,
 } from "../../read/leaderboards";
-import type { Cursors, CursorValue } from "../cursor";
+import { LeaderboardPageSchema } from "../../schemas/wallets";
 import type { HttpEnv } from "../env";
-import { badRequest, notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
-import type { Page } from "../page";
 import { cursorParam, decimal, integer, invalidParams, oneOf } from "../params";
-import { LeaderboardPageSchema } from "../schemas-wallets";
 
-/** Leaderboards page to a depth of 500 rows for every tier that may call them (docs/api.md, Pages). */
-export const LEADERBOARD_DEPTH = 500;
 const MAX_COUNT = 1_000_000;
-
-/**
- * A keyset page of a list served only to a fixed depth. The cursor carries the last row's key and
- * how many rows came before it; the page that reaches the depth ends there with next_cursor null.
- */
-export function depthCappedPage<T, K extends CursorValue[]>(
-  cursors: Cursors,
-  endpoint: string,
-  cursor: string | undefined,
-  keyArity: number,
-  limit: number,
-  depth: number,
-  fetch: (limit: number, after: K | undefined) => { rows: T[]; keys: K[]; more: boolean },
-): Page<T> {
-  let after: K | undefined;
-  let served = 0;
-  if (cursor !== undefined) {
-    const values = cursors.decode(endpoint, cursor, keyArity + 1);
-    const count = values[keyArity];
-    // Only this server mints cursors, so this guards against our own mistakes, not forgeries.
-    if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count >= depth) {
-      throw badRequest(
-        "cursor is invalid: pass next_cursor from this endpoint's previous page unchanged",
-      );
-    }
-    served = count;
-    after = values.slice(0, keyArity) as K;
-  }
-  const { rows, keys, more } = fetch(Math.min(limit, depth - served), after);
-  const total = served + rows.length;
-  const last = keys.at(-1);
-  return {
-    data: rows,
-    next_cursor:
-      more && total < depth && last !== undefined
-        ? cursors.encode(endpoint, [...last, total])
-        : null,
-  };
-}
 
 const WhalesQuery = v.object({
   sort: oneOf("sort", WHALE_SORTS, "volume"),

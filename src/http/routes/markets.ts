@@ -3,21 +3,21 @@ import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
 import { WHALE_VOLUME_TEXT } from "../../domain";
+import { badRequest } from "../../errors";
+import type { Cursors } from "../../paging/cursor";
+import { toPage } from "../../paging/pages";
 import type { MarketRank, Ranked, RankKey } from "../../read/markets";
-import { pageAfter } from "../../read/markets";
-import type { Cursors } from "../cursor";
-import type { HttpEnv } from "../env";
-import { badRequest, notFound } from "../errors";
-import { access } from "../middleware/auth";
-import { errorResponses, okResponse } from "../openapi";
-import { toPage } from "../page";
-import { boolean, cursorParam, integer, invalidParams } from "../params";
+import { marketNotFound, pageAfter } from "../../read/markets";
 import {
   MarketDetailSchema,
   MarketFlowSchema,
   MarketRankPageSchema,
   MarketSentimentSchema,
-} from "../schemas-markets";
+} from "../../schemas/markets";
+import type { HttpEnv } from "../env";
+import { access } from "../middleware/auth";
+import { errorResponses, okResponse } from "../openapi";
+import { boolean, cursorParam, integer, invalidParams } from "../params";
 
 const MAX_SLUG = 300;
 
@@ -54,8 +54,6 @@ const FlowQuery = v.object({
   minutes: integer("minutes", 5, 1440, 60),
   whales_only: boolean("whales_only", true),
 });
-
-export const marketNotFound = (slug: string) => notFound(`no market with slug '${slug}'`);
 
 /** The keyset in a ranking cursor: [number, number, slug]; anything else was not ours. */
 function rankKeyOf(cursors: Cursors, endpoint: string, cursor: string): RankKey {

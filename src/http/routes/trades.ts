@@ -2,14 +2,14 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { notFound } from "../../errors";
+import { toPage } from "../../paging/pages";
 import { type TradeKey, tradeFilterOf } from "../../read/trades";
+import { PageOf, TradeSchema } from "../../schemas/shared";
 import type { HttpEnv } from "../env";
-import { notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
-import { toPage } from "../page";
 import { address, cursorParam, decimal, integer, invalidParams } from "../params";
-import { PageOf, TradeSchema } from "../schemas";
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 

@@ -4,18 +4,18 @@ import { describeRoute, resolver, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
 import { isoOrNull as iso } from "../../domain";
+import { ApiError, badRequest, notFound } from "../../errors";
+import { toPage } from "../../paging/pages";
+import { isoDateTime, PageOf } from "../../schemas/shared";
 import type { Delivery, DeliveryPosition } from "../../webhooks/deliveries";
 import { DELIVERY_STATUSES } from "../../webhooks/deliveries";
 import { type Endpoint, MAX_CATEGORY_LENGTH, SCORE_TYPES } from "../../webhooks/endpoints";
 import { WEBHOOK_EVENTS } from "../../webhooks/payload";
 import { MAX_CALLBACK_URL_LENGTH } from "../../webhooks/ssrf";
 import type { HttpEnv } from "../env";
-import { ApiError, badRequest, notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
-import { toPage } from "../page";
 import { cursorParam, integer, invalidParams, oneOf } from "../params";
-import { isoDateTime, PageOf } from "../schemas";
 
 // Request schemas. JSON numbers arrive typed, so these check types rather than parse text.
 const CreateBody = v.object({

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { AddressSchema, isoDateTime, nullableNumber, PageOf } from "./schemas";
+import { AddressSchema, isoDateTime, nullableNumber, PageOf } from "./shared";
 
 /**
  * Response schemas of the market endpoints (MarketSignal, Sentiment,

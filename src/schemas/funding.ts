@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { CONNECTION_TYPES } from "../funding/queries";
-import { AddressSchema, isoDateTime, nullableNumber } from "./schemas";
+import { AddressSchema, isoDateTime, nullableNumber } from "./shared";
 
 /** Response schemas of the funding-graph and investigation endpoints. */
 const int = v.pipe(v.number(), v.integer());

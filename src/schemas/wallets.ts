@@ -1,6 +1,6 @@
 import * as v from "valibot";
-import { AddressSchema, isoDateTime, nullableNumber, PageOf, TradeSchema } from "./schemas";
-import { ClusterMembershipSchema } from "./schemas-funding";
+import { ClusterMembershipSchema } from "./funding";
+import { AddressSchema, isoDateTime, nullableNumber, PageOf, TradeSchema } from "./shared";
 
 /**
  * Response schemas of the wallet, wallet-signal and leaderboard endpoints. Strict
