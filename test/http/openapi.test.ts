@@ -186,6 +186,19 @@ describe("error answers", () => {
   });
 });
 
+describe("the API reference at /docs", () => {
+  it("serves the page and Scalar's viewer from this installation, no key needed", async () => {
+    const page = await t.raw("/docs");
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('src="/docs/scalar.js"');
+    const viewer = await t.raw("/docs/scalar.js");
+    expect(viewer.status).toBe(200);
+    expect(viewer.headers.get("content-type")).toContain("javascript");
+    // The real viewer (a devDependency, installed here), not the note served without it.
+    expect((await viewer.text()).length).toBeGreaterThan(100_000);
+  });
+});
+
 describe("behind a real loopback server", () => {
   /** One raw request, so header names arrive as the server spelled them. */
   function raw(port: number, path: string, headers: Record<string, string> = {}) {
