@@ -1,9 +1,21 @@
+import type * as v from "valibot";
 import { type Fill, HOUR_MS, type Outcome, roundTo, WHALE_VOLUME_USD } from "../analytics/fill";
 import { marketFlow } from "../analytics/flow";
-import { divergence, type MarketPosition, smartMoneyProbability } from "../analytics/sentiment";
+import {
+  divergence,
+  type MarketPosition,
+  type SentimentLabel,
+  smartMoneyProbability,
+} from "../analytics/sentiment";
 import type { Db } from "../db/open";
 import { isoOrNull as iso } from "../domain";
 import { notFound } from "../errors";
+import type {
+  ImpliedProbabilitySchema,
+  MarketSentimentSchema,
+  MarketSignalSchema,
+  SentimentSchema,
+} from "../schemas/markets";
 
 /**
  * Market read models as the API serves them: signal, sentiment, detail, flow, movers,
@@ -41,33 +53,11 @@ interface MarketRow extends MarketRef {
   resolved_at: number | null;
 }
 
-export interface Sentiment {
-  sentiment: string | null;
-  yes_ratio: number | null;
-  yes_volume: number | null;
-  no_volume: number | null;
-  total_whale_volume: number | null;
-  unique_whales: number | null;
-}
-
-export interface ImpliedProbability {
-  yes_implied_prob: number | null;
-  no_implied_prob: number | null;
-  current_price: number | null;
-  edge: number | null;
-  samples: number | null;
-  unique_wallets: number | null;
-}
-
-export interface MarketSignal {
-  market: MarketRef;
-  sentiment: Omit<Sentiment, "sentiment"> & { direction: string | null };
-  smart_money_probability: ImpliedProbability | null;
-}
-
-export interface MarketSentiment extends Sentiment {
-  implied_probability: ImpliedProbability | null;
-}
+// The answer shapes are the response schemas' (src/schemas/markets.ts): declared once, there.
+export type Sentiment = v.InferOutput<typeof SentimentSchema>;
+export type ImpliedProbability = NonNullable<v.InferOutput<typeof ImpliedProbabilitySchema>>;
+export type MarketSignal = v.InferOutput<typeof MarketSignalSchema>;
+export type MarketSentiment = v.InferOutput<typeof MarketSentimentSchema>;
 
 export interface Holder {
   address: string;
@@ -241,7 +231,8 @@ interface StatsRow {
   unique_wallets: number;
   last_yes_price: number | null;
   last_trade_at: number | null;
-  sentiment: string | null;
+  /** Written by the refresh from sentimentLabel(), so one of its labels. */
+  sentiment: SentimentLabel | null;
   yes_ratio: number | null;
   yes_volume: number | null;
   no_volume: number | null;

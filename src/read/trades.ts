@@ -1,26 +1,13 @@
+import type * as v from "valibot";
 import type { Db, Statement } from "../db/open";
-import type { Outcome, TradeSide } from "../domain";
+import type { TradeSide } from "../domain";
 import { badRequest } from "../errors";
+import type { TradeSchema } from "../schemas/shared";
 
-/** A fill as the API serves it. */
-export interface Trade {
-  id: number;
-  tx_hash: string;
-  log_index: number;
-  wallet: string;
-  market_slug: string;
-  condition_id: string;
-  outcome: Outcome;
-  side: TradeSide;
-  price: number;
-  size: number;
-  usd_value: number;
-  trade_timestamp: string;
-}
+/** A fill as the API serves it: the response schema's type (src/schemas/shared.ts). */
+export type Trade = v.InferOutput<typeof TradeSchema>;
 
-interface TradeRow extends Omit<Trade, "trade_timestamp"> {
-  ts: number;
-}
+type TradeRow = Omit<Trade, "trade_timestamp"> & { ts: number };
 
 export interface TradeFilter {
   wallet?: string;

@@ -1,7 +1,9 @@
+import type * as v from "valibot";
 import { fallbackScore, type ScoreBreakdown } from "../analytics/score";
 import { TIMING_BUCKETS } from "../analytics/timing";
 import type { Db } from "../db/open";
 import type { TradeSide } from "../domain";
+import type { AlertSchema, WalletCategoriesSchema, WalletTimingSchema } from "../schemas/wallets";
 import { createCorrelatedQueries } from "./correlated";
 import type { Trade, TradeQueries } from "./trades";
 import { createWalletFallback } from "./wallet-fallback";
@@ -31,18 +33,7 @@ export interface WalletProfile {
   stats: WalletStats | null;
 }
 
-export interface WalletAlert {
-  id: number;
-  type: "whale" | "insider";
-  score: number;
-  bet_value: number;
-  side: TradeSide;
-  outcome: string;
-  price: number;
-  explanation: string;
-  created_at: string;
-  market: { slug: string; title: string | null; category: string | null };
-}
+export type WalletAlert = v.InferOutput<typeof AlertSchema>;
 
 export interface WalletDossier extends WalletProfile {
   recent_trades: Trade[];
@@ -50,19 +41,9 @@ export interface WalletDossier extends WalletProfile {
   funding_cluster: unknown;
 }
 
-export interface WalletCategoryStat {
-  category: string;
-  bets: number;
-  wins: number;
-  win_rate: number | null;
-  pnl: number | null;
-  volume: number;
-}
+export type WalletCategoryStat = v.InferOutput<typeof WalletCategoriesSchema>["categories"][number];
 
-export interface WalletTiming {
-  address: string;
-  buckets: { label: string; count: number; win_rate: number | null }[];
-}
+export type WalletTiming = v.InferOutput<typeof WalletTimingSchema>;
 
 /** The full dossier's recent trades and alerts: the latest this many of each. */
 export const DOSSIER_TRADES = 20;
