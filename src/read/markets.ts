@@ -12,6 +12,11 @@ import { isoOrNull as iso } from "../domain";
 import { notFound } from "../errors";
 import type {
   ImpliedProbabilitySchema,
+  MarketAnalysisSchema,
+  MarketDetailSchema,
+  MarketFlowSchema,
+  MarketMoverSchema,
+  MarketRankSchema,
   MarketSentimentSchema,
   MarketSignalSchema,
   SentimentSchema,
@@ -59,114 +64,17 @@ export type ImpliedProbability = NonNullable<v.InferOutput<typeof ImpliedProbabi
 export type MarketSignal = v.InferOutput<typeof MarketSignalSchema>;
 export type MarketSentiment = v.InferOutput<typeof MarketSentimentSchema>;
 
-export interface Holder {
-  address: string;
-  /** Shares of the side held now (ledger). */
-  shares: number;
-  entry_price: number | null;
-  /** BUY USD on the side: what the holders are ranked by. */
-  position_usd: number;
-  /** All USD the wallet traded in this market. */
-  volume: number;
-  trade_count: number;
-  /** Ledger PnL in this market; null unless the wallet's PnL source is the ledger. */
-  pnl: number | null;
-  wallet_type: string | null;
-  platform_name: string | null;
-  smart_money_score: number | null;
-}
+type Holder = MarketDetail["top_yes_holders"][number];
 
-export interface PricePoint {
-  hour: string;
-  price: number | null;
-  volume: number;
-  trade_count: number;
-}
+export type MarketDetail = v.InferOutput<typeof MarketDetailSchema>;
 
-export interface MarketDetail extends MarketRef {
-  resolved_outcome: Outcome | null;
-  stats: {
-    volume: number;
-    trade_count: number;
-    unique_wallets: number;
-    last_price: number | null;
-    last_trade_at: string | null;
-    volume_24h: number;
-    trade_count_24h: number;
-    end_date: string | null;
-    created_at: string | null;
-    resolved_at: string | null;
-  };
-  top_yes_holders: Holder[];
-  top_no_holders: Holder[];
-  price_history: PricePoint[];
-}
+export type MarketFlow = v.InferOutput<typeof MarketFlowSchema>;
 
-export interface FlowBucket {
-  start: string;
-  end: string;
-  yes_buy_usd: number;
-  yes_sell_usd: number;
-  no_buy_usd: number;
-  no_sell_usd: number;
-  net_flow: number;
-  unique_wallets: number;
-  avg_price: number | null;
-  trades: number;
-}
+export type MarketMover = v.InferOutput<typeof MarketMoverSchema>;
 
-export interface MarketFlow {
-  slug: string;
-  window_minutes: number;
-  whales_only: boolean;
-  total_volume: number | null;
-  net_yes: number | null;
-  net_no: number | null;
-  buckets: FlowBucket[];
-}
+export type MarketRank = v.InferOutput<typeof MarketRankSchema>;
 
-export interface MarketMover {
-  slug: string;
-  title: string | null;
-  category: string | null;
-  volume: number | null;
-  trade_count: number | null;
-  net_flow: number | null;
-}
-
-export interface MarketRank {
-  slug: string;
-  title: string | null;
-  category: string | null;
-  whale_volume: number | null;
-  price_change: number | null;
-  trade_count: number | null;
-}
-
-export interface TopPosition {
-  address: string;
-  market_side: Outcome;
-  volume: number | null;
-  trade_count: number | null;
-  wallet_type: string | null;
-  win_rate: number | null;
-  total_pnl: number | null;
-  platform_name: string | null;
-}
-
-export interface MarketAnalysis {
-  market_slug: string;
-  market_title: string | null;
-  market_category: string | null;
-  condition_id: string | null;
-  smart_money_prob: number | null;
-  market_price: number | null;
-  divergence: number | null;
-  sample_wallets: number;
-  top_positions: TopPosition[];
-  sentiment: Sentiment;
-  flow_24h: MarketFlow & { relaxed: boolean };
-}
+export type MarketAnalysis = v.InferOutput<typeof MarketAnalysisSchema>;
 
 /**
  * A ranked row's sort key: two numbers, larger first, then the slug, ascending. It is also the
