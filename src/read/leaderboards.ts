@@ -1,7 +1,9 @@
+import type * as v from "valibot";
 import { WHALE_VOLUME_USD } from "../analytics/fill";
 import type { PnlSource } from "../analytics/pnl-source";
 import type { Db, Statement } from "../db/open";
 import { CATEGORIES } from "../domain";
+import type { LeaderboardEntrySchema } from "../schemas/wallets";
 import { createEdgeScreen } from "./edge-screen";
 import {
   CATEGORY_PNL_TRUSTED_SQL,
@@ -23,17 +25,7 @@ export const CATEGORY_SORTS = ["win_rate", "counter_consensus_wins", "pnl", "vol
 export type CategorySort = (typeof CATEGORY_SORTS)[number];
 export type SortDirection = "asc" | "desc";
 
-export interface LeaderboardEntry {
-  address: string;
-  platform_name: string | null;
-  total_volume: number | null;
-  total_pnl: number | null;
-  pnl_source: PnlSource;
-  pnl_as_of: string | null;
-  win_rate: number | null;
-  z_score: number | null;
-  total_bets: number | null;
-}
+export type LeaderboardEntry = v.InferOutput<typeof LeaderboardEntrySchema>;
 
 /** Keyset position: the last row's sort value and address. */
 export type RankKey = [value: number, address: string];

@@ -3,7 +3,13 @@ import { fallbackScore, type ScoreBreakdown } from "../analytics/score";
 import { TIMING_BUCKETS } from "../analytics/timing";
 import type { Db } from "../db/open";
 import type { TradeSide } from "../domain";
-import type { AlertSchema, WalletCategoriesSchema, WalletTimingSchema } from "../schemas/wallets";
+import type {
+  AlertSchema,
+  WalletCategoriesSchema,
+  WalletProfileLiteSchema,
+  WalletSignalSchema,
+  WalletTimingSchema,
+} from "../schemas/wallets";
 import { createCorrelatedQueries } from "./correlated";
 import type { Trade, TradeQueries } from "./trades";
 import { createWalletFallback } from "./wallet-fallback";
@@ -14,24 +20,11 @@ import {
   STATS_COLUMNS,
   type StatsRow,
   toWalletStats,
-  type WalletStats,
 } from "./wallet-stats";
 
-export interface WalletSignal {
-  wallet: string;
-  smart_money_score: number;
-  confidence: number;
-  breakdown: Record<string, number | string | null>;
-  wallet_type: string | null;
-  stats: WalletStats | null;
-}
+export type WalletSignal = v.InferOutput<typeof WalletSignalSchema>;
 
-export interface WalletProfile {
-  address: string;
-  platform_name: string | null;
-  wallet_type: string | null;
-  stats: WalletStats | null;
-}
+export type WalletProfile = v.InferOutput<typeof WalletProfileLiteSchema>;
 
 export type WalletAlert = v.InferOutput<typeof AlertSchema>;
 
