@@ -1,5 +1,5 @@
 /**
- * `npm run build`: writes dist/smartmoney, one self-contained executable (DECISIONS §1) built as a
+ * `npm run build`: writes dist/smartmoney, one self-contained executable built as a
  * Node Single Executable Application, the route shared/notes/PACKAGING.md found to work here:
  *
  *  1. esbuild bundles cli/main.ts into ONE CommonJS file; the migrations in sql/ are embedded as

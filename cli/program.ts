@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import packageJson from "../package.json" with { type: "json" };
 import { registerDatabase } from "./commands/database";
 import { registerImport } from "./commands/import";
 import { registerIngest } from "./commands/ingest";
@@ -18,14 +19,33 @@ import {
 } from "./commands/webhooks";
 import { CliError } from "./errors";
 
-/** Exit status: 0 success, 1 failure (one line on stderr), 2 usage error. */
-export async function main(argv: string[]): Promise<number> {
+/** Where help, version and usage text go; the reference generator (scripts/docs.ts) sets a width. */
+export interface ProgramOutput {
+  writeOut(text: string): void;
+  writeErr(text: string): void;
+  helpWidth?: number;
+}
+
+const processOutput: ProgramOutput = {
+  writeOut: (text) => process.stdout.write(text),
+  writeErr: (text) => process.stderr.write(text),
+};
+
+/** Every command, registered and not yet parsed. */
+export function buildProgram(output: ProgramOutput = processOutput): Command {
   const program = new Command()
     .name("smartmoney")
     .description("Polymarket smart-money intelligence appliance: REST API, MCP and signed webhooks")
+    .version(packageJson.version, "-V, --version", "print the version and exit")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+    .configureOutput({
+      writeOut: output.writeOut,
+      writeErr: output.writeErr,
+      ...(output.helpWidth === undefined
+        ? {}
+        : { getOutHelpWidth: () => output.helpWidth!, getErrHelpWidth: () => output.helpWidth! }),
+    });
 
   registerServe(program);
   registerDatabase(program);
@@ -43,8 +63,13 @@ export async function main(argv: string[]): Promise<number> {
   registerJobs(program);
   registerInvestigations(program);
   registerMcp(program);
-
   for (const command of allCommands(program)) command.exitOverride();
+  return program;
+}
+
+/** Exit status: 0 success, 1 failure (one line on stderr), 2 usage error. */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: "user" });
     return 0;
@@ -67,7 +92,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-function* allCommands(command: Command): Generator<Command> {
+export function* allCommands(command: Command): Generator<Command> {
   for (const sub of command.commands) {
     yield sub;
     yield* allCommands(sub);

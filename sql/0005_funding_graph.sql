@@ -3,7 +3,7 @@
 -- walking one of the indexes below with a LIMIT; no request builds a graph.
 
 -- Each unlabelled address's first inbound USDC transfer and, unless that sender is labelled
--- (exchange, platform, proxy_factory), its funder (METHODOLOGY §Funding graph).
+-- (exchange, platform, proxy_factory), its funder (docs/methodology.md, Funding graph).
 CREATE TABLE wallet_funding (
   wallet          TEXT    PRIMARY KEY,
   first_sender    TEXT    NOT NULL,

@@ -1,122 +1,22 @@
-import { createHmac } from "node:crypto";
 import type { Hono } from "hono";
-import { type Accounts, createAccounts } from "./auth/accounts";
-import { createRateLimiter, type RateLimiter } from "./auth/rate-limit";
-import type { Clock } from "./clock";
-import type { Config } from "./config";
-import type { Db } from "./db/open";
-import { refreshFunding } from "./funding/refresh";
-import { createFunding, type Funding } from "./funding/service";
-import { type Cursors, createCursors } from "./http/cursor";
+import { type AppDeps, type Core, createCore } from "./core";
 import type { HttpEnv } from "./http/env";
 import { createRouter } from "./http/router";
-import type { IngestHooks } from "./ingest/ingest";
-import type { Log } from "./log";
-import { createFreshness, type Freshness } from "./read/freshness";
-import { createLeaderboardQueries, type LeaderboardQueries } from "./read/leaderboards";
-import { createMarketQueries, type MarketQueries } from "./read/markets";
-import { createTradeQueries, type TradeQueries } from "./read/trades";
-import { createWalletQueries, type WalletQueries } from "./read/wallets";
-import type { RefreshExtension } from "./refresh/refresh";
-import { walletSearchRefresh } from "./refresh/wallet-search";
-import { createSignalDetector } from "./signals/detector";
-import { createWebhooks, type Webhooks } from "./webhooks/service";
 
-/** Everything the app needs from outside. Only the entry points (cli/) create these. */
-export interface AppDeps {
-  db: Db;
-  config: Config;
-  clock: Clock;
-  log: Log;
-  fetch: typeof fetch;
-  /** The installation's 32-byte secret: encrypts webhook secrets at rest, keys cursor tags. */
-  secretKey: Buffer;
-}
+export type { AppDeps } from "./core";
 
 /**
- * The one app object: handed alike to the HTTP router, the CLI commands and the scheduled jobs,
- * so each of them works on the same services with the same clock.
+ * The one app object: the core (src/core.ts) with its HTTP surface, REST under /v1 and MCP at
+ * /mcp. Handed alike to the router, the CLI commands and the scheduled jobs, so each works on
+ * the same services with the same clock. The only module outside http/ and mcp/ that knows them.
  */
-export interface App {
-  deps: AppDeps;
-  accounts: Accounts;
-  limiter: RateLimiter;
-  cursors: Cursors;
-  /** Read-model queries shared by REST and MCP. */
-  read: {
-    trades: TradeQueries;
-    markets: MarketQueries;
-    wallets: WalletQueries;
-    leaderboards: LeaderboardQueries;
-  };
-  /** Endpoints, follows, the outbox and its drainer. */
-  webhooks: Webhooks;
-  /** Funding graph (connections, sybil clusters, cluster graph) and investigations. */
-  funding: Funding;
-  /** What every ingest (import, seed, live) calls on new trades: whale and insider detection. */
-  ingestHooks: IngestHooks;
-  /** Read models refreshed after the wallet and market models, in their own transactions. */
-  refreshExtensions: RefreshExtension[];
-  /** Bumped after each refresh; caches of read-model answers key on it. */
-  generation: number;
-  /** The as-of of the latest refresh, whichever process ran it. */
-  freshness: Freshness;
-  /** After a refresh in this process: new as-of, new generation. */
-  readModelsChanged(): void;
-  /** Notices a refresh another process made (the server's background jobs, the CLI). */
-  syncReadModels(): void;
+export interface App extends Core {
   http: Hono<HttpEnv>;
-  /** Flushes pending state; the caller closes the database. */
-  close(): void;
 }
 
 export function createApp(deps: AppDeps): App {
-  const accounts = createAccounts(deps.db, deps.clock);
-  const limiter = createRateLimiter({ db: deps.db, clock: deps.clock, log: deps.log });
-  const cursors = createCursors(createHmac("sha256", deps.secretKey).update("cursors").digest());
-  const trades = createTradeQueries(deps.db);
-  const read = {
-    trades,
-    markets: createMarketQueries(deps.db),
-    // The dossier's funding_cluster comes from the funding graph, created with the app below.
-    wallets: createWalletQueries(deps.db, {
-      trades,
-      clusterOf: (address) => app.funding.clusterOf(address),
-    }),
-    leaderboards: createLeaderboardQueries(deps.db),
-  };
-  const webhooks = createWebhooks(deps);
-  const app = { deps, accounts, limiter, cursors, read, webhooks, generation: 0 } as App;
-  app.funding = createFunding(deps);
-  // After the wallet and market models: cluster stats read wallet_stats. Wallet types read the
-  // investigations as of the previous refresh, so an investigation types its wallets one
-  // refresh after it opens.
-  app.refreshExtensions = [
-    walletSearchRefresh,
-    {
-      name: "funding",
-      run: (db, now, change) =>
-        refreshFunding(db, now, { force: change.full, changedWallets: change.wallets }),
-    },
-  ];
-  app.ingestHooks = {
-    onNewTrades: createSignalDetector(deps.db, {
-      whaleMinUsd: deps.config.whaleSignalUsd,
-      enqueue: (signal) => webhooks.outbox.enqueueSignal(signal),
-    }),
-  };
-  app.freshness = createFreshness(deps.db);
-  app.readModelsChanged = () => {
-    app.freshness.poll();
-    app.generation += 1;
-  };
-  app.syncReadModels = () => {
-    if (app.freshness.poll()) app.generation += 1;
-  };
+  const app = createCore(deps) as App;
+  // The routes read only the core; http is set before any request can reach them.
   app.http = createRouter(app);
-  app.close = () => {
-    limiter.close();
-    webhooks.close();
-  };
   return app;
 }

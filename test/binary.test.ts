@@ -1,5 +1,5 @@
 /**
- * Smoke test of the single executable (DECISIONS §1): built by `npm run build`, pointed at by
+ * Smoke test of the single executable: built by `npm run build`, pointed at by
  * SMARTMONEY_BINARY. It runs from an empty folder with an empty PATH (no node anywhere) and a
  * throwaway HOME, mints a key per tier, serves on a free port and answers for each key.
  * CI sets SMARTMONEY_BINARY after building; without it the test fails under CI and is skipped

@@ -2,7 +2,7 @@ import type { Tier } from "../../src/auth/tiers";
 import { openConnection } from "../../src/db/open";
 
 /**
- * What `npm run bench` loads: one representative request per GET endpoint of SPEC §4, with
+ * What `npm run bench` loads: one representative request per GET endpoint of the API, with
  * addresses, slugs and ids picked from the benchmark's database (pickFromWorld) before the server
  * starts. Every row is measured against the same ceiling (a bare node:http server answering a
  * constant JSON) in the same run. To cover another endpoint, add a row to benchEndpoints: the app

@@ -7,6 +7,7 @@ import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
 import { systemClock } from "../../src/clock";
 import { seedWorld } from "../../src/fixtures/seed-world";
+import { answerClientErrors } from "../../src/http/client-error";
 import { gracefulShutdown } from "../../src/http/graceful";
 import { describeSource } from "../../src/installation/key";
 import { startReplication } from "../../src/replication/supervisor";
@@ -111,6 +112,7 @@ async function runServer(session: Session, options: ServeOptions): Promise<void>
 
   const shutdown = gracefulShutdown(log);
   const server = createServer(shutdown.track(getRequestListener(app.http.fetch)));
+  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);

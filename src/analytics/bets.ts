@@ -1,6 +1,6 @@
 /**
- * Bets: a wallet's position in one market, folded from its fills (METHODOLOGY.md, "Bets, wins,
- * win rates"). A tally keeps a fixed handful of numbers per (wallet, market), so the refresh job
+ * Bets: a wallet's position in one market, folded from its fills (docs/methodology.md, "Bets").
+ * A tally keeps a fixed handful of numbers per (wallet, market), so the refresh job
  * can stream fills in any order without holding them.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Category base rates, a wallet's per-category record and edge, and the counter-consensus count
- * (METHODOLOGY.md, "Bets, wins, win rates"; SPEC.md WalletEdge, WalletCategoryStat).
+ * (docs/methodology.md, "Bets" and "Win rates"; the edge screener and the per-category record).
  */
 
 import type { Bet, BetRecord } from "./bets";
@@ -51,7 +51,7 @@ export interface WalletCategoryStat {
   resolvedBets: number;
   wins: number;
   winRate: number | null;
-  /** Category win rate minus the wallet's global win rate (SPEC.md WalletEdge.edge). */
+  /** Category win rate minus the wallet's global win rate (the edge screener's `edge`). */
   edge: number | null;
   /** Category win rate minus the category's base rate (what investigations test). */
   edgeOverBaseRate: number | null;

@@ -1,11 +1,13 @@
 /**
  * The vocabulary every analytics function shares: a fill (one side of one trade) and the
- * thresholds METHODOLOGY.md fixes. Callers map database rows into these shapes; nothing here
+ * thresholds docs/methodology.md fixes. Callers map database rows into these shapes; nothing here
  * reads a database or a clock.
  */
 
-export type Outcome = "YES" | "NO";
-export type TradeSide = "BUY" | "SELL";
+import type { Outcome, TradeSide } from "../domain";
+
+export { WHALE_VOLUME_USD } from "../domain";
+export type { Outcome, TradeSide };
 
 /** One trade fill as the analytics see it. `usd` is price × size unless the source said otherwise. */
 export interface Fill {
@@ -21,9 +23,6 @@ export interface Fill {
   /** Epoch milliseconds. */
   ts: number;
 }
-
-/** "Whales" (flow, sentiment, PnL routing, wallet typing): more than this much total volume. */
-export const WHALE_VOLUME_USD = 50_000;
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;

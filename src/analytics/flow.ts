@@ -1,4 +1,4 @@
-/** Time-bucketed money flow in one market (SPEC.md MarketFlow, MarketAnalysis.flow_24h). */
+/** Time-bucketed money flow in one market (the flow endpoint, and the analysis's flow_24h). */
 
 import type { Fill } from "./fill";
 

@@ -1,6 +1,6 @@
 /**
  * The insider signal: eight categories of suspicion summed and capped at 100, fired at 65 or more
- * (METHODOLOGY.md, "Signals"), and the sentence that says which facts drove it. Each category's
+ * (docs/methodology.md, "Signals"), and the sentence that says which facts drove it. Each category's
  * points rise linearly from 0 to its maximum between two documented thresholds
  * (docs/methodology.md, "Insider signal").
  */

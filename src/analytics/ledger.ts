@@ -1,5 +1,5 @@
 /**
- * The average-cost PnL ledger (METHODOLOGY.md, "PnL"), one position per (wallet, market,
+ * The average-cost PnL ledger (docs/methodology.md, "Profit and loss"), one position per (wallet, market,
  * outcome). It is an accumulator: feed fills in time order and each position keeps five numbers,
  * so the refresh job can stream millions of fills, and persist a position and resume it later.
  */

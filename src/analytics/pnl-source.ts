@@ -1,4 +1,4 @@
-/** Which PnL figure a wallet is served with, and how fresh it is (METHODOLOGY.md, "Routing"). */
+/** Which PnL figure a wallet is served with, and how fresh it is (docs/methodology.md, "Which figure is served"). */
 
 export type PnlSource = "platform_api" | "ledger" | "none";
 

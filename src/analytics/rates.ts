@@ -1,4 +1,4 @@
-/** Win rates and the confidence that goes with them (METHODOLOGY.md, "Bets, wins, win rates"). */
+/** Win rates and the confidence that goes with them (docs/methodology.md, "Bets" and "Win rates"). */
 
 /** Strength of the Beta(10, 10) prior: ten imagined wins and ten imagined losses. */
 export const PRIOR_WINS = 10;

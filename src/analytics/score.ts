@@ -1,6 +1,6 @@
 /**
  * The smart-money score: eight signals, each scaled to 0..1 and weighted to a 0–100 total, with
- * the points of each kept as the breakdown (METHODOLOGY.md, "Smart-money score").
+ * the points of each kept as the breakdown (docs/methodology.md, "Smart-money score").
  */
 
 import type { BetRecord } from "./bets";

@@ -1,5 +1,5 @@
 /**
- * Market sentiment and the whale-implied probability (METHODOLOGY.md, "Market sentiment and
+ * Market sentiment and the whale-implied probability (docs/methodology.md, "Market sentiment and
  * whale-implied probability"), plus the MarketAnalysis variant. The caller picks the fills (30
  * days, whale and insider wallets); these functions only weigh them.
  */

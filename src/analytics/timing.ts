@@ -1,12 +1,12 @@
 /**
- * When a wallet trades relative to resolution (SPEC.md WalletTiming) and whether prices move its
+ * When a wallet trades relative to resolution (the /v1/wallets/{address}/timing answer) and whether prices move its
  * way afterwards (the score's `timing` signal).
  */
 
 import { directionOf, type Outcome, type TradeSide } from "./fill";
 import { winRate } from "./rates";
 
-/** SPEC.md: WalletTiming covers the wallet's last 500 resolved trades. */
+/** The timing answer covers the wallet's last 500 resolved trades. */
 export const TIMING_TRADE_LIMIT = 500;
 
 /** Hours between a trade and its market's resolution, [fromHours, toHours). */

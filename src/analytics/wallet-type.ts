@@ -1,4 +1,4 @@
-/** Wallet types, first match wins (METHODOLOGY.md, "Wallet types"). */
+/** Wallet types, first match wins (docs/methodology.md, "Wallet types"). */
 
 import { WHALE_VOLUME_USD } from "./fill";
 

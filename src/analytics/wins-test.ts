@@ -1,5 +1,5 @@
 /**
- * The wins-versus-prices test (METHODOLOGY.md). Under the null a bet entered at price p wins with
+ * The wins-versus-prices test (docs/methodology.md). Under the null a bet entered at price p wins with
  * probability p, so the wins of n resolved bets follow a Poisson-binomial law; the p-value is
  * P(W ≥ observed wins). Exact (dynamic programming) up to EXACT_MAX_BETS bets, a saddlepoint
  * approximation beyond. Everything is carried as ln p, so a p-value far below 1e-308 still has a

@@ -74,8 +74,9 @@ function toAccount(row: AccountRow): Account {
 export type Accounts = ReturnType<typeof createAccounts>;
 
 /**
- * How long a looked-up key is trusted before it is looked up again. DECISIONS §4 wants a key
- * revoked by another process (the CLI) refused within 1 second; half of that leaves margin.
+ * How long a looked-up key is trusted before it is looked up again. A key revoked
+ * by another process (the CLI) must be refused within 1 second (docs/api.md, Basics); half of
+ * that leaves margin.
  */
 export const KEY_CACHE_MS = 500;
 const KEY_CACHE_ENTRIES = 10_000;

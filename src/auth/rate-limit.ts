@@ -196,7 +196,9 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         window: refusing,
         limit: refusing === "hour" ? limits.hourly : limits.monthly,
         remaining: 0,
-        resetAt: nowSeconds + retryAfter,
+        // The minute boundary itself, as for an admitted call: not now plus a rounded-up wait,
+        // which would round twice and name a second later than the 200s before it.
+        resetAt: (until * MINUTE_MS) / 1000,
         retryAfter,
         minute: w.minute,
       };

@@ -10,14 +10,14 @@ export function tierAllows(tier: Tier, minimum: Tier): boolean {
   return TIERS.indexOf(tier) >= TIERS.indexOf(minimum);
 }
 
-/** SPEC §8: calls per rolling hour and per rolling 30 days. */
+/** Calls per rolling hour and per rolling 30 days (docs/api.md, Rate limits). */
 export const TIER_LIMITS: Record<Tier, { hourly: number; monthly: number }> = {
   free: { hourly: 50, monthly: 500 },
   terminal: { hourly: 1_000, monthly: 50_000 },
   terminal_pro: { hourly: 5_000, monthly: 250_000 },
 };
 
-/** SPEC §8: webhook endpoints per account. */
+/** Webhook endpoints per account (docs/api.md, Rate limits). */
 export const WEBHOOK_ENDPOINT_CAP: Record<Tier, number> = {
   free: 1,
   terminal: 10,

@@ -1,5 +1,5 @@
 /**
- * Investigation candidates (METHODOLOGY §Investigations): a wallet, or a sybil cluster taken
+ * Investigation candidates (docs/methodology.md, Investigations): a wallet, or a sybil cluster taken
  * together, with at least 20 resolved bets in a category, a win rate of at least 70%, positive
  * PnL there, an edge of at least 15 points over the category's base rate, and p ≤ 0.1 in the
  * wins-versus-prices test. Pure: the refresh feeds it rows and stores what it returns.

@@ -1,5 +1,5 @@
 /**
- * Sybil clusters (METHODOLOGY §Funding graph): two or more wallets sharing a funder. Stats come
+ * Sybil clusters (docs/methodology.md, Funding graph): two or more wallets sharing a funder. Stats come
  * from the members' wallet_stats rows where present; a cluster none of whose members traded has
  * null volume, PnL, win rate and markets.
  */

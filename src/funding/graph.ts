@@ -5,6 +5,7 @@
  */
 
 import type { Db } from "../db/open";
+import { isoOrNull as iso } from "../domain";
 
 export interface GraphNode {
   address: string;
@@ -34,8 +35,6 @@ export const PROXY_FACTORY_ADDRESS = "0xab45c5a4b0c941a2f231c04c3f49182e1a254052
 export const MAX_GRAPH_NODES = 500;
 /** A funder of this many wallets or more is a service, not a cluster: its graph is refused. */
 export const MAX_GRAPH_FUNDED = 500;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 interface FundedRow {
   wallet: string;

@@ -4,6 +4,7 @@
  */
 
 import type { Db } from "../db/open";
+import { isoOrNull as iso } from "../domain";
 import { CLUSTER_ID_PREFIX } from "./clusters";
 import { createGraphQuery } from "./graph";
 
@@ -64,8 +65,6 @@ export const CLUSTER_SORTS = ["members", "volume", "pnl"] as const;
 export type ClusterSort = (typeof CLUSTER_SORTS)[number];
 
 export const MAX_CLUSTER_MEMBERS_LISTED = 500;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 interface ClusterRow {
   id: string;

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../app";
+import type { AppDeps } from "../core";
 import { createInvestigationQueries, type InvestigationQueries } from "./investigation-queries";
 import { createFundingQueries, type FundingQueries } from "./queries";
 import { type FundingRefreshSummary, type RefreshFundingOptions, refreshFunding } from "./refresh";

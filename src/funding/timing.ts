@@ -1,5 +1,5 @@
 /**
- * coordinated_timing connections (METHODOLOGY §Funding graph): two wallets that entered the same
+ * coordinated_timing connections (docs/methodology.md, Funding graph): two wallets that entered the same
  * market on the same side within 60 seconds of each other, on at least 3 different markets.
  * An entry is a bet's first BUY on its side (wallet_bets.entry_ts). Two-sided positions (market
  * making) are left out: a quote on both sides is not a bet on one. Entries in a crowd (more than
@@ -16,7 +16,7 @@ export const COORDINATION_MAX_CROWD = 10;
 
 /**
  * 0.30 at 3 shared markets, 0.03 more per further market, 0.49 from 10 on: below 0.5, because
- * timing alone is a heuristic lead (SPEC §4), rising with the number of coincidences.
+ * timing alone is a heuristic lead, not evidence, rising with the number of coincidences.
  */
 export function coordinationConfidence(markets: number): number {
   if (markets < COORDINATION_MIN_MARKETS) return 0;

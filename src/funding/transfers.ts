@@ -1,5 +1,5 @@
 /**
- * The transfer-derived half of the funding graph (METHODOLOGY §Funding graph): each wallet's
+ * The transfer-derived half of the funding graph (docs/methodology.md, Funding graph): each wallet's
  * funder, exchange deposit addresses, and the typed connections that come from money moving
  * (funded_by, funded, exchange_withdrawal, gas_provider, shared_deposit, pass_through). Built
  * with set-based SQL on the writer connection, inside the caller's transaction; the temporary

@@ -1,6 +1,6 @@
 import { type DescribeRouteOptions, resolver } from "hono-openapi";
 import * as v from "valibot";
-import { ERROR_STATUS, type ErrorCode } from "./errors";
+import { ERROR_STATUS, type ErrorCode } from "../errors";
 
 export const ErrorEnvelopeSchema = v.object({
   error: v.object({
@@ -19,7 +19,22 @@ const DESCRIPTIONS: Record<number, string> = {
   404: "The resource does not exist",
   413: "Request body over 64 KiB",
   429: "Hourly or 30-day window exhausted; see Retry-After",
+  500: "A bug: logged with the request id, answered without details",
 };
+
+/** The tags the operations use, declared once so viewers group and describe them. */
+export const TAGS = [
+  { name: "Utility", description: "Key check" },
+  { name: "Trades", description: "Fills from the trade log" },
+  { name: "Wallets", description: "Profiles, dossiers and per-wallet analytics" },
+  { name: "Signals", description: "Smart-money scores and whale sentiment" },
+  { name: "Leaderboards", description: "Wallets ranked by volume, PnL or category record" },
+  { name: "Markets", description: "Trending and moving markets, flow and sentiment" },
+  { name: "Analyze", description: "One market, analyzed in one call" },
+  { name: "Clusters", description: "Sybil clusters from the funding graph" },
+  { name: "Investigations", description: "Wallets whose wins beat their entry prices" },
+  { name: "Webhooks", description: "Signed signal deliveries to your endpoints" },
+];
 
 const rateHeaders = {
   "X-RateLimit-Limit": { schema: { type: "integer" }, description: "Cap of the binding window" },
@@ -30,14 +45,25 @@ const rateHeaders = {
   },
 } as const;
 
-/** OpenAPI response objects for the listed error statuses, all with the one envelope. */
+/**
+ * OpenAPI response objects for the listed error statuses, all with the one envelope. Every
+ * operation can fail with a bug, so 500 is always among them.
+ */
 export function errorResponses(...statuses: number[]): Responses {
   const out: Responses = {};
-  for (const status of statuses) {
+  for (const status of new Set([...statuses, 500])) {
     out[status] = {
       description: DESCRIPTIONS[status] ?? "Error",
       headers: {
         "X-Request-Id": { schema: { type: "string" as const } },
+        ...(status === 401
+          ? {
+              "WWW-Authenticate": {
+                schema: { type: "string" as const },
+                description: "The Bearer challenge (RFC 9110)",
+              },
+            }
+          : {}),
         ...(status === 429
           ? { ...rateHeaders, "Retry-After": { schema: { type: "integer" as const } } }
           : {}),

@@ -1,16 +1,17 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { openAPIRouteHandler } from "hono-openapi";
+import { generateSpecs } from "hono-openapi";
 import type { App } from "../app";
+import { ApiError } from "../errors";
 import { mcpRoutes } from "../mcp/http";
 import { docsPage, scalarViewer } from "./docs-page";
 import type { HttpEnv } from "./env";
-import { ApiError } from "./errors";
-import { authenticate, setRateHeaders } from "./middleware/auth";
+import { authenticate, minTierOf, setRateHeaders } from "./middleware/auth";
 import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { readModelAge } from "./middleware/read-model-age";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
+import { TAGS } from "./openapi";
 import { analyzeRoutes } from "./routes/analyze";
 import { clusterRoutes } from "./routes/clusters";
 import { connectionRoutes } from "./routes/connections";
@@ -61,33 +62,36 @@ export function createRouter(app: App): Hono<HttpEnv> {
 
   // Public, unauthenticated: for supervisors and for API clients' code generators.
   http.get("/healthz", (c) => c.json({ ok: true }));
-  http.get(
-    "/v1/openapi.json",
-    openAPIRouteHandler(http, {
-      documentation: {
-        openapi: "3.1.0",
-        info: {
-          title: "smartmoney API",
-          version: API_VERSION,
-          description:
-            "Read-only smart-money intelligence over Polymarket data. Authenticate with 'Authorization: Bearer svc_api_…'.",
-        },
-        // A getter: `serve --port 0` learns its public URL only once it listens.
-        servers: [
-          {
-            get url() {
-              return app.deps.config.publicUrl;
-            },
-          },
-        ],
-        components: {
-          securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
-        },
-        security: [{ bearer: [] }],
+  const documentOptions = {
+    documentation: {
+      openapi: "3.1.0",
+      info: {
+        title: "smartmoney API",
+        version: API_VERSION,
+        description:
+          "Read-only smart-money intelligence over Polymarket data. Authenticate with 'Authorization: Bearer svc_api_…'.",
       },
-      exclude: ["/healthz", "/v1/openapi.json", "/docs", "/docs/scalar.js"],
-    }),
-  );
+      // A getter: `serve --port 0` learns its public URL only once it listens.
+      servers: [
+        {
+          get url() {
+            return app.deps.config.publicUrl;
+          },
+        },
+      ],
+      tags: TAGS,
+      components: {
+        securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      },
+      security: [{ bearer: [] }],
+    },
+    exclude: ["/healthz", "/v1/openapi.json", "/docs", "/docs/scalar.js"],
+  } satisfies Parameters<typeof generateSpecs>[1];
+  let document: Promise<unknown> | undefined;
+  http.get("/v1/openapi.json", async (c) => {
+    document ??= generateSpecs(http, documentOptions, c).then((doc) => withMinTiers(doc, http));
+    return c.json(await document);
+  });
 
   // The API reference, rendered by Scalar's viewer served from this binary: works offline.
   http.get("/docs", (c) => c.html(docsPage()));
@@ -116,4 +120,20 @@ export function createRouter(app: App): Hono<HttpEnv> {
   http.use("/mcp", authenticate(app.accounts, "mcp"));
   http.route("/mcp", mcpRoutes(app));
   return http;
+}
+
+/**
+ * Publishes each operation's minimum tier as `x-min-tier`, read from the access() middleware in
+ * its handler chain: the tier stated where it is enforced, and nowhere else.
+ */
+function withMinTiers<T>(doc: T, http: Hono<HttpEnv>): T {
+  const paths = (doc as { paths?: Record<string, Record<string, Record<string, unknown>>> }).paths;
+  for (const route of http.routes) {
+    const tier = minTierOf(route.handler);
+    if (!tier) continue;
+    const path = route.path.replace(/:(\w+)/g, "{$1}");
+    const operation = paths?.[path]?.[route.method.toLowerCase()];
+    if (operation) operation["x-min-tier"] = tier;
+  }
+  return doc;
 }

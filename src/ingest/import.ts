@@ -6,7 +6,7 @@ import { createRejectsFile, type RejectsFile } from "./rejects";
 import type { ImportSource } from "./sources";
 
 /**
- * `importJsonl` stores one interchange file (DECISIONS.md §6) as one all-or-nothing unit.
+ * `importJsonl` stores one interchange file (docs/import.md) as one all-or-nothing unit.
  *
  * Design: the whole file is read once, streaming, inside ONE write transaction (BEGIN
  * IMMEDIATE ... COMMIT). Each valid line is written as it is read, trades and transfers in

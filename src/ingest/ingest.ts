@@ -1,5 +1,6 @@
 import type { Clock } from "../clock";
 import type { Db, Statement } from "../db/open";
+import type { Outcome, TradeSide } from "../domain";
 
 /**
  * The one write path for market data. Every source (the JSONL importer, the fixture seeder, the
@@ -8,7 +9,7 @@ import type { Db, Statement } from "../db/open";
  * detection and the webhook outbox), in the caller's transaction.
  */
 
-export type Outcome = "YES" | "NO";
+export type { Outcome };
 
 export interface NewTrade {
   tx_hash: string;
@@ -16,7 +17,7 @@ export interface NewTrade {
   wallet: string;
   market_id: number;
   outcome: Outcome;
-  side: "BUY" | "SELL";
+  side: TradeSide;
   price: number;
   size: number;
   usd_value: number;

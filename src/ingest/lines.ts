@@ -1,7 +1,7 @@
 import * as v from "valibot";
 
 /**
- * The interchange import format (DECISIONS.md §6): one JSON object per line, `type` first.
+ * The interchange import format (docs/import.md): one JSON object per line, `type` first.
  * Each schema's output is already normalised for storage: addresses and hashes lowercase,
  * timestamps as epoch milliseconds, optional fields null when absent.
  */

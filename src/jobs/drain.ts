@@ -1,4 +1,4 @@
-import type { App } from "../app";
+import type { Core } from "../core";
 import type { DrainSummary } from "../webhooks/drainer";
 import type { ScheduledJob } from "./scheduler";
 
@@ -6,7 +6,7 @@ import type { ScheduledJob } from "./scheduler";
 export const DRAIN_PATTERN = "* * * * * *";
 
 /** `jobs run drain`: sends every delivery due now and reports what became of them. */
-export function drainOnce(app: App): Promise<DrainSummary> {
+export function drainOnce(app: Core): Promise<DrainSummary> {
   return app.webhooks.drainer.drainOnce();
 }
 
@@ -14,7 +14,7 @@ export function drainOnce(app: App): Promise<DrainSummary> {
  * The server's drain job. It only fills the drainer's free slots and returns; the sends finish
  * in the background and refill the pool themselves, so a slow endpoint never delays a tick.
  */
-export function drainJob(app: App): ScheduledJob {
+export function drainJob(app: Core): ScheduledJob {
   app.webhooks.drainer.start();
   return {
     name: "drain",

@@ -1,4 +1,4 @@
-import type { App } from "../app";
+import type { Core } from "../core";
 import { type RefreshSummary, refreshReadModels } from "../refresh/refresh";
 import type { ScheduledJob } from "./scheduler";
 
@@ -6,7 +6,7 @@ import type { ScheduledJob } from "./scheduler";
  * `jobs run refresh [--full]` and the server's scheduled refresh. The first run on a database
  * is always a full rebuild; later runs recompute only what changed.
  */
-export function refreshNow(app: App, options: { full?: boolean } = {}): RefreshSummary {
+export function refreshNow(app: Core, options: { full?: boolean } = {}): RefreshSummary {
   const { db, clock } = app.deps;
   const summary = refreshReadModels(db, clock.now(), {
     full: options.full,
@@ -16,7 +16,7 @@ export function refreshNow(app: App, options: { full?: boolean } = {}): RefreshS
   return summary;
 }
 
-export function refreshJob(app: App): ScheduledJob {
+export function refreshJob(app: Core): ScheduledJob {
   return {
     name: "refresh",
     pattern: app.deps.config.refreshCron,

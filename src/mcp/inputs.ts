@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ADDRESS } from "../http/params";
+import { ADDRESS } from "../domain";
 
 /**
  * Argument schemas for the tools. They hold the same ranges as the REST query parameters

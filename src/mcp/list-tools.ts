@@ -1,14 +1,10 @@
 import * as z from "zod";
 import type { App } from "../app";
+import { WHALE_VOLUME_TEXT } from "../domain";
+import { notFound } from "../errors";
 import { INVESTIGATION_TYPES, type InvestigationKey } from "../funding/investigation-queries";
-import type { CursorValue } from "../http/cursor";
-import { notFound } from "../http/errors";
-import { toPage } from "../http/page";
-import { depthCappedPage, LEADERBOARD_DEPTH } from "../http/routes/leaderboards";
-import { SCREEN_DEPTH } from "../http/routes/wallet-signals";
-import { PageOf, TradeSchema } from "../http/schemas";
-import { InvestigationSchema, InvestigationSummarySchema } from "../http/schemas-funding";
-import { LeaderboardPageSchema, WalletEdgePageSchema } from "../http/schemas-wallets";
+import type { CursorValue } from "../paging/cursor";
+import { depthCappedPage, LEADERBOARD_DEPTH, SCREEN_DEPTH, toPage } from "../paging/pages";
 import type { EdgeKey } from "../read/edge-screen";
 import {
   CATEGORY_SORTS,
@@ -17,6 +13,9 @@ import {
   WHALE_SORTS,
 } from "../read/leaderboards";
 import { type TradeKey, tradeFilterOf } from "../read/trades";
+import { InvestigationSchema, InvestigationSummarySchema } from "../schemas/funding";
+import { PageOf, TradeSchema } from "../schemas/shared";
+import { LeaderboardPageSchema, WalletEdgePageSchema } from "../schemas/wallets";
 import { address, cursor, decimal, instant, integer, oneOf, text } from "./inputs";
 import { eitherOutput, outputOf } from "./outputs";
 import { defineTool, figure, type McpTool, morePages } from "./tool";
@@ -29,7 +28,7 @@ const LeaderboardInput = z
     kind: oneOf(
       "kind",
       ["whales", "pnl", "category"],
-      "whales: wallets over 50,000 USD of volume; pnl: wallets by profit; category: wallets ranked within one market category.",
+      `whales: wallets over ${WHALE_VOLUME_TEXT} of volume; pnl: wallets by profit; category: wallets ranked within one market category.`,
     ),
     category: oneOf(
       "category",
@@ -166,7 +165,7 @@ export function listTools(app: App): McpTool[] {
     defineTool({
       name: "get_leaderboard",
       title: "Wallet leaderboards",
-      description: `Ranked wallets. kind whales: wallets over 50,000 USD of volume, by volume, winRate, zScore or totalBets. kind pnl: by profit (the figure routed per wallet class; see pnl_source). kind category: within one market category, by win_rate, counter_consensus_wins, pnl or volume. Paginated to a depth of ${LEADERBOARD_DEPTH} rows. Same answers as GET /v1/leaderboards/whales, /pnl and /category/{cat}.`,
+      description: `Ranked wallets. kind whales: wallets over ${WHALE_VOLUME_TEXT} of volume, by volume, winRate, zScore or totalBets. kind pnl: by profit (the figure routed per wallet class; see pnl_source). kind category: within one market category, by win_rate, counter_consensus_wins, pnl or volume. Paginated to a depth of ${LEADERBOARD_DEPTH} rows. Same answers as GET /v1/leaderboards/whales, /pnl and /category/{cat}.`,
       rest: "GET /v1/leaderboards/{whales,pnl,category/{cat}}",
       minTier: "terminal",
       input: LeaderboardInput,

@@ -1,16 +1,16 @@
 import * as z from "zod";
 import type { App } from "../app";
-import { badRequest } from "../http/errors";
-import { toPage } from "../http/page";
-import { marketNotFound } from "../http/routes/markets";
+import { WHALE_VOLUME_TEXT } from "../domain";
+import { badRequest } from "../errors";
+import { toPage } from "../paging/pages";
+import { marketNotFound, pageAfter, type RankKey } from "../read/markets";
 import {
   MarketAnalysisSchema,
   MarketFlowSchema,
   MarketRankPageSchema,
   MarketSignalSchema,
   MoversSchema,
-} from "../http/schemas-markets";
-import { pageAfter, type RankKey } from "../read/markets";
+} from "../schemas/markets";
 import { cursor, integer, marketCategory, oneOf, periodHours, slug, text } from "./inputs";
 import { outputOf } from "./outputs";
 import { defineTool, figure, type McpTool, morePages, usd } from "./tool";
@@ -73,8 +73,7 @@ export function marketTools(app: App): McpTool[] {
     defineTool({
       name: "get_market_flow",
       title: "Market money flow",
-      description:
-        "Where the money went in one market over the last `minutes`: YES and NO buy/sell volume, net flow, unique wallets and average price in 12 equal time buckets, plus totals. By default only whales (wallets over 50,000 USD of total volume). Same answer as GET /v1/markets/{slug}/flow.",
+      description: `Where the money went in one market over the last \`minutes\`: YES and NO buy/sell volume, net flow, unique wallets and average price in 12 equal time buckets, plus totals. By default only whales (wallets over ${WHALE_VOLUME_TEXT} of total volume). Same answer as GET /v1/markets/{slug}/flow.`,
       rest: "GET /v1/markets/{slug}/flow",
       minTier: "terminal",
       input: z.strictObject({

@@ -14,7 +14,7 @@ function jsonOf(schema: v.GenericSchema): JsonObjectSchema {
 }
 
 /**
- * A REST response schema (src/http/schemas*.ts) as a tool's output schema. One definition
+ * A REST response schema (src/schemas/) as a tool's output schema. One definition
  * describes the body in the OpenAPI document and the structuredContent of the tool, which is the
  * same object: the contract test holds REST to it, the SDK holds the tools to it.
  */

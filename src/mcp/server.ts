@@ -9,7 +9,7 @@ import * as z from "zod";
 import type { App } from "../app";
 import type { RateDecision } from "../auth/rate-limit";
 import type { Tier } from "../auth/tiers";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../errors";
 import type { Log } from "../log";
 import { listTools } from "./list-tools";
 import { marketTools } from "./market-tools";
@@ -118,10 +118,13 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
   }
   const { listing } = deps.table;
   server.server.setRequestHandler(ListToolsRequestSchema, () => listing);
+  // The SDK advertises tools.listChanged once a tool is registered; the tool list is fixed and a
+  // stateless server has no stream to announce a change on, so it never will.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }
 
-/** SPEC §1: the MCP server comes with the terminal tier and above. */
+/** The MCP server comes with the terminal tier and above (docs/mcp.md). */
 export const MCP_TIER: Tier = "terminal";
 
 /** The refusals both transports word the same way (and as REST words its own). */

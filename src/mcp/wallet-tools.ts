@@ -1,12 +1,8 @@
 import * as z from "zod";
 import type { App } from "../app";
-import { notFound } from "../http/errors";
-import {
-  WalletDossierSchema,
-  WalletSearchSchema,
-  WalletSignalSchema,
-} from "../http/schemas-wallets";
+import { notFound } from "../errors";
 import { DOSSIER_ALERTS, DOSSIER_TRADES } from "../read/wallets";
+import { WalletDossierSchema, WalletSearchSchema, WalletSignalSchema } from "../schemas/wallets";
 import { address, integer } from "./inputs";
 import { outputOf } from "./outputs";
 import { defineTool, figure, type McpTool, usd } from "./tool";

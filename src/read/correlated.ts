@@ -1,5 +1,6 @@
 import { DAY_MS } from "../analytics/fill";
 import type { Db } from "../db/open";
+import type { Outcome } from "../domain";
 
 /**
  * Correlated wallets (GET /v1/wallets/{address}/correlated): who bet the same markets on the
@@ -26,7 +27,7 @@ export interface CorrelatedWallet {
   same_side_ratio: number;
 }
 
-type Side = "YES" | "NO";
+type Side = Outcome;
 
 export type CorrelatedQueries = ReturnType<typeof createCorrelatedQueries>;
 

@@ -1,4 +1,6 @@
+import type * as v from "valibot";
 import type { Db, Statement } from "../db/open";
+import type { WalletEdgeSchema } from "../schemas/wallets";
 
 /**
  * The edge screener (GET /v1/signals/screen): (wallet, category) rows ranked by edge, the
@@ -6,16 +8,7 @@ import type { Db, Statement } from "../db/open";
  * then category. `bets` is the wallet's resolved bets in the category (the sample behind the
  * edge, which min_bets filters on); `total_pnl` is the wallet's overall routed PnL.
  */
-export interface WalletEdge {
-  address: string;
-  platform_name: string | null;
-  category: string | null;
-  category_win_rate: number | null;
-  global_win_rate: number | null;
-  edge: number | null;
-  bets: number | null;
-  total_pnl: number | null;
-}
+export type WalletEdge = v.InferOutput<typeof WalletEdgeSchema>;
 
 export interface EdgeFilter {
   minEdge?: number;

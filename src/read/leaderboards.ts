@@ -1,6 +1,9 @@
+import type * as v from "valibot";
 import { WHALE_VOLUME_USD } from "../analytics/fill";
 import type { PnlSource } from "../analytics/pnl-source";
 import type { Db, Statement } from "../db/open";
+import { CATEGORIES } from "../domain";
+import type { LeaderboardEntrySchema } from "../schemas/wallets";
 import { createEdgeScreen } from "./edge-screen";
 import {
   CATEGORY_PNL_TRUSTED_SQL,
@@ -10,18 +13,11 @@ import {
 } from "./wallet-stats";
 
 /**
- * The leaderboards (SPEC §4): each walks one index in its serving order, ties broken by address,
+ * The leaderboards: each walks one index in its serving order, ties broken by address,
  * and stops at the page size. Rows whose sort value is unknown (a win rate or z-score before any
  * resolved bet) are not ranked by it.
  */
-export const LEADERBOARD_CATEGORIES = [
-  "politics",
-  "crypto",
-  "sports",
-  "culture",
-  "economics",
-  "breaking-news",
-] as const;
+export const LEADERBOARD_CATEGORIES = CATEGORIES;
 export type LeaderboardCategory = (typeof LEADERBOARD_CATEGORIES)[number];
 export const WHALE_SORTS = ["volume", "winRate", "zScore", "totalBets"] as const;
 export type WhaleSort = (typeof WHALE_SORTS)[number];
@@ -29,17 +25,7 @@ export const CATEGORY_SORTS = ["win_rate", "counter_consensus_wins", "pnl", "vol
 export type CategorySort = (typeof CATEGORY_SORTS)[number];
 export type SortDirection = "asc" | "desc";
 
-export interface LeaderboardEntry {
-  address: string;
-  platform_name: string | null;
-  total_volume: number | null;
-  total_pnl: number | null;
-  pnl_source: PnlSource;
-  pnl_as_of: string | null;
-  win_rate: number | null;
-  z_score: number | null;
-  total_bets: number | null;
-}
+export type LeaderboardEntry = v.InferOutput<typeof LeaderboardEntrySchema>;
 
 /** Keyset position: the last row's sort value and address. */
 export type RankKey = [value: number, address: string];
@@ -202,7 +188,7 @@ export function createLeaderboardQueries(db: Db) {
     /** The edge screener's ranking of (wallet, category) rows. */
     edges: createEdgeScreen(db).page,
 
-    /** Wallets with more than 50,000 USD total volume. */
+    /** Wallets with more than WHALE_VOLUME_USD of total volume. */
     whales(
       q: { sort: WhaleSort; minVolume?: number; minResolvedBets?: number },
       limit: number,

@@ -1,15 +1,34 @@
+import type * as v from "valibot";
 import { type Fill, HOUR_MS, type Outcome, roundTo, WHALE_VOLUME_USD } from "../analytics/fill";
 import { marketFlow } from "../analytics/flow";
-import { divergence, type MarketPosition, smartMoneyProbability } from "../analytics/sentiment";
+import {
+  divergence,
+  type MarketPosition,
+  type SentimentLabel,
+  smartMoneyProbability,
+} from "../analytics/sentiment";
 import type { Db } from "../db/open";
+import { isoOrNull as iso } from "../domain";
+import { notFound } from "../errors";
+import type {
+  ImpliedProbabilitySchema,
+  MarketAnalysisSchema,
+  MarketDetailSchema,
+  MarketFlowSchema,
+  MarketMoverSchema,
+  MarketRankSchema,
+  MarketSentimentSchema,
+  MarketSignalSchema,
+  SentimentSchema,
+} from "../schemas/markets";
 
 /**
- * Market read models as the API serves them (SPEC §2): signal, sentiment, detail, flow, movers,
+ * Market read models as the API serves them: signal, sentiment, detail, flow, movers,
  * trending and moving rankings, and the live MarketAnalysis. Every query is index-backed and
  * bounded; only flow reads raw trades, and only one market's within a window of at most a day.
  */
 
-/** MarketAnalysis is recomputed at most this often per market (SPEC §4: about 30 seconds). */
+/** MarketAnalysis is recomputed at most this often per market (about 30 seconds). */
 export const ANALYSIS_TTL_MS = 30_000;
 /** Hourly points of MarketDetail.price_history: the market's last 30 days of trading hours. */
 export const PRICE_HISTORY_POINTS = 720;
@@ -18,7 +37,7 @@ export const TOP_POSITIONS = 10;
 /** Positions MarketAnalysis weighs: the largest holders of each side by BUY USD (index order). */
 export const ANALYSIS_POSITIONS_PER_SIDE = 100;
 export const ANALYSIS_FLOW_MINUTES = 1440;
-/** Markets need this many trades in the window to be ranked by price change (SPEC §8). */
+/** Markets need this many trades in the window to be ranked by price change. */
 export const MOVING_MIN_TRADES = 3;
 /** Ranked lists kept per (generation, hour); each distinct filter is one entry. */
 const MAX_CACHED_LISTS = 256;
@@ -39,142 +58,23 @@ interface MarketRow extends MarketRef {
   resolved_at: number | null;
 }
 
-export interface Sentiment {
-  sentiment: string | null;
-  yes_ratio: number | null;
-  yes_volume: number | null;
-  no_volume: number | null;
-  total_whale_volume: number | null;
-  unique_whales: number | null;
-}
+// The answer shapes are the response schemas' (src/schemas/markets.ts): declared once, there.
+export type Sentiment = v.InferOutput<typeof SentimentSchema>;
+export type ImpliedProbability = NonNullable<v.InferOutput<typeof ImpliedProbabilitySchema>>;
+export type MarketSignal = v.InferOutput<typeof MarketSignalSchema>;
+export type MarketSentiment = v.InferOutput<typeof MarketSentimentSchema>;
 
-export interface ImpliedProbability {
-  yes_implied_prob: number | null;
-  no_implied_prob: number | null;
-  current_price: number | null;
-  edge: number | null;
-  samples: number | null;
-  unique_wallets: number | null;
-}
+type Holder = MarketDetail["top_yes_holders"][number];
 
-export interface MarketSignal {
-  market: MarketRef;
-  sentiment: Omit<Sentiment, "sentiment"> & { direction: string | null };
-  smart_money_probability: ImpliedProbability | null;
-}
+export type MarketDetail = v.InferOutput<typeof MarketDetailSchema>;
 
-export interface MarketSentiment extends Sentiment {
-  implied_probability: ImpliedProbability | null;
-}
+export type MarketFlow = v.InferOutput<typeof MarketFlowSchema>;
 
-export interface Holder {
-  address: string;
-  /** Shares of the side held now (ledger). */
-  shares: number;
-  entry_price: number | null;
-  /** BUY USD on the side: what the holders are ranked by. */
-  position_usd: number;
-  /** All USD the wallet traded in this market. */
-  volume: number;
-  trade_count: number;
-  /** Ledger PnL in this market; null unless the wallet's PnL source is the ledger. */
-  pnl: number | null;
-  wallet_type: string | null;
-  platform_name: string | null;
-  smart_money_score: number | null;
-}
+export type MarketMover = v.InferOutput<typeof MarketMoverSchema>;
 
-export interface PricePoint {
-  hour: string;
-  price: number | null;
-  volume: number;
-  trade_count: number;
-}
+export type MarketRank = v.InferOutput<typeof MarketRankSchema>;
 
-export interface MarketDetail extends MarketRef {
-  resolved_outcome: Outcome | null;
-  stats: {
-    volume: number;
-    trade_count: number;
-    unique_wallets: number;
-    last_price: number | null;
-    last_trade_at: string | null;
-    volume_24h: number;
-    trade_count_24h: number;
-    end_date: string | null;
-    created_at: string | null;
-    resolved_at: string | null;
-  };
-  top_yes_holders: Holder[];
-  top_no_holders: Holder[];
-  price_history: PricePoint[];
-}
-
-export interface FlowBucket {
-  start: string;
-  end: string;
-  yes_buy_usd: number;
-  yes_sell_usd: number;
-  no_buy_usd: number;
-  no_sell_usd: number;
-  net_flow: number;
-  unique_wallets: number;
-  avg_price: number | null;
-  trades: number;
-}
-
-export interface MarketFlow {
-  slug: string;
-  window_minutes: number;
-  whales_only: boolean;
-  total_volume: number | null;
-  net_yes: number | null;
-  net_no: number | null;
-  buckets: FlowBucket[];
-}
-
-export interface MarketMover {
-  slug: string;
-  title: string | null;
-  category: string | null;
-  volume: number | null;
-  trade_count: number | null;
-  net_flow: number | null;
-}
-
-export interface MarketRank {
-  slug: string;
-  title: string | null;
-  category: string | null;
-  whale_volume: number | null;
-  price_change: number | null;
-  trade_count: number | null;
-}
-
-export interface TopPosition {
-  address: string;
-  market_side: Outcome;
-  volume: number | null;
-  trade_count: number | null;
-  wallet_type: string | null;
-  win_rate: number | null;
-  total_pnl: number | null;
-  platform_name: string | null;
-}
-
-export interface MarketAnalysis {
-  market_slug: string;
-  market_title: string | null;
-  market_category: string | null;
-  condition_id: string | null;
-  smart_money_prob: number | null;
-  market_price: number | null;
-  divergence: number | null;
-  sample_wallets: number;
-  top_positions: TopPosition[];
-  sentiment: Sentiment;
-  flow_24h: MarketFlow & { relaxed: boolean };
-}
+export type MarketAnalysis = v.InferOutput<typeof MarketAnalysisSchema>;
 
 /**
  * A ranked row's sort key: two numbers, larger first, then the slug, ascending. It is also the
@@ -233,15 +133,14 @@ export function windowHours(now: number, periodHours: number): { from: number; t
   return { from: current - periodHours, to: current };
 }
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
 interface StatsRow {
   volume: number;
   trade_count: number;
   unique_wallets: number;
   last_yes_price: number | null;
   last_trade_at: number | null;
-  sentiment: string | null;
+  /** Written by the refresh from sentimentLabel(), so one of its labels. */
+  sentiment: SentimentLabel | null;
   yes_ratio: number | null;
   yes_volume: number | null;
   no_volume: number | null;
@@ -338,7 +237,7 @@ function holderOf(p: PositionRow): Holder {
     volume: p.volume,
     trade_count: p.trade_count,
     // Per-market ledger PnL is shown only where the ledger is the wallet's trusted figure
-    // (METHODOLOGY, pnl_source): for market makers and whales it misses splits and merges.
+    // (docs/methodology.md, pnl_source): for market makers and whales it misses splits and merges.
     pnl: p.pnl_source === "ledger" ? p.pnl : null,
     wallet_type: p.wallet_type,
     platform_name: p.platform_name,
@@ -349,7 +248,7 @@ function holderOf(p: PositionRow): Holder {
 /**
  * A position for the smart-money share: the side's shares held now at the side's entry price,
  * i.e. the cost of what the wallet still holds. wallet_bets keeps no per-outcome net USD, and
- * the held cost is what METHODOLOGY's "net position at cost, only when positive" measures: a
+ * the held cost is what docs/methodology.md's "net position at cost, only when positive" measures: a
  * wallet that sold out counts nothing, one that trimmed counts what is left.
  */
 function positionOf(p: PositionRow): MarketPosition {
@@ -675,7 +574,7 @@ export function createMarketQueries(db: Db) {
       };
     },
 
-    /** Fills of [now − minutes, now], optionally only by wallets over 50,000 USD of volume. */
+    /** Fills of [now − minutes, now], optionally only by wallets over WHALE_VOLUME_USD of volume. */
     flow(
       slug: string,
       options: { minutes: number; whalesOnly: boolean; now: number },
@@ -714,3 +613,6 @@ export function createMarketQueries(db: Db) {
     },
   };
 }
+
+/** The one wording of an unknown market, for REST's 404 and MCP's tool error alike. */
+export const marketNotFound = (slug: string) => notFound(`no market with slug '${slug}'`);

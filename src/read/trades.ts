@@ -1,30 +1,18 @@
+import type * as v from "valibot";
 import type { Db, Statement } from "../db/open";
-import { badRequest } from "../http/errors";
+import type { TradeSide } from "../domain";
+import { badRequest } from "../errors";
+import type { TradeSchema } from "../schemas/shared";
 
-/** A fill as the API serves it (DECISIONS §5). */
-export interface Trade {
-  id: number;
-  tx_hash: string;
-  log_index: number;
-  wallet: string;
-  market_slug: string;
-  condition_id: string;
-  outcome: "YES" | "NO";
-  side: "BUY" | "SELL";
-  price: number;
-  size: number;
-  usd_value: number;
-  trade_timestamp: string;
-}
+/** A fill as the API serves it: the response schema's type (src/schemas/shared.ts). */
+export type Trade = v.InferOutput<typeof TradeSchema>;
 
-interface TradeRow extends Omit<Trade, "trade_timestamp"> {
-  ts: number;
-}
+type TradeRow = Omit<Trade, "trade_timestamp"> & { ts: number };
 
 export interface TradeFilter {
   wallet?: string;
   conditionId?: string;
-  side?: "BUY" | "SELL";
+  side?: TradeSide;
   minUsd?: number;
   /** Inclusive epoch-ms bounds. */
   from?: number;
@@ -38,7 +26,7 @@ export const MAX_TRADE_WINDOW_DAYS = 90;
 export interface TradeQueryInput {
   wallet?: string;
   market?: string;
-  side?: "BUY" | "SELL";
+  side?: TradeSide;
   min_bet?: number;
   /** Epoch ms. */
   start?: number;
@@ -46,7 +34,7 @@ export interface TradeQueryInput {
 }
 
 /**
- * The two rules of SPEC §4 for /v1/trades, shared by REST and MCP so both word them alike: a
+ * The two rules for /v1/trades (docs/api.md, Parameters), shared by REST and MCP so both word them alike: a
  * time window needs both bounds and spans at most 90 days, and an unfiltered query is refused.
  */
 export function tradeFilterOf(q: TradeQueryInput): TradeFilter {

@@ -1,6 +1,7 @@
 import { betsFromFills, type MarketFacts, walletBetStats } from "../analytics/bets";
 import type { Fill, Outcome } from "../analytics/fill";
 import type { Db } from "../db/open";
+import type { TradeSide } from "../domain";
 import type { WalletStats } from "./wallet-stats";
 
 /**
@@ -21,7 +22,7 @@ export interface WalletFallback {
 interface FillRow {
   market_id: number;
   outcome: Outcome;
-  side: "BUY" | "SELL";
+  side: TradeSide;
   price: number;
   size: number;
   usd_value: number;

@@ -1,4 +1,6 @@
+import type * as v from "valibot";
 import type { Db } from "../db/open";
+import type { WalletSearchSchema } from "../schemas/wallets";
 
 /**
  * GET /v1/wallets/search. A query matches a wallet two ways, both answered from an index:
@@ -13,12 +15,7 @@ export const NAME_CANDIDATES = 200;
 
 const HEX_FRAGMENT = /^(?:0x)?([0-9a-f]{1,40})$/i;
 
-export interface WalletSearchResult {
-  address: string;
-  platform_name: string | null;
-  total_volume: number | null;
-  total_pnl: number | null;
-}
+export type WalletSearchResult = v.InferOutput<typeof WalletSearchSchema>["results"][number];
 
 export type WalletSearch = ReturnType<typeof createWalletSearch>;
 

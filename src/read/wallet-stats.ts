@@ -1,22 +1,15 @@
+import type * as v from "valibot";
 import { WHALE_VOLUME_USD } from "../analytics/fill";
 import type { PnlSource } from "../analytics/pnl-source";
 import type { Db } from "../db/open";
+import { isoOrNull as iso } from "../domain";
+import type { WalletStatsSchema } from "../schemas/wallets";
 
 /**
  * WalletStats as the API serves it from a wallet_stats row, and the routing of its PnL as-of
- * (METHODOLOGY §PnL): shared by the wallet endpoints and the leaderboards.
+ * (docs/methodology.md, Profit and loss): shared by the wallet endpoints and the leaderboards.
  */
-export interface WalletStats {
-  total_bets: number;
-  resolved_bets: number;
-  win_rate: number | null;
-  bayesian_win_rate: number | null;
-  total_volume: number | null;
-  total_pnl: number | null;
-  pnl_source: PnlSource;
-  pnl_as_of: string | null;
-  markets_traded: number | null;
-}
+export type WalletStats = NonNullable<v.InferOutput<typeof WalletStatsSchema>>;
 
 export const STATS_COLUMNS = `total_bets, resolved_bets, win_rate, bayesian_win_rate, total_volume,
   total_pnl, pnl_source, pnl_as_of, markets_traded`;
@@ -32,9 +25,6 @@ export interface StatsRow {
   pnl_as_of: number | null;
   markets_traded: number;
 }
-
-export const iso = (ms: number | null): string | null =>
-  ms === null ? null : new Date(ms).toISOString();
 
 /**
  * The freshness of a served PnL figure. A platform figure carries its own date. A ledger figure is

@@ -1,6 +1,15 @@
+import type * as v from "valibot";
 import { fallbackScore, type ScoreBreakdown } from "../analytics/score";
 import { TIMING_BUCKETS } from "../analytics/timing";
 import type { Db } from "../db/open";
+import type { TradeSide } from "../domain";
+import type {
+  AlertSchema,
+  WalletCategoriesSchema,
+  WalletProfileLiteSchema,
+  WalletSignalSchema,
+  WalletTimingSchema,
+} from "../schemas/wallets";
 import { createCorrelatedQueries } from "./correlated";
 import type { Trade, TradeQueries } from "./trades";
 import { createWalletFallback } from "./wallet-fallback";
@@ -11,37 +20,13 @@ import {
   STATS_COLUMNS,
   type StatsRow,
   toWalletStats,
-  type WalletStats,
 } from "./wallet-stats";
 
-export interface WalletSignal {
-  wallet: string;
-  smart_money_score: number;
-  confidence: number;
-  breakdown: Record<string, number | string | null>;
-  wallet_type: string | null;
-  stats: WalletStats | null;
-}
+export type WalletSignal = v.InferOutput<typeof WalletSignalSchema>;
 
-export interface WalletProfile {
-  address: string;
-  platform_name: string | null;
-  wallet_type: string | null;
-  stats: WalletStats | null;
-}
+export type WalletProfile = v.InferOutput<typeof WalletProfileLiteSchema>;
 
-export interface WalletAlert {
-  id: number;
-  type: "whale" | "insider";
-  score: number;
-  bet_value: number;
-  side: "BUY" | "SELL";
-  outcome: string;
-  price: number;
-  explanation: string;
-  created_at: string;
-  market: { slug: string; title: string | null; category: string | null };
-}
+export type WalletAlert = v.InferOutput<typeof AlertSchema>;
 
 export interface WalletDossier extends WalletProfile {
   recent_trades: Trade[];
@@ -49,19 +34,9 @@ export interface WalletDossier extends WalletProfile {
   funding_cluster: unknown;
 }
 
-export interface WalletCategoryStat {
-  category: string;
-  bets: number;
-  wins: number;
-  win_rate: number | null;
-  pnl: number | null;
-  volume: number;
-}
+export type WalletCategoryStat = v.InferOutput<typeof WalletCategoriesSchema>["categories"][number];
 
-export interface WalletTiming {
-  address: string;
-  buckets: { label: string; count: number; win_rate: number | null }[];
-}
+export type WalletTiming = v.InferOutput<typeof WalletTimingSchema>;
 
 /** The full dossier's recent trades and alerts: the latest this many of each. */
 export const DOSSIER_TRADES = 20;
@@ -198,7 +173,7 @@ interface AlertRow {
   type: "whale" | "insider";
   score: number;
   bet_value: number;
-  side: "BUY" | "SELL";
+  side: TradeSide;
   outcome: string;
   price: number;
   explanation: string;

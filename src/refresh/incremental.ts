@@ -4,6 +4,7 @@
  */
 import { DAY_MS, type Fill, HOUR_MS } from "../analytics/fill";
 import type { Db } from "../db/open";
+import { WHALE_VOLUME_USD } from "../domain";
 import {
   appendToMarket,
   type MarketHourRow,
@@ -279,17 +280,19 @@ function recomputeWallets(
     const standingChanged =
       !before ||
       before.bayesian_win_rate !== after.bayesian_win_rate ||
-      before.total_volume > 50_000 !== after.total_volume > 50_000 ||
+      before.total_volume > WHALE_VOLUME_USD !== after.total_volume > WHALE_VOLUME_USD ||
       (before.wallet_type === "insider") !== (after.wallet_type === "insider");
     const counts =
-      after.total_volume > 50_000 ||
+      after.total_volume > WHALE_VOLUME_USD ||
       after.wallet_type === "insider" ||
-      (before !== undefined && (before.total_volume > 50_000 || before.wallet_type === "insider"));
+      (before !== undefined &&
+        (before.total_volume > WHALE_VOLUME_USD || before.wallet_type === "insider"));
     if (standingChanged && counts) {
       // Its markets' sentiment weighs it differently; if its whale flag flipped, the hours it
       // traded in gain or lose its whale volume. Nothing else about those markets changes.
       const whaleFlipped =
-        before === undefined || before.total_volume > 50_000 !== after.total_volume > 50_000;
+        before === undefined ||
+        before.total_volume > WHALE_VOLUME_USD !== after.total_volume > WHALE_VOLUME_USD;
       for (const bet of rows) {
         const hours = restanded.get(bet.market_id) ?? new Set<number>();
         restanded.set(bet.market_id, hours);

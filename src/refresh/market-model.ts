@@ -6,7 +6,7 @@ export const SENTIMENT_WINDOW_MS = 30 * DAY_MS;
 /** What the market model needs to know about a wallet. */
 export interface WalletStanding {
   bayesianWinRate: number | null;
-  /** Total volume over 50,000 USD. */
+  /** Total volume over WHALE_VOLUME_USD. */
   whale: boolean;
   insider: boolean;
 }

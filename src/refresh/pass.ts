@@ -3,21 +3,12 @@
  * model needs, wallet standings for the market models, and stored bets as rows.
  */
 import type { Db } from "../db/open";
+import { type Outcome, type TradeSide, WHALE_VOLUME_USD } from "../domain";
 import type { WalletStanding } from "./market-model";
 import { createPriceLookup } from "./prices";
 import type { MarketInfo, TradeFill, WalletBetRow, WalletContext } from "./wallet-model";
 
-export type FillRow = [
-  string,
-  number,
-  "YES" | "NO",
-  "BUY" | "SELL",
-  number,
-  number,
-  number,
-  number,
-  number,
-];
+export type FillRow = [string, number, Outcome, TradeSide, number, number, number, number, number];
 
 export const toFill = (r: FillRow): TradeFill => ({
   wallet: r[0],
@@ -65,7 +56,7 @@ export function contextFor(db: Db, now: number, prices: "series" | "seek"): Wall
       {
         id: number;
         category: string | null;
-        resolved_outcome: "YES" | "NO" | null;
+        resolved_outcome: Outcome | null;
         resolved_at: number | null;
       }
     >("SELECT id, category, resolved_outcome, resolved_at FROM markets")
@@ -123,13 +114,13 @@ export function standings(db: Db): Map<string, WalletStanding> {
   const rows = db.writer
     .prepare<[], { address: string; bwr: number | null; volume: number; type: string }>(
       `SELECT address, bayesian_win_rate AS bwr, total_volume AS volume, wallet_type AS type
-         FROM wallet_stats WHERE total_volume > 50000 OR wallet_type = 'insider'`,
+         FROM wallet_stats WHERE total_volume > ${WHALE_VOLUME_USD} OR wallet_type = 'insider'`,
     )
     .iterate();
   for (const r of rows) {
     map.set(r.address, {
       bayesianWinRate: r.bwr,
-      whale: r.volume > 50_000,
+      whale: r.volume > WHALE_VOLUME_USD,
       insider: r.type === "insider",
     });
   }

@@ -178,7 +178,7 @@ export function betFromFills(
 }
 
 /**
- * The bet's ledger PnL (METHODOLOGY §PnL: realised + settlement + mark): the shares still held
+ * The bet's ledger PnL (docs/methodology.md, Profit and loss: realised + settlement + mark): the shares still held
  * valued at the payout once the market resolved, else at each outcome's last trade price. A
  * wallet holding shares of an outcome bought them in this market, so that outcome has traded.
  */

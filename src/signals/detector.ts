@@ -36,7 +36,7 @@ function upperBound(values: readonly number[], x: number): number {
 }
 
 /**
- * Whale and insider detection on every new trade (METHODOLOGY §Signals), called by the ingest
+ * Whale and insider detection on every new trade (docs/methodology.md, Signals), called by the ingest
  * path inside the transaction that stored the trades, so a signal and its outbox rows commit
  * with them. Facts are read as of the trade: the market's 30-day volume up to it, the wallet's
  * prior trades and funding before it.
@@ -186,7 +186,7 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
   };
 }
 
-/** The outcome a BUY of this trade's direction would have bought (METHODOLOGY: same side). */
+/** The outcome a BUY of this trade's direction would have bought (docs/methodology.md, Signals: same side). */
 function directionOutcome(trade: Trade): string {
   return trade.side === "BUY" ? trade.outcome : trade.outcome === "YES" ? "NO" : "YES";
 }

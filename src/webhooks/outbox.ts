@@ -6,7 +6,7 @@ import type { SignalType } from "./payload";
 export interface NewSignal {
   type: SignalType;
   wallet: string;
-  /** The wallet's type at the moment (METHODOLOGY "Wallet types"), null when not yet known. */
+  /** The wallet's type at the moment (docs/methodology.md, "Wallet types"), null when not yet known. */
   walletType?: string | null;
   marketId: number;
   tradeId: number;

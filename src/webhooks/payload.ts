@@ -1,5 +1,5 @@
 /**
- * Delivery payloads (SPEC §6): the one place in the service that speaks camelCase. Built from
+ * Delivery payloads (docs/webhooks.md, Events and payloads): the one place in the service that speaks camelCase. Built from
  * plain objects so the outbox can store the exact body it will sign and send on every attempt.
  */
 

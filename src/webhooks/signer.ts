@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
-/** Prefix every endpoint secret carries (SPEC §2). */
+/** Prefix every endpoint secret carries. */
 export const SECRET_PREFIX = "whsec_";
 
 /** Receivers reject deliveries whose timestamp is further than this from their clock, either way. */
@@ -16,7 +16,7 @@ export function newSecret(): string {
 
 /**
  * X-Service-Signature: hex HMAC-SHA256 over `${timestampMs}.${rawBody}`, keyed with the whole
- * secret string (prefix included) as UTF-8 bytes (DECISIONS §7).
+ * secret string (prefix included) as UTF-8 bytes (docs/webhooks.md, Verifying a delivery).
  */
 export function signPayload(secret: string, timestampMs: number, rawBody: string): string {
   return hmacHex(secret, String(timestampMs), rawBody);

@@ -1,100 +1,112 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli";
 
 const root = new URL("../..", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "smartmoney-cli-"));
 const db = join(dir, "cli.db");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the CLI from source as an operator would: `npm run -s smartmoney -- ARGS`. */
+/**
+ * `smartmoney ARGS` against the test database, in this process (test/helpers/cli.ts): the same
+ * main() the binary runs. Only the serve test below needs a real process, for SIGTERM.
+ */
 function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const result = spawnSync(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
-    cwd: root,
-    env: { ...process.env, SMARTMONEY_DB: db, ...env },
-    encoding: "utf8",
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runCli(args, { SMARTMONEY_DB: db, SMARTMONEY_LOG_LEVEL: "error", ...env });
 }
 
 describe("smartmoney CLI", () => {
-  it("mints a key per tier, printed once as JSON, and lists them without the key", () => {
-    const minted = cli(["keys", "mint", "--tier", "terminal", "--account", "acme", "--json"]);
+  it("mints a key per tier, printed once as JSON, and lists them without the key", async () => {
+    const minted = await cli(["keys", "mint", "--tier", "terminal", "--account", "acme", "--json"]);
     expect(minted.code).toBe(0);
     const out = JSON.parse(minted.stdout) as Record<string, string>;
     expect(Object.keys(out)).toEqual(["key", "id", "account", "tier"]);
     expect(out.key).toMatch(/^svc_api_[0-9a-f]{48}$/);
     expect(out).toMatchObject({ account: "acme", tier: "terminal" });
     const mcp = JSON.parse(
-      cli(["keys", "mint", "--tier", "terminal", "--account", "acme", "--kind", "mcp", "--json"])
-        .stdout,
+      (
+        await cli([
+          "keys",
+          "mint",
+          "--tier",
+          "terminal",
+          "--account",
+          "acme",
+          "--kind",
+          "mcp",
+          "--json",
+        ])
+      ).stdout,
     );
     expect(mcp.key).toMatch(/^svc_mcp_[0-9a-f]{48}$/);
 
-    const listed = cli(["keys", "list", "--json"]);
+    const listed = await cli(["keys", "list", "--json"]);
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toContain(out.key);
     const keys = JSON.parse(listed.stdout) as { id: string; kind: string }[];
     expect(keys.map((k) => k.id)).toContain(out.id);
   });
 
-  it("refuses a key for an existing account on another tier with one line and exit 1", () => {
-    cli(["keys", "mint", "--tier", "free", "--account", "tiered"]);
-    const res = cli(["keys", "mint", "--tier", "terminal", "--account", "tiered"]);
+  it("refuses a key for an existing account on another tier with one line and exit 1", async () => {
+    await cli(["keys", "mint", "--tier", "free", "--account", "tiered"]);
+    const res = await cli(["keys", "mint", "--tier", "terminal", "--account", "tiered"]);
     expect(res.code).toBe(1);
     expect(res.stderr.trim().split("\n")).toHaveLength(1);
     expect(res.stderr).toContain("accounts set-tier tiered terminal");
   });
 
-  it("revokes by id and says so; revoking twice is an error", () => {
-    const { id } = JSON.parse(cli(["keys", "mint", "--tier", "free", "--json"]).stdout);
-    expect(cli(["keys", "revoke", id]).code).toBe(0);
-    const again = cli(["keys", "revoke", id]);
+  it("revokes by id and says so; revoking twice is an error", async () => {
+    const { id } = JSON.parse((await cli(["keys", "mint", "--tier", "free", "--json"])).stdout);
+    expect((await cli(["keys", "revoke", id])).code).toBe(0);
+    const again = await cli(["keys", "revoke", id]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/already revoked/);
   });
 
-  it("sets tiers and limits on accounts", () => {
-    cli(["keys", "mint", "--tier", "free", "--account", "grow"]);
-    expect(cli(["accounts", "set-tier", "grow", "terminal_pro"]).code).toBe(0);
-    const limits = cli(["accounts", "set-limits", "grow", "--hourly", "100000", "--json"]);
+  it("sets tiers and limits on accounts", async () => {
+    await cli(["keys", "mint", "--tier", "free", "--account", "grow"]);
+    expect((await cli(["accounts", "set-tier", "grow", "terminal_pro"])).code).toBe(0);
+    const limits = await cli(["accounts", "set-limits", "grow", "--hourly", "100000", "--json"]);
     expect(JSON.parse(limits.stdout)).toMatchObject({
       tier: "terminal_pro",
       hourly_limit: 100000,
       monthly_limit: 250000,
     });
-    const reset = cli(["accounts", "set-limits", "grow", "--reset", "--json"]);
+    const reset = await cli(["accounts", "set-limits", "grow", "--reset", "--json"]);
     expect(JSON.parse(reset.stdout)).toMatchObject({ hourly_limit: 5000 });
-    const list = JSON.parse(cli(["accounts", "list", "--json"]).stdout) as { name: string }[];
+    const list = JSON.parse((await cli(["accounts", "list", "--json"])).stdout) as {
+      name: string;
+    }[];
     expect(list.map((a) => a.name)).toContain("grow");
   });
 
-  it("exits 2 on usage errors", () => {
-    expect(cli(["keys", "mint", "--tier", "gold"]).code).toBe(2);
-    expect(cli(["keys", "mint"]).code).toBe(2);
-    expect(cli(["no-such-command"]).code).toBe(2);
-    expect(cli(["accounts", "set-limits", "x", "--hourly", "lots"]).code).toBe(2);
+  it("exits 2 on usage errors", async () => {
+    expect((await cli(["keys", "mint", "--tier", "gold"])).code).toBe(2);
+    expect((await cli(["keys", "mint"])).code).toBe(2);
+    expect((await cli(["no-such-command"])).code).toBe(2);
+    expect((await cli(["accounts", "set-limits", "x", "--hourly", "lots"])).code).toBe(2);
   });
 
-  it("stops at start on invalid configuration, listing every problem in one line", () => {
-    const res = cli(["migrate"], { SMARTMONEY_PORT: "x", SMARTMONEY_LOG_LEVEL: "loud" });
+  it("stops at start on invalid configuration, listing every problem in one line", async () => {
+    const res = await cli(["migrate"], { SMARTMONEY_PORT: "x", SMARTMONEY_LOG_LEVEL: "loud" });
     expect(res.code).toBe(1);
     expect(res.stderr.trim().split("\n")).toHaveLength(1);
     expect(res.stderr).toContain("SMARTMONEY_PORT");
     expect(res.stderr).toContain("SMARTMONEY_LOG_LEVEL");
   });
 
-  it("migrates idempotently", () => {
-    const first = cli(["migrate", "--json"]);
+  it("migrates idempotently", async () => {
+    const first = await cli(["migrate", "--json"]);
     expect(first.code).toBe(0);
-    const second = JSON.parse(cli(["migrate", "--json"]).stdout);
+    const second = JSON.parse((await cli(["migrate", "--json"])).stdout);
     expect(second.applied).toEqual([]);
   });
 
-  it("refuses a --now that is not an ISO time with one line and exit 1", () => {
-    const res = cli(["serve", "--port", "0", "--now", "yesterday"]);
+  it("refuses a --now that is not an ISO time with one line and exit 1", async () => {
+    const res = await cli(["serve", "--port", "0", "--now", "yesterday"]);
     expect(res.code).toBe(1);
     expect(res.stderr.trim().split("\n")).toHaveLength(1);
     expect(res.stderr).toContain(
@@ -103,7 +115,7 @@ describe("smartmoney CLI", () => {
   });
 
   it("serves a recorded world at its own time with --now: rate windows follow that clock", async () => {
-    const { key } = JSON.parse(cli(["keys", "mint", "--tier", "free", "--json"]).stdout);
+    const { key } = JSON.parse((await cli(["keys", "mint", "--tier", "free", "--json"])).stdout);
     const child = spawn(
       process.execPath,
       ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--now", "2026-01-01T00:00:00Z"],
@@ -133,7 +145,9 @@ describe("smartmoney CLI", () => {
   });
 
   it("serves, answers a ping, and shuts down cleanly on SIGTERM", async () => {
-    const { key } = JSON.parse(cli(["keys", "mint", "--tier", "terminal_pro", "--json"]).stdout);
+    const { key } = JSON.parse(
+      (await cli(["keys", "mint", "--tier", "terminal_pro", "--json"])).stdout,
+    );
     const child = spawn(
       process.execPath,
       ["--import", "tsx", "cli/main.ts", "serve", "--port", "0"],

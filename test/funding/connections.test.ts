@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { refreshFunding } from "../../src/funding/refresh";
-import { WalletConnectionsSchema } from "../../src/http/schemas-funding";
+import { WalletConnectionsSchema } from "../../src/schemas/funding";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { addr, DAY, HOUR, rows, T0 } from "./rows";
 

@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INVESTIGATIONS_EVERY_MS, refreshFunding } from "../../src/funding/refresh";
-import { PageOf } from "../../src/http/schemas";
-import { InvestigationSchema, InvestigationSummarySchema } from "../../src/http/schemas-funding";
+import { InvestigationSchema, InvestigationSummarySchema } from "../../src/schemas/funding";
+import { PageOf } from "../../src/schemas/shared";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { addr, DAY, HOUR, rows, T0 } from "./rows";
 

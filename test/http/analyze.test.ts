@@ -1,9 +1,11 @@
 import * as v from "valibot";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MarketAnalysisSchema } from "../../src/http/schemas-markets";
+import type { Outcome, TradeSide } from "../../src/domain";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshReadModels } from "../../src/refresh/refresh";
+import { MarketAnalysisSchema } from "../../src/schemas/markets";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { newTrade } from "../helpers/trades";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -16,30 +18,19 @@ const R2 = "0x00000000000000000000000000000000000000b2";
 
 let t: TestApp;
 let pro: string;
-let txn = 0;
 const ids = new Map<string, number>();
 
+/** A trade in the market named by its slug (test/helpers/trades.ts). */
 function trade(
   wallet: string,
   slug: string,
-  outcome: "YES" | "NO",
-  side: "BUY" | "SELL",
+  outcome: Outcome,
+  side: TradeSide,
   price: number,
   size: number,
   ts: number,
 ): NewTrade {
-  return {
-    tx_hash: `0x${(++txn).toString(16).padStart(64, "0")}`,
-    log_index: 0,
-    wallet,
-    market_id: ids.get(slug)!,
-    outcome,
-    side,
-    price,
-    size,
-    usd_value: price * size,
-    ts,
-  };
+  return newTrade(wallet, ids.get(slug)!, outcome, side, price, size, ts);
 }
 
 function addTrades(rows: () => NewTrade[]) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LeaderboardPageSchema } from "../../src/http/schemas-wallets";
 import { edgeScreenSql } from "../../src/read/edge-screen";
 import { leaderboardSql } from "../../src/read/leaderboards";
+import { LeaderboardPageSchema } from "../../src/schemas/wallets";
 import {
   A,
   allPages,
@@ -188,7 +188,7 @@ describe("GET /v1/leaderboards/category/{cat}", () => {
 
   it("404s a category outside the list, whatever the query", async () => {
     await expectError(t(), "/v1/leaderboards/category/Crypto", terminal, 404, "politics, crypto");
-    await expectError(t(), "/v1/leaderboards/category/other?sort=bad", terminal, 404, "other");
+    await expectError(t(), "/v1/leaderboards/category/other?sort=bad", terminal, 404, "use one of");
   });
 });
 

@@ -1,5 +1,7 @@
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createIngest } from "../../src/ingest/ingest";
+import { refreshReadModels } from "../../src/refresh/refresh";
 import {
   MarketDetailSchema,
   MarketFlowSchema,
@@ -7,10 +9,9 @@ import {
   MarketSentimentSchema,
   MarketSignalSchema,
   MoversSchema,
-} from "../../src/http/schemas-markets";
-import { createIngest, type NewTrade } from "../../src/ingest/ingest";
-import { refreshReadModels } from "../../src/refresh/refresh";
+} from "../../src/schemas/markets";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { newTrade } from "../helpers/trades";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -26,30 +27,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 let t: TestApp;
 let terminal: string;
-let txn = 0;
-
-function trade(
-  wallet: string,
-  market: number,
-  outcome: "YES" | "NO",
-  side: "BUY" | "SELL",
-  price: number,
-  size: number,
-  ts: number,
-): NewTrade {
-  return {
-    tx_hash: `0x${(++txn).toString(16).padStart(64, "0")}`,
-    log_index: 0,
-    wallet,
-    market_id: market,
-    outcome,
-    side,
-    price,
-    size,
-    usd_value: price * size,
-    ts,
-  };
-}
+const trade = newTrade;
 
 /**
  * alpha: two whales and two retail wallets, all in the last 2 hours, plus an old retail buy

@@ -142,7 +142,7 @@ describe("GET /v1/trades", () => {
     ["?end=1790000000000", "both start and end"],
     ["?start=2026-01-01T00:00:00Z&end=2026-04-02T00:00:01Z", "90 days"],
     ["?start=2026-02-01T00:00:00Z&end=2026-01-01T00:00:00Z", "before start"],
-    ["?start=yesterday&end=today", "ISO-8601"],
+    ["?start=yesterday&end=today", "RFC 3339"],
     ["?wallet=0x123", "wallet must be an address"],
     [`?wallet=${W1}&limit=0`, "limit must be an integer from 1 to 100"],
     [`?wallet=${W1}&limit=101`, "limit"],

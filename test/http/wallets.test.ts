@@ -1,5 +1,7 @@
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FALLBACK_FILL_LIMIT } from "../../src/read/wallet-fallback";
+import { refreshWalletSearch } from "../../src/refresh/wallet-search";
 import {
   CorrelatedWalletsSchema,
   WalletCategoriesSchema,
@@ -9,9 +11,7 @@ import {
   WalletSearchSchema,
   WalletSignalSchema,
   WalletTimingSchema,
-} from "../../src/http/schemas-wallets";
-import { FALLBACK_FILL_LIMIT } from "../../src/read/wallet-fallback";
-import { refreshWalletSearch } from "../../src/refresh/wallet-search";
+} from "../../src/schemas/wallets";
 import {
   A,
   allPages,

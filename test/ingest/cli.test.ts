@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { runCli } from "../helpers/cli";
 import { market, trade, writeJsonl } from "./builders";
 
 const root = new URL("../..", import.meta.url);
@@ -29,14 +30,18 @@ function smartmoney(args: string[], input?: string) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** The same in this process (test/helpers/cli.ts), for runs that need no standard input. */
+const inProcess = (args: string[]) =>
+  runCli(args, { SMARTMONEY_DB: t.config.dbPath, SMARTMONEY_LOG_LEVEL: "error" });
+
 const trades = () => t.db.reader.prepare("SELECT count(*) FROM trades").pluck().get() as number;
 
 describe("smartmoney import", () => {
-  it("imports files, each on its own, listing a refused file's bad lines as FILE:LINE", () => {
+  it("imports files, each on its own, listing a refused file's bad lines as FILE:LINE", async () => {
     const good = writeJsonl(t.dir, "good.jsonl", [market(1), trade(1), trade(2)]);
     const bad = writeJsonl(t.dir, "bad.jsonl", [market(1), trade(3, { price: 2 }), "{", trade(4)]);
 
-    const res = smartmoney(["import", good, bad]);
+    const res = await inProcess(["import", good, bad]);
     expect(res.code).toBe(1);
     expect(res.stdout).toMatch(new RegExp(`^${good}: 3 rows in [\\d.]+ s \\([\\d,]+ rows/s\\)`));
     expect(res.stdout).toMatch(/trade\s+2\s+0\s+0/);
@@ -49,7 +54,7 @@ describe("smartmoney import", () => {
     ]);
     expect(trades()).toBe(2);
 
-    const alone = smartmoney(["import", bad]);
+    const alone = await inProcess(["import", bad]);
     expect(alone.code).toBe(1);
     expect(alone.stderr.trim().split("\n").at(-1)).toBe(
       `smartmoney: ${bad}: refused, 2 invalid lines; nothing was imported from it`,

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { READ_ONLY_ANNOTATIONS } from "../../src/mcp/tool";
+import { runCli } from "../helpers/cli";
 import { restBody, type SeededWorld, seededWorld, TOOL_NAMES } from "./world";
 
 /**
@@ -37,20 +37,15 @@ async function stdioClient(key: string): Promise<Client> {
   return client;
 }
 
-/** Runs the command to its end: exit status, stdout and stderr. */
+/**
+ * Runs the command to its end in this process (test/helpers/cli.ts): the refusals below happen
+ * before anything reads standard input, so they need no child process.
+ */
 function run(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [...CLI, ...args, "--db", w.dbPath], {
-      cwd: process.cwd(),
-      env: { ...process.env, ...ENV, ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    child.on("close", (code) => resolve({ code, stdout: out, stderr: err }));
-    child.stdin.end();
+  return runCli(["mcp", ...args, "--db", w.dbPath], {
+    ...ENV,
+    SMARTMONEY_MCP_KEY: undefined,
+    ...env,
   });
 }
 
@@ -92,7 +87,7 @@ describe("smartmoney mcp (stdio)", () => {
       expect(invalid.isError).toBe(true);
       expect(textOf(invalid)).toContain("query must be at least 3 characters");
 
-      // A key revoked while the client is connected stops working within the 1 s DECISIONS §4
+      // A key revoked while the client is connected stops working within the 1 s docs/api.md
       // allows a running server (keys are looked up again at most every KEY_CACHE_MS).
       expect(t.app.accounts.revokeKey(key).ok).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 1_000));

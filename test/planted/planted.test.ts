@@ -5,7 +5,7 @@ import type { Manifest } from "../../src/fixtures/world";
 import { createTestApp, type TestApp } from "../helpers/app";
 
 /**
- * The analytics must find what the fixture world planted (DECISIONS §5c): the small world is
+ * The analytics must find what the fixture world planted (docs/fixtures.md): the small world is
  * seeded once through the real import path and refreshed, then each population is checked
  * against the read models the API serves.
  */

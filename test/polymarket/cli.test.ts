@@ -10,6 +10,7 @@ import {
   replayFeed,
 } from "../fixtures-polymarket/payloads";
 import { type ApiServer, startApiServer } from "../fixtures-polymarket/servers";
+import { runCli } from "../helpers/cli";
 
 const root = new URL("../..", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "smartmoney-ingest-cli-"));
@@ -31,7 +32,7 @@ interface Run {
   done: Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
-/** The CLI from source, asynchronously: the loopback server lives in this process. */
+/** The CLI from source, asynchronously, as a real process: only the SIGTERM test needs one. */
 function cli(args: string[], db: string): Run {
   const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
     cwd: root,
@@ -51,6 +52,11 @@ function cli(args: string[], db: string): Run {
   return { child, done };
 }
 
+/** The same in this process (test/helpers/cli.ts), for runs that need no signal. */
+function inProcess(args: string[], db: string) {
+  return runCli(args, { SMARTMONEY_DB: db, SMARTMONEY_LOG_LEVEL: "error" });
+}
+
 const sources = () => [
   "--data-url",
   server.url,
@@ -63,14 +69,14 @@ const sources = () => [
 describe("smartmoney ingest polymarket", () => {
   it("--once --json runs one round, prints its summary, and adds nothing the second time", async () => {
     const db = join(dir, `once-${++dbSeq}.db`);
-    const first = await cli(["ingest", "polymarket", "--once", "--json", ...sources()], db).done;
+    const first = await inProcess(["ingest", "polymarket", "--once", "--json", ...sources()], db);
     expect(first.code).toBe(0);
     const summary = JSON.parse(first.stdout);
     expect(summary).toMatchObject({ ok: true, error: null, source: "data-api", trades_new: 47 });
     // Piped stderr: no progress line.
     expect(first.stderr).not.toContain("polymarket:");
 
-    const second = await cli(["ingest", "polymarket", "--once", "--json", ...sources()], db).done;
+    const second = await inProcess(["ingest", "polymarket", "--once", "--json", ...sources()], db);
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ trades_new: 0, since_ignored: true });
   });
@@ -94,7 +100,7 @@ describe("smartmoney ingest polymarket", () => {
     feed[3] = { ...feed[3], proxyWallet: "nobody" };
     server.world.trades = feed;
     const db = join(dir, `bad-${++dbSeq}.db`);
-    const { code, stderr } = await cli(["ingest", "polymarket", "--once", ...sources()], db).done;
+    const { code, stderr } = await inProcess(["ingest", "polymarket", "--once", ...sources()], db);
     expect(code).toBe(1);
     const lines = stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
@@ -104,16 +110,19 @@ describe("smartmoney ingest polymarket", () => {
 
   it("refuses a bad --since or URL as a usage error", async () => {
     const db = join(dir, `usage-${++dbSeq}.db`);
-    const since = await cli(["ingest", "polymarket", "--once", "--since", "last tuesday"], db).done;
+    const since = await inProcess(
+      ["ingest", "polymarket", "--once", "--since", "last tuesday"],
+      db,
+    );
     expect(since.code).toBe(2);
-    const url = await cli(["ingest", "polymarket", "--once", "--rpc-url", "ftp://x"], db).done;
+    const url = await inProcess(["ingest", "polymarket", "--once", "--rpc-url", "ftp://x"], db);
     expect(url.code).toBe(2);
     expect(url.stderr).toContain("must be an absolute http(s) URL");
   });
 
   it("is one of the jobs `jobs run` knows", async () => {
     const db = join(dir, `jobs-${++dbSeq}.db`);
-    const { code, stderr } = await cli(["jobs", "run", "nope"], db).done;
+    const { code, stderr } = await inProcess(["jobs", "run", "nope"], db);
     expect(code).toBe(1);
     expect(stderr).toMatch(/choose one of .*ingest/);
   });

@@ -3,6 +3,7 @@ import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
 import { betPnl } from "../../src/refresh/wallet-model";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { newTrade } from "../helpers/trades";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -15,27 +16,7 @@ const W = "0x00000000000000000000000000000000000000cc";
 let t: TestApp;
 afterEach(() => t?.close());
 
-let txn = 0;
-const trade = (
-  wallet: string,
-  market: number,
-  outcome: "YES" | "NO",
-  side: "BUY" | "SELL",
-  price: number,
-  size: number,
-  ts: number,
-): NewTrade => ({
-  tx_hash: `0x${(++txn).toString(16).padStart(64, "0")}`,
-  log_index: 0,
-  wallet,
-  market_id: market,
-  outcome,
-  side,
-  price,
-  size,
-  usd_value: price * size,
-  ts,
-});
+const trade = newTrade;
 
 function world() {
   t = createTestApp();

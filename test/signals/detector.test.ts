@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Outcome, TradeSide } from "../../src/domain";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { newTrade } from "../helpers/trades";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -14,26 +16,16 @@ const [I1, I2, I3] = [addr(0xa1), addr(0xa2), addr(0xa3)];
 let t: TestApp;
 let tx = 0;
 const hash = () => `0x${(++tx).toString(16).padStart(64, "0")}`;
+/** A trade sized by its USD value: the detector's thresholds are in USD. */
 const trade = (
   wallet: string,
   market: number,
-  outcome: "YES" | "NO",
-  side: "BUY" | "SELL",
+  outcome: Outcome,
+  side: TradeSide,
   price: number,
   usd: number,
   ts: number,
-): NewTrade => ({
-  tx_hash: hash(),
-  log_index: 0,
-  wallet,
-  market_id: market,
-  outcome,
-  side,
-  price,
-  size: usd / price,
-  usd_value: usd,
-  ts,
-});
+): NewTrade => newTrade(wallet, market, outcome, side, price, usd / price, ts, usd);
 
 let market = 0;
 let ingest: ReturnType<typeof createIngest>;

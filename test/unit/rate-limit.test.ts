@@ -25,6 +25,18 @@ function limiterApp(limits = { hourly: 50, monthly: 500 }) {
 }
 
 describe("hourly window", () => {
+  it("names the same reset second on a 429 as on the 200s before it, mid-second too", () => {
+    const l = limiterApp();
+    t.clock.advance(400); // T0 + 0.4 s: now and the wait would each round up
+    let last = l.admit();
+    for (let i = 1; i < 50; i++) last = l.admit();
+    const refused = l.admit();
+    expect(refused.admitted).toBe(false);
+    expect(refused.resetAt).toBe(last.resetAt);
+    // Retry-After still rounds the wait up: retrying then is never early.
+    expect(refused.retryAfter).toBe(Math.ceil(refused.resetAt - (T0 + 400) / 1000));
+  });
+
   it("admits exactly the cap, then refuses with an exact Retry-After", () => {
     const l = limiterApp();
     for (let i = 0; i < 50; i++) {
@@ -39,6 +51,7 @@ describe("hourly window", () => {
     // (M - 60 .. M) window, i.e. at the start of minute M0 + 61: 61 min minus the 30 s elapsed.
     expect(refused.retryAfter).toBe(61 * 60 - 30);
     expect(refused.resetAt).toBe(Math.ceil(T0 / 1000) + refused.retryAfter!);
+    expect(refused.resetAt).toBe(l.peek().resetAt);
 
     t.clock.advance((refused.retryAfter! - 1) * 1000);
     expect(l.admit().admitted).toBe(false);

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,39 +10,28 @@ import { openDb } from "../../src/db/open";
 import { loadInstallationKey } from "../../src/installation/key";
 import { createLog } from "../../src/log";
 import { verifySignature } from "../../src/webhooks/signer";
+import { runCli } from "../helpers/cli";
 import { answer, type Receiver, sequence, startReceiver, WALLET_A, WALLET_B } from "./world";
 
-const root = new URL("../..", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "smartmoney-webhooks-cli-"));
 const db = join(dir, "cli.db");
 
-/** The CLI from source, asynchronously: the receivers in this process must keep answering. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
-      cwd: root,
-      env: {
-        ...process.env,
-        SMARTMONEY_DB: db,
-        SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1",
-        SMARTMONEY_WEBHOOK_TIMEOUT: "2s",
-      },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+/**
+ * The CLI in this process (test/helpers/cli.ts), against the test database; it is asynchronous,
+ * so the receivers in this process keep answering while a command sends to them.
+ */
+function cli(args: string[]) {
+  return runCli(args, {
+    SMARTMONEY_DB: db,
+    SMARTMONEY_LOG_LEVEL: "error",
+    SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1",
+    SMARTMONEY_WEBHOOK_TIMEOUT: "2s",
   });
 }
 
 async function json(args: string[]) {
   const res = await cli([...args, "--json"]);
-  // stderr carries the structured log; a failure would be its one-line reason and exit 1.
+  // A failure would be its one-line reason on stderr and exit 1.
   expect(res.code, res.stderr).toBe(0);
   return JSON.parse(res.stdout);
 }

@@ -376,7 +376,7 @@ const whaleSignal: SignalForDelivery = {
   market: { title: "Will the Fed cut rates in December?", category: "economics", slug: "fed-cut" },
 };
 
-describe("payloads as the receiver sees them (SPEC §6)", () => {
+describe("payloads as the receiver sees them (docs/webhooks.md)", () => {
   const signalPart = {
     type: "whale",
     id: 48213,

@@ -89,7 +89,7 @@ function verified(request: Received, secret: string): boolean {
 const drain = () => t.app.webhooks.drainer.drainOnce();
 
 describe("delivering a signal", () => {
-  it("POSTs the SPEC payload, signed, with the service headers; one attempt, delivered", async () => {
+  it("POSTs the documented payload, signed, with the service headers; one attempt, delivered", async () => {
     const r = await receiver(answer(204));
     const e = endpoint(r.url());
     const { signalId } = t.app.webhooks.outbox.enqueueSignal(signalOn(t));

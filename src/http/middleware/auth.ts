@@ -3,28 +3,34 @@ import { createMiddleware } from "hono/factory";
 import type { Accounts, KeyKind } from "../../auth/accounts";
 import type { RateDecision, RateLimiter } from "../../auth/rate-limit";
 import { type Tier, tierAllows } from "../../auth/tiers";
+import { ApiError } from "../../errors";
 import type { HttpEnv } from "../env";
-import { ApiError } from "../errors";
 import { setHeader } from "../headers";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * Resolves the bearer key to a caller. A key of the other kind (an MCP key on /v1, an API key on
- * /mcp) is refused like an unknown key, as DECISIONS §4 says.
+ * /mcp) is refused like an unknown key (docs/api.md, Basics).
  */
 export function authenticate(accounts: Accounts, kind: KeyKind) {
   return createMiddleware<HttpEnv>(async (c, next) => {
     const header = c.req.header("authorization");
-    if (!header) {
-      throw new ApiError("unauthorized", "missing Authorization header: send 'Bearer <API_KEY>'");
-    }
+    const expected =
+      kind === "api" ? "'Bearer svc_api_…' (an API key)" : "'Bearer svc_mcp_…' (an MCP key)";
+    if (!header)
+      throw new ApiError("unauthorized", `missing Authorization header: send ${expected}`);
     const key = BEARER.exec(header)?.[1];
     if (!key) {
-      throw new ApiError("unauthorized", "malformed Authorization header: send 'Bearer <API_KEY>'");
+      throw new ApiError("unauthorized", `malformed Authorization header: send ${expected}`);
     }
     const caller = accounts.authenticate(key);
-    if (!caller) throw new ApiError("unauthorized", "invalid or revoked API key");
+    if (!caller) {
+      throw new ApiError(
+        "unauthorized",
+        `invalid or revoked ${kind === "api" ? "API" : "MCP"} key`,
+      );
+    }
     if (caller.kind !== kind) {
       throw new ApiError(
         "unauthorized",
@@ -45,12 +51,15 @@ export function setRateHeaders(headers: (name: string, value: string) => void, d
   if (d.retryAfter !== undefined) headers("Retry-After", String(d.retryAfter));
 }
 
+/** Marks access() middleware with its tier, so the route table can be read for it. */
+export const MIN_TIER = Symbol("minTier");
+
 /**
  * The tier gate and the rate limit, in that order: a 403 is not counted, a 429 is not counted,
- * everything that passes both is counted whatever it answers (DECISIONS §4).
+ * everything that passes both is counted whatever it answers (docs/api.md, Rate limits).
  */
 export function access(limiter: RateLimiter, minTier: Tier) {
-  return createMiddleware<HttpEnv>(async (c, next) => {
+  const middleware = createMiddleware<HttpEnv>(async (c, next) => {
     c.set("minTier", minTier);
     const caller = c.get("caller");
     if (!caller) throw new Error("access() mounted without authenticate()");
@@ -75,6 +84,13 @@ export function access(limiter: RateLimiter, minTier: Tier) {
     c.set("chargedMinute", decision.minute);
     await next();
   });
+  // Read back by the OpenAPI document, which publishes each operation's tier as x-min-tier.
+  return Object.assign(middleware, { [MIN_TIER]: minTier });
+}
+
+/** The minimum tier of a route's handler chain entry, if it is access(). */
+export function minTierOf(handler: unknown): Tier | undefined {
+  return (handler as { [MIN_TIER]?: Tier } | undefined)?.[MIN_TIER];
 }
 
 /**

@@ -1,8 +1,12 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { ApiError, envelope } from "../../errors";
 import type { Log } from "../../log";
 import type { HttpEnv } from "../env";
-import { ApiError, envelope } from "../errors";
+import { setHeader } from "../headers";
+
+/** The challenge every 401 carries (RFC 9110 §11.6.1; the scheme is RFC 6750's). */
+export const BEARER_CHALLENGE = 'Bearer realm="smartmoney"';
 
 /**
  * Three tiers: our own errors carry their code; the framework's (body limit, malformed input)
@@ -12,8 +16,10 @@ import { ApiError, envelope } from "../errors";
 export function errorHandler(log: Log) {
   return (error: Error, c: Context<HttpEnv>) => {
     const requestId = c.get("requestId") ?? "req_unknown";
-    c.header("X-Request-Id", requestId);
+    // setHeader, as the request-id middleware does: the name keeps its case on the wire.
+    setHeader(c, "X-Request-Id", requestId);
     if (error instanceof ApiError) {
+      if (error.status === 401) setHeader(c, "WWW-Authenticate", BEARER_CHALLENGE);
       return c.json(envelope(error.code, error.message, requestId), error.status);
     }
     if (error instanceof HTTPException) {
@@ -22,6 +28,7 @@ export function errorHandler(log: Log) {
         return c.json(envelope("bad_request", "request body exceeds 64 KiB", requestId), 413);
       }
       if (status === 401) {
+        setHeader(c, "WWW-Authenticate", BEARER_CHALLENGE);
         return c.json(envelope("unauthorized", "invalid or missing API key", requestId), 401);
       }
       if (status < 500) {

@@ -9,10 +9,15 @@ import { setHeader } from "../headers";
 const prefix = `req_${randomBytes(6).toString("hex")}`;
 let counter = 0;
 
+/** A fresh request id; also for answers given before a request reaches the router (431). */
+export function nextRequestId(): string {
+  counter += 1;
+  return `${prefix}${counter.toString(16).padStart(8, "0")}`;
+}
+
 /** Every response carries X-Request-Id; the error envelope repeats it. */
 export const requestId = createMiddleware<HttpEnv>(async (c, next) => {
-  counter += 1;
-  const id = `${prefix}${counter.toString(16).padStart(8, "0")}`;
+  const id = nextRequestId();
   c.set("requestId", id);
   setHeader(c, "X-Request-Id", id);
   await next();

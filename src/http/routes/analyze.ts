@@ -1,12 +1,13 @@
 import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import type { App } from "../../app";
+import { marketNotFound } from "../../read/markets";
+import { MarketAnalysisSchema } from "../../schemas/markets";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 import { invalidParams } from "../params";
-import { MarketAnalysisSchema } from "../schemas-markets";
-import { marketNotFound, SlugParam } from "./markets";
+import { SlugParam } from "./markets";
 
 export function analyzeRoutes(app: App) {
   const { limiter, read } = app;

@@ -2,13 +2,17 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { badRequest, notFound } from "../../errors";
 import { CLUSTER_SORTS } from "../../funding/queries";
+import {
+  ClusterDetailSchema,
+  ClusterGraphSchema,
+  SybilClustersSchema,
+} from "../../schemas/funding";
 import type { HttpEnv } from "../env";
-import { badRequest, notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 import { address, integer, invalidParams, oneOf } from "../params";
-import { ClusterDetailSchema, ClusterGraphSchema, SybilClustersSchema } from "../schemas-funding";
 
 const SybilQuery = v.object({
   limit: integer("limit", 1, 200, 100),

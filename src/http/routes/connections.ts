@@ -2,11 +2,11 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { WalletConnectionsSchema } from "../../schemas/funding";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 import { address, integer, invalidParams } from "../params";
-import { WalletConnectionsSchema } from "../schemas-funding";
 
 const ConnectionsParam = v.object({ address: address("address") });
 const ConnectionsQuery = v.object({ limit: integer("limit", 1, 500, 100) });

@@ -2,14 +2,14 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { notFound } from "../../errors";
 import { INVESTIGATION_TYPES, type InvestigationKey } from "../../funding/investigation-queries";
+import { InvestigationSchema, InvestigationSummarySchema } from "../../schemas/funding";
+import { PageOf } from "../../schemas/shared";
 import type { HttpEnv } from "../env";
-import { notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 import { cursorParam, integer, invalidParams, oneOf } from "../params";
-import { PageOf } from "../schemas";
-import { InvestigationSchema, InvestigationSummarySchema } from "../schemas-funding";
 
 const ENDPOINT = "investigations";
 
@@ -36,7 +36,7 @@ export function investigationRoutes(app: App) {
         tags: ["Investigations"],
         summary: "Open investigations",
         description:
-          "Wallets and sybil clusters whose wins in a category beat their entry prices (METHODOLOGY: investigations). Ordered by p-value ascending, then newest first; keyset-paginated.",
+          "Wallets and sybil clusters whose wins in a category beat their entry prices. Ordered by p-value ascending, then newest first; keyset-paginated.",
         responses: {
           ...okResponse("A page of investigations", PageOf(InvestigationSummarySchema)),
           ...errorResponses(400, 401, 403, 429),

@@ -3,6 +3,9 @@ import { createMiddleware } from "hono/factory";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { WHALE_VOLUME_TEXT } from "../../domain";
+import { notFound } from "../../errors";
+import { depthCappedPage, LEADERBOARD_DEPTH } from "../../paging/pages";
 import {
   CATEGORY_SORTS,
   LEADERBOARD_CATEGORIES,
@@ -10,57 +13,13 @@ import {
   type RankKey,
   WHALE_SORTS,
 } from "../../read/leaderboards";
-import type { Cursors, CursorValue } from "../cursor";
+import { LeaderboardPageSchema } from "../../schemas/wallets";
 import type { HttpEnv } from "../env";
-import { badRequest, notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
-import type { Page } from "../page";
 import { cursorParam, decimal, integer, invalidParams, oneOf } from "../params";
-import { LeaderboardPageSchema } from "../schemas-wallets";
 
-/** SPEC §8: leaderboards page to depth 500 for every tier that may call them. */
-export const LEADERBOARD_DEPTH = 500;
 const MAX_COUNT = 1_000_000;
-
-/**
- * A keyset page of a list served only to a fixed depth. The cursor carries the last row's key and
- * how many rows came before it; the page that reaches the depth ends there with next_cursor null.
- */
-export function depthCappedPage<T, K extends CursorValue[]>(
-  cursors: Cursors,
-  endpoint: string,
-  cursor: string | undefined,
-  keyArity: number,
-  limit: number,
-  depth: number,
-  fetch: (limit: number, after: K | undefined) => { rows: T[]; keys: K[]; more: boolean },
-): Page<T> {
-  let after: K | undefined;
-  let served = 0;
-  if (cursor !== undefined) {
-    const values = cursors.decode(endpoint, cursor, keyArity + 1);
-    const count = values[keyArity];
-    // Only this server mints cursors, so this guards against our own mistakes, not forgeries.
-    if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count >= depth) {
-      throw badRequest(
-        "cursor is invalid: pass next_cursor from this endpoint's previous page unchanged",
-      );
-    }
-    served = count;
-    after = values.slice(0, keyArity) as K;
-  }
-  const { rows, keys, more } = fetch(Math.min(limit, depth - served), after);
-  const total = served + rows.length;
-  const last = keys.at(-1);
-  return {
-    data: rows,
-    next_cursor:
-      more && total < depth && last !== undefined
-        ? cursors.encode(endpoint, [...last, total])
-        : null,
-  };
-}
 
 const WhalesQuery = v.object({
   sort: oneOf("sort", WHALE_SORTS, "volume"),
@@ -84,12 +43,15 @@ const CategoryQuery = v.object({
   cursor: cursorParam,
 });
 
-/** An unknown category is a leaderboard that does not exist (404), whatever the query says. */
+/**
+ * An unknown category is a leaderboard that does not exist (404), whatever the query says. The
+ * message does not repeat the path segment: it is the caller's text, of any length.
+ */
 const knownCategory = createMiddleware<HttpEnv>(async (c, next) => {
   const cat = c.req.param("cat") ?? "";
   if (!(LEADERBOARD_CATEGORIES as readonly string[]).includes(cat)) {
     throw notFound(
-      `no leaderboard for category "${cat}": use one of ${LEADERBOARD_CATEGORIES.join(", ")}`,
+      `no leaderboard for that category: use one of ${LEADERBOARD_CATEGORIES.join(", ")}`,
     );
   }
   await next();
@@ -105,7 +67,7 @@ export function leaderboardRoutes(app: App) {
       "/leaderboards/whales",
       describeRoute({
         tags: ["Leaderboards"],
-        summary: "Whales: wallets with more than 50,000 USD total volume",
+        summary: `Whales: wallets with more than ${WHALE_VOLUME_TEXT} total volume`,
         description: `Ranked by the sort, largest first, ties by address. Wallets without a win rate (or z-score) yet are not ranked by it. min_volume and min_resolved_bets narrow the list. ${DEPTH_NOTE}`,
         responses: {
           ...okResponse("A page of whales", LeaderboardPageSchema),
@@ -167,6 +129,14 @@ export function leaderboardRoutes(app: App) {
         tags: ["Leaderboards"],
         summary: "Wallets ranked within one category",
         description: `cat is one of ${LEADERBOARD_CATEGORIES.join(", ")} (another value is 404). total_volume, total_pnl, win_rate and total_bets are the wallet's figures in the category; z_score is its overall one. Category PnL comes from the on-chain ledger and is withheld (pnl_source none) for market makers and whales, who are not ranked by it. min_bets counts resolved bets in the category. ${DEPTH_NOTE}`,
+        parameters: [
+          {
+            in: "path",
+            name: "cat",
+            required: true,
+            schema: { type: "string", enum: [...LEADERBOARD_CATEGORIES] },
+          },
+        ],
         responses: {
           ...okResponse("A page of wallets", LeaderboardPageSchema),
           ...errorResponses(400, 401, 403, 404, 429),

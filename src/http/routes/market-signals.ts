@@ -2,12 +2,13 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { marketNotFound } from "../../read/markets";
+import { MarketSignalSchema, MoversSchema } from "../../schemas/markets";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 import { integer, invalidParams } from "../params";
-import { MarketSignalSchema, MoversSchema } from "../schemas-markets";
-import { marketNotFound, periodHours, SlugParam, text } from "./markets";
+import { periodHours, SlugParam, text } from "./markets";
 
 const MoversQuery = v.object({
   period_hours: periodHours,

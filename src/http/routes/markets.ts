@@ -2,21 +2,22 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { WHALE_VOLUME_TEXT } from "../../domain";
+import { badRequest } from "../../errors";
+import type { Cursors } from "../../paging/cursor";
+import { toPage } from "../../paging/pages";
 import type { MarketRank, Ranked, RankKey } from "../../read/markets";
-import { pageAfter } from "../../read/markets";
-import type { Cursors } from "../cursor";
-import type { HttpEnv } from "../env";
-import { badRequest, notFound } from "../errors";
-import { access } from "../middleware/auth";
-import { errorResponses, okResponse } from "../openapi";
-import { toPage } from "../page";
-import { boolean, cursorParam, integer, invalidParams } from "../params";
+import { marketNotFound, pageAfter } from "../../read/markets";
 import {
   MarketDetailSchema,
   MarketFlowSchema,
   MarketRankPageSchema,
   MarketSentimentSchema,
-} from "../schemas-markets";
+} from "../../schemas/markets";
+import type { HttpEnv } from "../env";
+import { access } from "../middleware/auth";
+import { errorResponses, okResponse } from "../openapi";
+import { boolean, cursorParam, integer, invalidParams } from "../params";
 
 const MAX_SLUG = 300;
 
@@ -53,8 +54,6 @@ const FlowQuery = v.object({
   minutes: integer("minutes", 5, 1440, 60),
   whales_only: boolean("whales_only", true),
 });
-
-export const marketNotFound = (slug: string) => notFound(`no market with slug '${slug}'`);
 
 /** The keyset in a ranking cursor: [number, number, slug]; anything else was not ours. */
 function rankKeyOf(cursors: Cursors, endpoint: string, cursor: string): RankKey {
@@ -99,7 +98,7 @@ export function marketRoutes(app: App) {
         describeRoute({
           tags: ["Markets"],
           summary: "Markets ranked by whale volume",
-          description: `Markets that traded in the window, by whale volume (wallets over 50,000 USD), then all volume, then slug. ${WINDOW_NOTE} price_change is the YES price at the window's last trade minus the price in force when it opened.`,
+          description: `Markets that traded in the window, by whale volume (wallets over ${WHALE_VOLUME_TEXT}), then all volume, then slug. ${WINDOW_NOTE} price_change is the YES price at the window's last trade minus the price in force when it opened.`,
           responses: {
             ...okResponse("A page of ranked markets", MarketRankPageSchema),
             ...errorResponses(400, 401, 403, 429),
@@ -158,7 +157,7 @@ export function marketRoutes(app: App) {
         describeRoute({
           tags: ["Markets"],
           summary: "Whale sentiment and whale-implied probability",
-          // SPEC §4 lists no 404 here; an unknown slug answers 404 all the same, like
+          // An unknown slug answers 404, like
           // /markets/{slug}, rather than a 200 of nulls that would look like a quiet market.
           description:
             "30-day window, whale and insider wallets only, each weighted by its Bayesian win rate. implied_probability is null until the market has traded. An unknown slug is 404.",
@@ -181,8 +180,7 @@ export function marketRoutes(app: App) {
         describeRoute({
           tags: ["Markets"],
           summary: "Time-bucketed money flow",
-          description:
-            "The fills of [now − minutes, now] in 12 equal buckets (empty ones kept). whales_only (default true) keeps wallets with more than 50,000 USD of total volume. An unknown slug is 404.",
+          description: `The fills of [now − minutes, now] in 12 equal buckets (empty ones kept). whales_only (default true) keeps wallets with more than ${WHALE_VOLUME_TEXT} of total volume. An unknown slug is 404.`,
           responses: {
             ...okResponse("The flow", MarketFlowSchema),
             ...errorResponses(400, 401, 403, 404, 429),

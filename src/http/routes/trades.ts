@@ -2,31 +2,52 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { notFound } from "../../errors";
+import { toPage } from "../../paging/pages";
 import { type TradeKey, tradeFilterOf } from "../../read/trades";
+import { PageOf, TradeSchema } from "../../schemas/shared";
 import type { HttpEnv } from "../env";
-import { notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
-import { toPage } from "../page";
 import { address, cursorParam, decimal, integer, invalidParams } from "../params";
-import { PageOf, TradeSchema } from "../schemas";
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 
-/** ISO-8601 date-time or Unix milliseconds, as SPEC says `start` and `end` may be given. */
+// RFC 3339: a date-time with its offset, or a date alone (midnight UTC).
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Milliseconds since the epoch for an instant as `start` and `end` accept it, or NaN. */
+export function parseInstant(text: string): number {
+  if (/^\d{1,15}$/.test(text)) return Number(text);
+  if (DATE.test(text)) return Date.parse(`${text}T00:00:00Z`);
+  const m = DATE_TIME.exec(text);
+  if (!m) return Number.NaN;
+  const [, day, hh, mm, ss, fraction = "", offset] = m;
+  // A leap second (:60) is the last instant of its minute: Date.parse has no second 60.
+  const leap = ss === "60";
+  const ms = Date.parse(
+    `${day}T${hh}:${mm}:${leap ? "59" : ss}${fraction.slice(0, 4)}${offset!.toUpperCase()}`,
+  );
+  return leap ? ms + 999 : ms;
+}
+
+/** An RFC 3339 date-time or date, or Unix milliseconds (up to 15 digits). */
 function instant(name: string) {
   return v.optional(
     v.pipe(
       v.string(),
-      v.transform((text) => {
-        if (/^\d{1,15}$/.test(text)) return Number(text);
-        if (/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text))
-          return Date.parse(text);
-        return Number.NaN;
+      v.metadata({
+        anyOf: [
+          { type: "string", format: "date-time" },
+          { type: "string", format: "date" },
+          { type: "string", pattern: "^\\d{1,15}$", description: "Unix milliseconds" },
+        ],
       }),
+      v.transform(parseInstant),
       v.check(
         (ms) => Number.isFinite(ms),
-        `${name} must be an ISO-8601 date-time or Unix milliseconds`,
+        `${name} must be an RFC 3339 date-time or date, or Unix milliseconds`,
       ),
     ),
   );

@@ -15,6 +15,7 @@ export function utilityRoutes(app: App) {
     describeRoute({
       tags: ["Utility"],
       summary: "Check a key and see its tier",
+      description: "Counted like any call: the rate-limit headers show the key's quota.",
       responses: {
         ...okResponse("The key works", Ping, { fromReadModels: false }),
         ...errorResponses(401, 429),

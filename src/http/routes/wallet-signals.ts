@@ -2,18 +2,15 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { notFound } from "../../errors";
+import { depthCappedPage, SCREEN_DEPTH } from "../../paging/pages";
 import type { EdgeKey } from "../../read/edge-screen";
+import { WalletEdgePageSchema, WalletSignalSchema } from "../../schemas/wallets";
 import type { HttpEnv } from "../env";
-import { notFound } from "../errors";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 import { cursorParam, decimal, integer, invalidParams } from "../params";
-import { WalletEdgePageSchema, WalletSignalSchema } from "../schemas-wallets";
-import { depthCappedPage } from "./leaderboards";
 import { AddressParam } from "./trades";
-
-/** SPEC §8: the screener's offset depth. */
-export const SCREEN_DEPTH = 1_000;
 
 const ScreenQuery = v.object({
   cursor: cursorParam,

@@ -3,30 +3,28 @@ import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
 import { tierAllows } from "../../auth/tiers";
+import { notFound } from "../../errors";
+import { toPage } from "../../paging/pages";
 import { ANCHOR_MARKETS, BETS_PER_ANCHOR_SIDE, CORRELATION_WINDOW_MS } from "../../read/correlated";
 import type { TradeKey } from "../../read/trades";
 import { DOSSIER_ALERTS, DOSSIER_TRADES } from "../../read/wallets";
-import type { HttpEnv } from "../env";
-import { notFound } from "../errors";
-import { access } from "../middleware/auth";
-import { errorResponses, okResponse } from "../openapi";
-import { toPage } from "../page";
-import { integer, invalidParams } from "../params";
-import { PageOf, TradeSchema } from "../schemas";
+import { PageOf, TradeSchema } from "../../schemas/shared";
 import {
   CorrelatedWalletsSchema,
   WalletCategoriesSchema,
   WalletProfileSchema,
   WalletSearchSchema,
   WalletTimingSchema,
-} from "../schemas-wallets";
+} from "../../schemas/wallets";
+import type { HttpEnv } from "../env";
+import { access } from "../middleware/auth";
+import { errorResponses, okResponse } from "../openapi";
+import { integer, invalidParams } from "../params";
 import { AddressParam, WalletTradesQuery } from "./trades";
 
 const SearchQuery = v.object({
-  // Defaulted then checked: a missing key would otherwise get valibot's own wording.
   q: v.pipe(
-    v.optional(v.string(), ""),
-    v.check((q) => q !== "", "q is required"),
+    v.string(),
     v.minLength(3, "q must be at least 3 characters"),
     v.maxLength(100, "q must be at most 100 characters"),
   ),

@@ -4,23 +4,32 @@ import { describeRoute, resolver, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
 import { writeWhenFree } from "../../db/write-when-free";
+import { isoOrNull as iso } from "../../domain";
+import { ApiError, badRequest, notFound } from "../../errors";
+import { toPage } from "../../paging/pages";
+import { isoDateTime, PageOf } from "../../schemas/shared";
 import type { Delivery, DeliveryPosition } from "../../webhooks/deliveries";
 import { DELIVERY_STATUSES } from "../../webhooks/deliveries";
 import { type Endpoint, MAX_CATEGORY_LENGTH, SCORE_TYPES } from "../../webhooks/endpoints";
 import { WEBHOOK_EVENTS } from "../../webhooks/payload";
+import { MAX_CALLBACK_URL_LENGTH } from "../../webhooks/ssrf";
 import type { HttpEnv } from "../env";
-import { ApiError, badRequest, notFound } from "../errors";
 import { access, uncount } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
-import { toPage } from "../page";
 import { cursorParam, integer, invalidParams, oneOf } from "../params";
-import { isoDateTime, PageOf } from "../schemas";
 
 // Request schemas. JSON numbers arrive typed, so these check types rather than parse text.
 const CreateBody = v.object({
   callback_url: v.pipe(
     v.string("callback_url is required: an absolute https URL"),
     v.nonEmpty("callback_url is required: an absolute https URL"),
+    v.metadata({
+      format: "uri",
+      pattern: "^https://",
+      maxLength: MAX_CALLBACK_URL_LENGTH,
+      description:
+        "An absolute https URL without credentials, whose host is a public address or a fully qualified public name (not localhost, nor .local, .internal, .localdomain, .home.arpa or .lan).",
+    }),
   ),
   min_score: v.optional(
     v.nullable(
@@ -39,12 +48,13 @@ const CreateBody = v.object({
     v.nullable(
       v.pipe(
         v.string("category must be a string"),
-        v.trim(),
         v.nonEmpty("category must not be empty"),
         v.maxLength(
           MAX_CATEGORY_LENGTH,
           `category must be at most ${MAX_CATEGORY_LENGTH} characters`,
         ),
+        // Stored as given: a value with surrounding whitespace could never match a market.
+        v.regex(/^\S(?:[\s\S]*\S)?$/, "category must not start or end with whitespace"),
       ),
     ),
   ),
@@ -87,7 +97,7 @@ const DeliveriesQuery = v.object({
   cursor: cursorParam,
 });
 
-// Response schemas (DECISIONS §5).
+// Response schemas.
 const EndpointSchema = v.object({
   id: v.string(),
   callback_url: v.string(),
@@ -121,8 +131,6 @@ const TestResultSchema = v.object({
   response_excerpt: v.nullable(v.string()),
 });
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
 /** The endpoint as the API shows it; the secret only in the creation answer. */
 function endpointJson(endpoint: Endpoint, secret: string | null) {
   return {
@@ -152,7 +160,7 @@ function deliveryJson(d: Delivery) {
 }
 
 /**
- * SPEC §4: the body must be declared JSON (anything else would validate as an empty object) and
+ * The body must be declared JSON (anything else would validate as an empty object) and
  * be a JSON object. The validator then reads the parsed body from hono's cache.
  */
 const requireJsonObject = createMiddleware<HttpEnv>(async (c, next) => {
@@ -182,7 +190,7 @@ const created = (description: string, schema: v.GenericSchema) => ({
 });
 
 /**
- * Webhook management (SPEC §4, DECISIONS §5): on every tier, every call counted. An endpoint of
+ * Webhook management (docs/webhooks.md, Managing endpoints): on every tier, every call counted. An endpoint of
  * another account answers exactly like one that does not exist.
  */
 export function webhookRoutes(app: App) {

@@ -55,7 +55,7 @@ export const UNIT = 1e6;
 
 /**
  * Labels the funding analytics rely on: money from these is never "funding" by a person
- * (METHODOLOGY.md, funding graph). Written (idempotently) by every chain round.
+ * (docs/methodology.md, funding graph). Written (idempotently) by every chain round.
  */
 export const POLYMARKET_LABELS: readonly Label[] = [
   { address: V1_EXCHANGE, kind: "platform", name: "Polymarket CTF Exchange (V1)" },

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import * as v from "valibot";
+import type { TradeSide } from "../../domain";
 import type { Result } from "../../result";
 import type { Outcome, WalletFacts } from "../ingest";
 import {
@@ -46,7 +47,7 @@ export interface DataTrade {
   /** The outcome token id. */
   asset: string;
   outcome: Outcome;
-  side: "BUY" | "SELL";
+  side: TradeSide;
   price: number;
   size: number;
   usd_value: number;
@@ -96,7 +97,7 @@ export function mapDataTrade(raw: unknown): Result<DataTrade> {
       side: t.side,
       price: t.price,
       size: t.size,
-      // Notional at the fill price, as for every other source (METHODOLOGY.md: usd = price ×
+      // Notional at the fill price, as for every other source (docs/methodology.md: usd = price ×
       // size); /activity's usdcSize is not used, so both feeds value a fill alike.
       usd_value: t.price * t.size,
       ts: t.timestamp,

@@ -1,4 +1,5 @@
 import { decodeEventLog, type Hex } from "viem";
+import type { TradeSide } from "../../domain";
 import type { Result } from "../../result";
 import type { NewTrade, NewTransfer, Outcome } from "../ingest";
 import {
@@ -47,7 +48,7 @@ export interface Fill {
   block: number;
   maker: string;
   taker: string;
-  side: "BUY" | "SELL";
+  side: TradeSide;
   /** The outcome token id, decimal. */
   token_id: string;
   /** Collateral paid or received, in USD. */

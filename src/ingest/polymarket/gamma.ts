@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { CATEGORIES } from "../../domain";
 import type { Result } from "../../result";
 import type { MarketFacts, Outcome } from "../ingest";
 import { describeIssues, describeRecord, hash, tokenId, upstreamTime } from "./records";
@@ -18,14 +19,7 @@ export interface GammaMarket {
 }
 
 /** Our six categories; any other source text is kept (lowercased). */
-export const CATEGORIES = [
-  "politics",
-  "crypto",
-  "sports",
-  "culture",
-  "economics",
-  "breaking-news",
-] as const;
+export { CATEGORIES };
 
 /** Polymarket's category and tag names (slugified) that mean one of our six. */
 const CATEGORY_OF: Record<string, (typeof CATEGORIES)[number]> = {

@@ -1,5 +1,5 @@
-import type { App } from "../../app";
 import type { Config } from "../../config";
+import type { Core } from "../../core";
 import type { ScheduledJob } from "../../jobs/scheduler";
 import type { PolymarketDeps, PolymarketOptions, RoundSummary } from "./context";
 import { type RoundResult, runPolymarketRound } from "./round";
@@ -32,7 +32,7 @@ export function polymarketSettings(config: Config): PolymarketSettings {
  * The app's dependencies for the ingester, with the app's ingest hooks: new trades fire
  * whale and insider signals (and their webhooks) exactly as imported ones do.
  */
-export function polymarketDeps(app: App): PolymarketDeps {
+export function polymarketDeps(app: Core): PolymarketDeps {
   const { db, clock, log, fetch } = app.deps;
   return { db, clock, log, fetch, hooks: app.ingestHooks };
 }
@@ -42,7 +42,7 @@ export const SCHEDULED_ROUND_BUDGET_MS = 50_000;
 
 /** One round as `jobs run ingest` runs it. */
 export function ingestOnce(
-  app: App,
+  app: Core,
   options: Partial<PolymarketOptions> = {},
 ): Promise<RoundResult> {
   return runPolymarketRound(polymarketDeps(app), {
@@ -52,7 +52,7 @@ export function ingestOnce(
 }
 
 /** The server's ingest job, scheduled only when SMARTMONEY_INGEST_CRON is set. */
-export function ingestJob(app: App, pattern: string): ScheduledJob {
+export function ingestJob(app: Core, pattern: string): ScheduledJob {
   return {
     name: "ingest",
     pattern,

@@ -1,3 +1,4 @@
+import { iso } from "../../domain";
 import type { NewTrade } from "../ingest";
 import type { FeedCursor } from "./api";
 import { fail, type RoundContext } from "./context";
@@ -124,5 +125,3 @@ const positionOf = (at: FeedCursor | null) =>
     : "offset" in at
       ? `offset ${at.offset}`
       : `cursor ${at.cursor.slice(0, 24)}`;
-
-const iso = (ms: number) => new Date(ms).toISOString();

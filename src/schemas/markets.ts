@@ -1,11 +1,11 @@
 import * as v from "valibot";
-import { AddressSchema, isoDateTime, nullableNumber, PageOf } from "./schemas";
+import { AddressSchema, isoDateTime, nullableNumber, PageOf } from "./shared";
 
 /**
- * Response schemas of the market endpoints (SPEC §2: MarketSignal, Sentiment,
+ * Response schemas of the market endpoints (MarketSignal, Sentiment,
  * ImpliedProbability, MarketMover, MarketDetail, MarketFlow, MarketRank, MarketAnalysis). Objects
  * are strict, so the OpenAPI document and the tests' v.parse both reject a field that drifts in
- * or out. The records SPEC leaves free-form (detail stats, holders, price points, flow buckets)
+ * or out. The free-form records (detail stats, holders, price points, flow buckets)
  * are spelled out here, which is where a client learns their fields.
  */
 const int = v.pipe(v.number(), v.integer());

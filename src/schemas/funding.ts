@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import { CONNECTION_TYPES } from "../funding/queries";
-import { AddressSchema, isoDateTime, nullableNumber } from "./schemas";
+import { AddressSchema, isoDateTime, nullableNumber } from "./shared";
 
-/** Response schemas of the funding-graph and investigation endpoints (DECISIONS §5b). */
+/** Response schemas of the funding-graph and investigation endpoints. */
 const int = v.pipe(v.number(), v.integer());
 const nullableIso = v.nullable(isoDateTime);
 export const ClusterIdSchema = v.pipe(v.string(), v.regex(/^clu_0x[0-9a-f]{40}$/));

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 
 /**
- * Response schemas: the shapes SPEC.md and DECISIONS.md promise. They feed the OpenAPI document,
+ * Response schemas: the shapes the API promises. They feed the OpenAPI document,
  * and the contract test validates every response the suite sees against them.
  */
 const num = v.number();

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { badRequest } from "./errors";
+import { badRequest } from "../errors";
 
 export type CursorValue = string | number | null;
 

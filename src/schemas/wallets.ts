@@ -1,9 +1,9 @@
 import * as v from "valibot";
-import { AddressSchema, isoDateTime, nullableNumber, PageOf, TradeSchema } from "./schemas";
-import { ClusterMembershipSchema } from "./schemas-funding";
+import { ClusterMembershipSchema } from "./funding";
+import { AddressSchema, isoDateTime, nullableNumber, PageOf, TradeSchema } from "./shared";
 
 /**
- * Response schemas of the wallet, wallet-signal and leaderboard endpoints (SPEC §2). Strict
+ * Response schemas of the wallet, wallet-signal and leaderboard endpoints. Strict
  * objects: the OpenAPI document says no other field is served, and the tests hold us to it.
  */
 const int = v.pipe(v.number(), v.integer());

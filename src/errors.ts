@@ -1,4 +1,8 @@
-/** The closed list of error codes (SPEC §7) and the HTTP status each maps to. */
+/**
+ * The errors the core raises for a caller to see, and the closed list of codes (docs/api.md,
+ * Errors) with the HTTP status each maps to: REST answers them as the envelope, MCP as tool
+ * errors, so the rules live here and not in either adapter.
+ */
 export const ERROR_STATUS = {
   bad_request: 400,
   unauthorized: 401,
@@ -9,7 +13,8 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
-export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413;
+/** Beyond each code's own status: 413 (body too large) and 431 (headers too large) are bad_request. */
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413 | 431;
 
 /** An error a client caused or must be told about; anything else thrown becomes internal_error. */
 export class ApiError extends Error {

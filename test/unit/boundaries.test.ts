@@ -1,0 +1,59 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The core is free of HTTP: REST (src/http) and MCP (src/mcp) are adapters over it, and only the
+ * composition root (src/app.ts) knows both. Read from the import statements themselves.
+ */
+const SRC = new URL("../../src", import.meta.url).pathname;
+
+function* sources(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* sources(path);
+    else if (path.endsWith(".ts")) yield path;
+  }
+}
+
+/** Every module specifier a file imports or re-exports, type-only ones included. */
+function specifiers(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"/gm)].map((m) => m[1]!);
+}
+
+const files = [...sources(SRC)].map((path) => ({ path, name: relative(SRC, path) }));
+const adapter = /^(http|mcp)\//;
+const framework = /^(hono|@hono\/|hono-openapi|@modelcontextprotocol\/)/;
+
+describe("module boundaries", () => {
+  it("nothing outside http/, mcp/ and app.ts imports hono, the MCP SDK, or those adapters", () => {
+    const offenders = files
+      .filter(({ name }) => !adapter.test(name) && name !== "app.ts")
+      .flatMap(({ name, path }) =>
+        specifiers(path)
+          .filter((s) => framework.test(s) || /(^|\/)(http|mcp)\//.test(s) || /\/app$/.test(s))
+          .map((s) => `${name} imports ${s}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it("MCP reaches into REST only for its own HTTP transport (mcp/http.ts)", () => {
+    const offenders = files
+      .filter(({ name }) => name.startsWith("mcp/") && name !== "mcp/http.ts")
+      .flatMap(({ name, path }) =>
+        specifiers(path)
+          .filter((s) => /(^|\/)http\//.test(s))
+          .map((s) => `${name} imports ${s}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it("only src/db imports better-sqlite3", () => {
+    const offenders = files
+      .filter(({ name }) => !name.startsWith("db/"))
+      .filter(({ path }) => specifiers(path).includes("better-sqlite3"))
+      .map(({ name }) => name);
+    expect(offenders).toEqual([]);
+  });
+});
