@@ -6,6 +6,7 @@ import { timestamp } from "../../src/ingest/lines";
 import type { PageProgress, RoundSummary } from "../../src/ingest/polymarket/context";
 import { ingestOnce, polymarketDeps, polymarketSettings } from "../../src/ingest/polymarket/job";
 import { type RoundResult, runPolymarketLoop } from "../../src/ingest/polymarket/round";
+import { formatStatus, ingestStatus } from "../../src/ingest/polymarket/status";
 import { type CommonOptions, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
 
@@ -46,6 +47,20 @@ export function registerIngest(program: Command): void {
     .option("--rpc-url <url>", "Polygon JSON-RPC URL: read fills and transfers on chain", parseUrl)
     .option("--json", "print JSON")
     .action((options: IngestOptions) => withApp(options, ({ app }) => runIngest(app, options)));
+
+  withDbOption(ingest.command("status"))
+    .description(
+      "per source: last success, lag, errors and backoff; quarantined records, known gaps, markets with category unknown",
+    )
+    .option("--json", "print JSON")
+    .action((options: CommonOptions & { json?: boolean }) =>
+      withApp(options, ({ app }) => {
+        const status = ingestStatus(app.deps.db, app.deps.clock);
+        process.stdout.write(
+          `${options.json ? JSON.stringify(status, null, 2) : formatStatus(status)}\n`,
+        );
+      }),
+    );
 }
 
 /** `jobs run ingest`: one round; a failed round is the command's failure. */

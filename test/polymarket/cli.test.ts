@@ -89,17 +89,23 @@ describe("smartmoney ingest polymarket", () => {
     expect(JSON.parse(stdout)).toMatchObject({ rounds: 1, failures: 0, trades_new: 47 });
   });
 
-  it("fails a round with one line naming the malformed record", async () => {
+  it("quarantines a malformed record, reports it, and fails a stage with one line", async () => {
     const feed = replayFeed();
     feed[3] = { ...feed[3], proxyWallet: "nobody" };
     server.world.trades = feed;
     const db = join(dir, `bad-${++dbSeq}.db`);
-    const { code, stderr } = await cli(["ingest", "polymarket", "--once", ...sources()], db).done;
-    expect(code).toBe(1);
-    const lines = stderr.trim().split("\n");
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain("record 4: trade transactionHash");
-    expect(lines[0]).toContain("proxyWallet: must be 0x followed by 40 hex digits");
+    const run = await cli(["ingest", "polymarket", "--once", "--json", ...sources()], db).done;
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, quarantined: 1 });
+    const status = await cli(["ingest", "status", "--json"], db).done;
+    expect(status.code).toBe(0);
+    const report = JSON.parse(status.stdout) as {
+      quarantined: { stage: string; count: number; last_reason: string }[];
+    };
+    expect(report.quarantined).toEqual([expect.objectContaining({ stage: "tail", count: 1 })]);
+    expect(report.quarantined[0]!.last_reason).toContain(
+      "proxyWallet: must be 0x followed by 40 hex digits",
+    );
   });
 
   it("refuses a bad --since or URL as a usage error", async () => {

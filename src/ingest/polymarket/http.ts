@@ -42,6 +42,8 @@ export interface HttpStats {
   retries: number;
   /** Time spent waiting on the limiter and on backoffs, ms. */
   waitedMs: number;
+  /** Endpoints that answered with a Deprecation or Sunset header: path → the headers' text. */
+  deprecated: Record<string, string>;
 }
 
 export interface HttpFailure {
@@ -83,7 +85,21 @@ const retryable = (status: number) => status === 429 || status >= 500;
 
 export function createHttpClient(deps: HttpDeps): HttpClient {
   const policy = deps.retry ?? DEFAULT_RETRY;
-  const stats: HttpStats = { requests: 0, retries: 0, waitedMs: 0 };
+  const stats: HttpStats = { requests: 0, retries: 0, waitedMs: 0, deprecated: {} };
+
+  /** An endpoint that announces its removal is logged once per client (a round or a stream). */
+  function noteDeprecation(url: string, headers: Headers): void {
+    const deprecation = headers.get("deprecation");
+    const sunset = headers.get("sunset");
+    if (deprecation === null && sunset === null) return;
+    const path = new URL(url).pathname;
+    if (Object.hasOwn(stats.deprecated, path)) return;
+    const note = [deprecation && `deprecation ${deprecation}`, sunset && `sunset ${sunset}`]
+      .filter(Boolean)
+      .join(", ");
+    stats.deprecated[path] = note;
+    deps.log?.warn({ endpoint: path, deprecation, sunset }, "upstream endpoint is deprecated");
+  }
 
   async function request(
     url: string,
@@ -105,6 +121,7 @@ export function createHttpClient(deps: HttpDeps): HttpClient {
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         });
         const text = await response.text();
+        noteDeprecation(url, response.headers);
         if (response.ok) {
           try {
             return { ok: true, value: JSON.parse(text) };

@@ -9,6 +9,7 @@ import {
   ORDER_FILLED_V2_TOPIC,
   TRANSFER_TOPIC,
 } from "./contracts";
+import { syntheticLogIndex } from "./data-api";
 import {
   decodeFill,
   decodeTransfer,
@@ -74,10 +75,14 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
       fail(`blocks ${from}-${to}: ${logs.reason}`);
     }
     const fills: Fill[] = [];
+    const bad: { raw: unknown; reason: string }[] = [];
     for (const log of logs.value) {
       if (log.removed) continue;
       const fill = decodeFill(log);
-      if (!fill.ok) fail(fill.reason);
+      if (!fill.ok) {
+        bad.push({ raw: log, reason: fill.reason });
+        continue;
+      }
       // Checked here too: a node that ignores the topic filter must not double the volume.
       if (isTakerSummary(fill.value)) fills.push(fill.value);
       else summary.maker_fills_skipped++;
@@ -86,6 +91,7 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
     const times = await blockTimes(rpc, logs.value, ctx);
 
     const inserted = ctx.transaction(() => {
+      for (const b of bad) ctx.quarantine("fills", `blocks ${from}-${to}`, b.reason, b.raw);
       book.store(markets);
       const rows: NewTrade[] = [];
       const unknown = new Set<string>();
@@ -97,8 +103,17 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
           continue;
         }
         const row = fillToTrade(fill, token, times.get(fill.block)!);
-        if (!row.ok) fail(row.reason);
-        if (row.value) rows.push(row.value);
+        if (!row.ok) {
+          ctx.quarantine("fills", `blocks ${from}-${to}`, row.reason, fill);
+          continue;
+        }
+        if (!row.value) continue;
+        // Stored before fills shared one key across sources (under the real log index).
+        if (ingest.tradeIdOf(fill.tx_hash, fill.log_index) !== undefined) {
+          summary.trades_present++;
+          continue;
+        }
+        rows.push({ ...row.value, log_index: fillKey(fill) });
       }
       if (unknown.size > 0) {
         ctx.log.warn(
@@ -116,6 +131,16 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
     summary.trades_new += inserted;
     ctx.pageDone("fills", ++page, logs.value.length, inserted);
     if (times.has(to)) lastTime = { block: to, ms: times.get(to)! };
+    // Every fill up to the newest block read is stored: known gaps before it are filled.
+    const readTo = lastTime?.block === to ? lastTime.ms : latestTime(times);
+    if (readTo !== null) {
+      const filled = ctx.transaction(() => {
+        state.covered_to = Math.max(state.covered_to ?? readTo, readTo);
+        saveState(ingest, STATE_KEYS.fills, state);
+        return ctx.ledger.fillGaps(readTo, ctx.clock.now());
+      });
+      if (filled > 0) ctx.log.info({ gaps: filled }, "chain logs filled known gaps in the fills");
+    }
     from = to + 1;
     // A dense range needed a small chunk; the next may not.
     chunk = Math.min(options.blockChunk, chunk * 2);
@@ -130,6 +155,20 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
         : need(await rpc.blockTimes([last], options.signal)).get(last)!;
     summary.lag_seconds = Math.max(0, Math.round((ctx.clock.now() - ms) / 1000));
   }
+}
+
+/**
+ * A fill's key is shared by every source: the data API's synthetic index of (tx, token, side,
+ * wallet). The chain keeps only the aggressor's summary, whose maker is the wallet the data API
+ * and the socket name, with the same side and token, so the same fill gets the same key.
+ */
+const fillKey = (fill: Fill) =>
+  syntheticLogIndex(fill.tx_hash, fill.token_id, fill.side, fill.maker);
+
+function latestTime(times: Map<number, number>): number | null {
+  let latest: number | null = null;
+  for (const ms of times.values()) latest = Math.max(latest ?? ms, ms);
+  return latest;
 }
 
 /**
