@@ -30,6 +30,8 @@ export interface Simulator {
   down: boolean;
   /** The socket refuses connections. */
   socketDown: boolean;
+  /** Keyset lists ignore `after_cursor` (as they ignore `cursor`): page 1 forever. */
+  keysetIgnoresCursor: boolean;
   /** Logs the node serves besides the fills' (transfers, say). */
   extraLogs: RpcLogRecord[];
   /** Sockets subscribed now; messages sent in all. */
@@ -71,6 +73,7 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     faults: new Map(),
     down: false,
     socketDown: false,
+    keysetIgnoresCursor: false,
     extraLogs: [],
     socketMessages: 0,
     socketClients: () => subscribed.size,
@@ -231,7 +234,7 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
       .sort(([a], [b]) => a.localeCompare(b));
     const bound = createHash("sha256").update(JSON.stringify(filters)).digest("hex").slice(0, 12);
     let start = 0;
-    const after = q.get("after_cursor");
+    const after = sim.keysetIgnoresCursor ? null : q.get("after_cursor");
     if (after) {
       const [position, query] = Buffer.from(after, "base64url").toString().split(":");
       if (query !== bound) {

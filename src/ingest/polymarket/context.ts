@@ -161,6 +161,8 @@ export interface RoundSummary {
   failed_stages: string | null;
   /** Stages skipped this round because they are backing off after failures. */
   backing_off: string | null;
+  /** Endpoints that announced their removal (Deprecation / Sunset headers), with the headers. */
+  deprecated: string | null;
 }
 
 export function emptySummary(source: RoundSummary["source"]): RoundSummary {
@@ -192,6 +194,7 @@ export function emptySummary(source: RoundSummary["source"]): RoundSummary {
     markets_voided: 0,
     failed_stages: null,
     backing_off: null,
+    deprecated: null,
   };
 }
 

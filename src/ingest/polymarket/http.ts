@@ -5,8 +5,8 @@ import { acquire, type RateBucket, type Sleep } from "./limiter";
 /**
  * JSON over HTTP for the ingesters: every request passes the client-side rate limiter, and a
  * 429, a 5xx or a network failure is retried after the server's Retry-After (seconds or an
- * HTTP date) or else an exponential backoff with jitter, both capped. Other 4xx answers are
- * final. Failures come back as values that name the request.
+ * HTTP date) or else an exponential backoff with jitter, both capped. A 200 whose body is not
+ * JSON (cut short, garbled) is retried too. Other 4xx answers are final. Failures come back as values that name the request.
  */
 
 export interface RetryPolicy {
@@ -126,16 +126,19 @@ export function createHttpClient(deps: HttpDeps): HttpClient {
           try {
             return { ok: true, value: JSON.parse(text) };
           } catch {
-            return { ok: false, reason: `${name}: answer is not JSON`, status: response.status };
+            // A body cut short or garbled on the way (a proxy, a dropped connection) is
+            // transient: retried like a 5xx.
+            last = { ok: false, reason: `${name}: answer is not JSON`, status: response.status };
           }
+        } else {
+          last = {
+            ok: false,
+            reason: `${name}: HTTP ${response.status} ${text.slice(0, 200).replace(/\s+/g, " ")}`,
+            status: response.status,
+          };
+          if (!retryable(response.status)) return last;
+          wait = retryAfterMs(response.headers.get("retry-after"), deps.clock.now());
         }
-        last = {
-          ok: false,
-          reason: `${name}: HTTP ${response.status} ${text.slice(0, 200).replace(/\s+/g, " ")}`,
-          status: response.status,
-        };
-        if (!retryable(response.status)) return last;
-        wait = retryAfterMs(response.headers.get("retry-after"), deps.clock.now());
       } catch (error) {
         if (signal?.aborted) return { ok: false, reason: `${name}: stopped`, status: null };
         last = { ok: false, reason: `${name}: ${describeError(error)}`, status: null };

@@ -10,7 +10,7 @@ import {
   resolveOptions,
 } from "./context";
 import { POLYMARKET_LABELS } from "./contracts";
-import { createHttpClient } from "./http";
+import { createHttpClient, type HttpStats } from "./http";
 import { createLedger, type StageName } from "./ledger";
 import { realSleep } from "./limiter";
 import { createMarketBook } from "./markets";
@@ -136,9 +136,11 @@ export async function runPolymarketRound(
     : { ok: true, summary };
 }
 
-function finish(summary: RoundSummary, stats: { requests: number; retries: number }): RoundSummary {
+function finish(summary: RoundSummary, stats: HttpStats): RoundSummary {
   summary.requests = stats.requests;
   summary.retries = stats.retries;
+  const deprecated = Object.entries(stats.deprecated).map(([path, note]) => `${path} (${note})`);
+  if (deprecated.length > 0) summary.deprecated = deprecated.join("; ");
   return summary;
 }
 
@@ -215,6 +217,7 @@ function addUp(total: RoundSummary, round: RoundSummary): RoundSummary {
   const next = { ...round };
   for (const key of COUNTS) next[key] = total[key] + round[key];
   next.gap = round.gap ?? total.gap;
+  next.deprecated = round.deprecated ?? total.deprecated;
   // --since only matters to the first round: later ones find the cursors it created.
   next.since_ignored = total.since_ignored;
   return next;
