@@ -27,6 +27,10 @@ export interface Config {
   polymarketGammaUrl: string;
   /** With an RPC URL, fills come from chain logs; without, from the data API. */
   polygonRpcUrl: string | null;
+  /** Polymarket's Real-Time Data Socket; null turns the live stream off. */
+  polymarketStreamUrl: string | null;
+  /** Bearer token for GET /metrics; null leaves the endpoint off (404). */
+  metricsToken: string | null;
 }
 
 /** Values given on the command line; they override the environment. */
@@ -59,6 +63,12 @@ export const SETTINGS = [
     default: "https://gamma-api.polymarket.com",
   },
   { env: "SMARTMONEY_POLYGON_RPC_URL", flag: null, default: "" },
+  {
+    env: "SMARTMONEY_POLYMARKET_STREAM_URL",
+    flag: null,
+    default: "wss://ws-live-data.polymarket.com",
+  },
+  { env: "SMARTMONEY_METRICS_TOKEN", flag: null, default: "" },
 ] as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -167,6 +177,30 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     "https://gamma-api.polymarket.com",
   );
   const polygonRpcUrl = urlSetting("SMARTMONEY_POLYGON_RPC_URL", "");
+  const streamText = pick(
+    undefined,
+    "SMARTMONEY_POLYMARKET_STREAM_URL",
+    "wss://ws-live-data.polymarket.com",
+  );
+  if (streamText !== "") {
+    let scheme = "";
+    try {
+      scheme = new URL(streamText).protocol;
+    } catch {
+      // reported below
+    }
+    if (scheme !== "ws:" && scheme !== "wss:") {
+      problems.push(
+        `SMARTMONEY_POLYMARKET_STREAM_URL: "${streamText}" is not a ws:// or wss:// URL (empty turns the stream off)`,
+      );
+    }
+  }
+  const metricsToken = pick(undefined, "SMARTMONEY_METRICS_TOKEN", "");
+  if (metricsToken !== "" && metricsToken.length < 16) {
+    problems.push(
+      "SMARTMONEY_METRICS_TOKEN: must be at least 16 characters (empty turns /metrics off)",
+    );
+  }
 
   const secretKeyText = env.SMARTMONEY_SECRET_KEY;
   if (secretKeyText !== undefined && secretKeyText !== "") {
@@ -193,6 +227,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       polymarketDataUrl,
       polymarketGammaUrl,
       polygonRpcUrl: polygonRpcUrl === "" ? null : polygonRpcUrl,
+      polymarketStreamUrl: streamText === "" ? null : streamText,
+      metricsToken: metricsToken === "" ? null : metricsToken,
     },
   };
 }

@@ -5,7 +5,8 @@ import { parseDuration } from "../../src/duration";
 import { timestamp } from "../../src/ingest/lines";
 import type { PageProgress, RoundSummary } from "../../src/ingest/polymarket/context";
 import { ingestOnce, polymarketDeps, polymarketSettings } from "../../src/ingest/polymarket/job";
-import { type RoundResult, runPolymarketLoop } from "../../src/ingest/polymarket/round";
+import { runLiveIngest } from "../../src/ingest/polymarket/live";
+import type { RoundResult } from "../../src/ingest/polymarket/round";
 import { formatStatus, ingestStatus } from "../../src/ingest/polymarket/status";
 import { type CommonOptions, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
@@ -19,6 +20,7 @@ interface IngestOptions extends CommonOptions {
   dataUrl?: string;
   gammaUrl?: string;
   rpcUrl?: string;
+  streamUrl?: string;
 }
 
 export function registerIngest(program: Command): void {
@@ -45,6 +47,11 @@ export function registerIngest(program: Command): void {
       parseUrl,
     )
     .option("--rpc-url <url>", "Polygon JSON-RPC URL: read fills and transfers on chain", parseUrl)
+    .option(
+      "--stream-url <url>",
+      'the live trade socket (default wss://ws-live-data.polymarket.com; "" turns it off); not used with --once',
+      parseStreamUrl,
+    )
     .option("--json", "print JSON")
     .action((options: IngestOptions) => withApp(options, ({ app }) => runIngest(app, options)));
 
@@ -92,8 +99,9 @@ async function runIngest(app: App, options: IngestOptions): Promise<void> {
       report(options, result);
       return;
     }
-    const loop = await runPolymarketLoop(polymarketDeps(app), {
+    const loop = await runLiveIngest(polymarketDeps(app), {
       ...run,
+      streamUrl: options.streamUrl ?? settings.streamUrl,
       intervalMs: options.interval ?? DEFAULT_INTERVAL_MS,
       onRound: (result, round) => progress?.round(result, round),
     });
@@ -103,6 +111,8 @@ async function runIngest(app: App, options: IngestOptions): Promise<void> {
       failures: loop.failures,
       last_error: loop.lastError,
       ...loop.totals,
+      stream_trades: loop.stream?.stored ?? null,
+      stream_drops: loop.stream?.drops ?? null,
     };
     print(options, data);
   } finally {
@@ -174,6 +184,17 @@ function parseInterval(text: string): number {
   if (ms === undefined || ms <= 0)
     throw new InvalidArgumentError("must be a duration such as 30s or 5m");
   return ms;
+}
+
+function parseStreamUrl(text: string): string {
+  if (text.trim() === "") return "";
+  try {
+    const url = new URL(text);
+    if (url.protocol === "ws:" || url.protocol === "wss:") return text;
+  } catch {
+    // fall through
+  }
+  throw new InvalidArgumentError('must be a ws:// or wss:// URL, or "" to turn the stream off');
 }
 
 function parseUrl(text: string): string {

@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
 import { seedWorld } from "../../src/fixtures/seed-world";
-import { ingestJob } from "../../src/ingest/polymarket/job";
+import { ingestJob, serveStream } from "../../src/ingest/polymarket/job";
 import { drainJob } from "../../src/jobs/drain";
 import { refreshJob } from "../../src/jobs/refresh";
 import { startScheduler } from "../../src/jobs/scheduler";
@@ -73,14 +73,13 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
   process.stdout.write(`smartmoney listening on ${base}\n`);
   if (demoKeys.length > 0) printDemo(base, demoKeys);
 
+  const ingest = config.ingestCron ? ingestJob(app, config.ingestCron) : null;
   const scheduler = startScheduler(
-    [
-      drainJob(app),
-      refreshJob(app),
-      ...(config.ingestCron ? [ingestJob(app, config.ingestCron)] : []),
-    ],
+    [drainJob(app), refreshJob(app), ...(ingest ? [ingest] : [])],
     log,
   );
+  // With ingest on, the live socket runs beside the scheduled rounds (which are its fallback).
+  const stream = ingest ? serveStream(app, () => ingest.runNow()) : null;
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -96,6 +95,7 @@ async function runServer(app: App, options: ServeOptions): Promise<void> {
     process.on("SIGTERM", onTerm);
     process.on("SIGINT", onInt);
   });
+  await stream?.stop();
   await scheduler.stop();
   await app.webhooks.drainer.stop();
   log.info("stopped");

@@ -6,6 +6,7 @@ import { mcpRoutes } from "../mcp/http";
 import { docsPage, scalarViewer } from "./docs-page";
 import type { HttpEnv } from "./env";
 import { ApiError } from "./errors";
+import { metricsHandler } from "./metrics";
 import { authenticate, setRateHeaders } from "./middleware/auth";
 import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { requestId } from "./middleware/request-id";
@@ -60,6 +61,8 @@ export function createRouter(app: App): Hono<HttpEnv> {
 
   // Public, unauthenticated: for supervisors and for API clients' code generators.
   http.get("/healthz", (c) => c.json({ ok: true }));
+  // Operators' ingest figures, behind their own token (off without one).
+  http.get("/metrics", metricsHandler(app));
   http.get(
     "/v1/openapi.json",
     openAPIRouteHandler(http, {
@@ -84,7 +87,7 @@ export function createRouter(app: App): Hono<HttpEnv> {
         },
         security: [{ bearer: [] }],
       },
-      exclude: ["/healthz", "/v1/openapi.json", "/docs", "/docs/scalar.js"],
+      exclude: ["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/docs/scalar.js"],
     }),
   );
 

@@ -35,7 +35,12 @@ interface Run {
 function cli(args: string[], db: string): Run {
   const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
     cwd: root,
-    env: { ...process.env, SMARTMONEY_DB: db, SMARTMONEY_LOG_LEVEL: "error" },
+    env: {
+      ...process.env,
+      SMARTMONEY_DB: db,
+      SMARTMONEY_LOG_LEVEL: "error",
+      SMARTMONEY_POLYMARKET_STREAM_URL: "",
+    },
   });
   let stdout = "";
   let stderr = "";

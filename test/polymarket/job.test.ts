@@ -6,6 +6,7 @@ import {
   ingestJob,
   polymarketSettings,
 } from "../../src/ingest/polymarket/job";
+import { DEFAULT_STREAM_URL } from "../../src/ingest/polymarket/stream";
 import {
   feedMarkets,
   realGammaMarkets,
@@ -48,7 +49,9 @@ describe("ingest job", () => {
       dataUrl: DEFAULT_DATA_URL,
       gammaUrl: DEFAULT_GAMMA_URL,
       rpcUrl: null,
+      streamUrl: DEFAULT_STREAM_URL,
     });
+    expect(DEFAULT_STREAM_URL).toBe("wss://ws-live-data.polymarket.com");
     expect(DEFAULT_DATA_URL).toBe("https://data-api.polymarket.com");
     expect(DEFAULT_GAMMA_URL).toBe("https://gamma-api.polymarket.com");
   });

@@ -23,6 +23,8 @@ describe("loadConfig", () => {
         polymarketDataUrl: "https://data-api.polymarket.com",
         polymarketGammaUrl: "https://gamma-api.polymarket.com",
         polygonRpcUrl: null,
+        polymarketStreamUrl: "wss://ws-live-data.polymarket.com",
+        metricsToken: null,
       },
     });
   });
@@ -68,6 +70,8 @@ describe("loadConfig", () => {
       SMARTMONEY_SECRET_KEY: "short",
       SMARTMONEY_WHALE_SIGNAL_USD: "-5",
       SMARTMONEY_POLYGON_RPC_URL: "polygon-node:8545",
+      SMARTMONEY_POLYMARKET_STREAM_URL: "https://ws-live-data.polymarket.com",
+      SMARTMONEY_METRICS_TOKEN: "short",
     });
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -82,6 +86,8 @@ describe("loadConfig", () => {
       "SMARTMONEY_LOG_LEVEL",
       "SMARTMONEY_WHALE_SIGNAL_USD",
       "SMARTMONEY_POLYGON_RPC_URL",
+      "SMARTMONEY_POLYMARKET_STREAM_URL",
+      "SMARTMONEY_METRICS_TOKEN",
       "SMARTMONEY_SECRET_KEY",
     ];
     expect(result.problems).toHaveLength(names.length);

@@ -149,6 +149,8 @@ export interface LoopOptions extends PolymarketOptions {
   intervalMs: number;
   /** After each round, with its outcome. */
   onRound?(result: RoundResult, round: number): void;
+  /** A signal that cuts the pause short (the stream reconnected: fill its gap now). */
+  wake?(): AbortSignal;
 }
 
 export interface LoopResult {
@@ -183,7 +185,10 @@ export async function runPolymarketLoop(
     totals = totals ? addUp(totals, result.summary) : { ...result.summary };
     options.onRound?.(result, rounds);
     if (options.signal?.aborted) break;
-    await sleep(options.intervalMs, options.signal);
+    const wake = options.wake?.();
+    const pause =
+      wake && options.signal ? AbortSignal.any([options.signal, wake]) : (wake ?? options.signal);
+    await sleep(options.intervalMs, pause);
   }
   return {
     rounds,

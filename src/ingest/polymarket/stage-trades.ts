@@ -63,7 +63,8 @@ export async function ingestTradesFeed(ctx: RoundContext, book: MarketBook): Pro
         { gap: summary.gap },
         "polymarket trades feed does not reach back as far as asked",
       );
-      gap = { from: walk.stop_at, to: walk.oldest };
+      // A refusal is a definite gap; a feed that simply holds nothing older may have had none.
+      if (outOfReach) gap = { from: walk.stop_at, to: walk.oldest };
     }
 
     const markets = await book.missingByCondition(wanted.map((f) => f.condition_id));
@@ -95,7 +96,7 @@ export async function ingestTradesFeed(ctx: RoundContext, book: MarketBook): Pro
 }
 
 /** A fill whose market Gamma does not know is stored under a market made from its own fields. */
-function toRow(f: DataTrade, book: MarketBook): NewTrade {
+export function toRow(f: DataTrade, book: MarketBook): NewTrade {
   const marketId =
     book.marketId(f.condition_id) ??
     book.storeFacts({
