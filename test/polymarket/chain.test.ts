@@ -569,7 +569,7 @@ describe("chain source", () => {
         .filter((t) => t.ts <= blockMs(9199))
         .map((t) => t.wallet),
     );
-    expect(stateOf(h.t, STATE_KEYS.fills)).toEqual({ start_block: 8000, next_block: 9200 });
+    expect(stateOf(h.t, STATE_KEYS.fills)).toMatchObject({ start_block: 8000, next_block: 9200 });
     const resumed = await runPolymarketRound(h.deps, options());
     expect(resumed.ok).toBe(true);
     expect(storedTrades(h.t)).toEqual(storedTrades(clean.t));

@@ -106,7 +106,7 @@ export function resolveOptions(options: PolymarketOptions, now: number): Resolve
   };
 }
 
-export type Stage = StageName | "trades";
+export type Stage = StageName | "trades" | "backfill";
 
 export interface PageProgress {
   stage: Stage;

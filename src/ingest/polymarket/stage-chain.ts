@@ -44,13 +44,47 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
   const state = stored ?? (await startAt(rpc, options.since, safe, ctx));
   // Kept at once, so a restart does not search for the start block again.
   if (!stored) ctx.transaction(() => saveState(ingest, STATE_KEYS.fills, state));
-  let from = Math.max(state.start_block, state.next_block - options.rereadBlocks);
+  const from = Math.max(state.start_block, state.next_block - options.rereadBlocks);
+  const lastTime = await readFillRanges(ctx, book, from, safe, "fills", (to, readTo) => {
+    state.next_block = Math.max(state.next_block, to + 1);
+    if (readTo !== null) state.covered_to = Math.max(state.covered_to ?? readTo, readTo);
+    saveState(ingest, STATE_KEYS.fills, state);
+  });
+
+  summary.next_block = state.next_block;
+  const last = state.next_block - 1;
+  if (last >= 0 && !options.signal?.aborted) {
+    const ms =
+      lastTime?.block === last
+        ? lastTime.ms
+        : need(await rpc.blockTimes([last], options.signal)).get(last)!;
+    summary.lag_seconds = Math.max(0, Math.round((ctx.clock.now() - ms) / 1000));
+  }
+}
+
+/**
+ * OrderFilled logs of blocks `first`..`last` in ranges of up to `blockChunk` blocks, halved
+ * while the node refuses a range as too large and grown back after. Each range's rows commit
+ * together with `commit(to, readTo)` (the caller's cursor), readTo being the time of the newest
+ * block read that had fills. Returns the time of the last block read, when known.
+ */
+export async function readFillRanges(
+  ctx: RoundContext,
+  book: MarketBook,
+  first: number,
+  last: number,
+  stage: "fills" | "backfill",
+  commit: (to: number, readTo: number | null) => void,
+): Promise<{ block: number; ms: number } | null> {
+  const { ingest, options, summary } = ctx;
+  const rpc = ctx.rpc!;
+  let from = first;
   let chunk = options.blockChunk;
   let page = 0;
   let lastTime: { block: number; ms: number } | null = null;
 
-  while (from <= safe && !options.signal?.aborted) {
-    const to = Math.min(from + chunk - 1, safe);
+  while (from <= last && !options.signal?.aborted) {
+    const to = Math.min(from + chunk - 1, last);
     const logs = await rpc.getLogs(
       {
         fromBlock: from,
@@ -90,8 +124,14 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
     const markets = await book.missingByToken(fills.map((f) => f.token_id));
     const times = await blockTimes(rpc, logs.value, ctx);
 
+    if (times.has(to)) lastTime = { block: to, ms: times.get(to)! };
+    // Every fill up to the newest block read is stored then: known gaps before it are filled.
+    const readTo = lastTime?.block === to ? lastTime.ms : latestTime(times);
     const inserted = ctx.transaction(() => {
-      for (const b of bad) ctx.quarantine("fills", `blocks ${from}-${to}`, b.reason, b.raw);
+      for (const b of bad) ctx.quarantine(stage, `blocks ${from}-${to}`, b.reason, b.raw);
+      if (readTo !== null && ctx.ledger.fillGaps(readTo, ctx.clock.now()) > 0) {
+        ctx.log.info({ to: new Date(readTo).toISOString() }, "chain logs filled known gaps");
+      }
       book.store(markets);
       const rows: NewTrade[] = [];
       const unknown = new Set<string>();
@@ -104,7 +144,7 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
         }
         const row = fillToTrade(fill, token, times.get(fill.block)!);
         if (!row.ok) {
-          ctx.quarantine("fills", `blocks ${from}-${to}`, row.reason, fill);
+          ctx.quarantine(stage, `blocks ${from}-${to}`, row.reason, fill);
           continue;
         }
         if (!row.value) continue;
@@ -122,39 +162,19 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
         );
       }
       const newRows = ingest.insertTrades(rows);
-      state.next_block = Math.max(state.next_block, to + 1);
-      saveState(ingest, STATE_KEYS.fills, state);
+      commit(to, readTo);
       summary.trades_present += rows.length - newRows.length;
       return newRows.length;
     });
     summary.trades_pages++;
     summary.trades_new += inserted;
-    ctx.pageDone("fills", ++page, logs.value.length, inserted);
-    if (times.has(to)) lastTime = { block: to, ms: times.get(to)! };
-    // Every fill up to the newest block read is stored: known gaps before it are filled.
-    const readTo = lastTime?.block === to ? lastTime.ms : latestTime(times);
-    if (readTo !== null) {
-      const filled = ctx.transaction(() => {
-        state.covered_to = Math.max(state.covered_to ?? readTo, readTo);
-        saveState(ingest, STATE_KEYS.fills, state);
-        return ctx.ledger.fillGaps(readTo, ctx.clock.now());
-      });
-      if (filled > 0) ctx.log.info({ gaps: filled }, "chain logs filled known gaps in the fills");
-    }
+    ctx.pageDone(stage, ++page, logs.value.length, inserted);
     from = to + 1;
     // A dense range needed a small chunk; the next may not.
     chunk = Math.min(options.blockChunk, chunk * 2);
   }
 
-  summary.next_block = state.next_block;
-  const last = state.next_block - 1;
-  if (last >= 0 && !options.signal?.aborted) {
-    const ms =
-      lastTime?.block === last
-        ? lastTime.ms
-        : need(await rpc.blockTimes([last], options.signal)).get(last)!;
-    summary.lag_seconds = Math.max(0, Math.round((ctx.clock.now() - ms) / 1000));
-  }
+  return lastTime;
 }
 
 /**
