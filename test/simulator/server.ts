@@ -32,6 +32,8 @@ export interface Simulator {
   socketDown: boolean;
   /** Keyset lists ignore `after_cursor` (as they ignore `cursor`): page 1 forever. */
   keysetIgnoresCursor: boolean;
+  /** eth_getLogs calls refused as "range too large". */
+  rpcRefusals: number;
   /** Logs the node serves besides the fills' (transfers, say). */
   extraLogs: RpcLogRecord[];
   /** Sockets subscribed now; messages sent in all. */
@@ -74,6 +76,7 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     down: false,
     socketDown: false,
     keysetIgnoresCursor: false,
+    rpcRefusals: 0,
     extraLogs: [],
     socketMessages: 0,
     socketClients: () => subscribed.size,
@@ -345,6 +348,7 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
           const from = Number.parseInt(filter.fromBlock, 16);
           const to = Number.parseInt(filter.toBlock, 16);
           if (to - from + 1 > limits.rpcMaxBlockRange) {
+            sim.rpcRefusals++;
             return {
               jsonrpc: "2.0",
               id: call.id,

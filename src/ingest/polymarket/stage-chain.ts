@@ -307,7 +307,7 @@ async function blockTimes(
 }
 
 /** The first block at or after `since`: a binary search over block times. */
-async function startAt(
+export async function startAt(
   rpc: RpcClient,
   since: number,
   safe: number,
@@ -324,7 +324,7 @@ async function startAt(
   return { start_block: lo, next_block: lo };
 }
 
-function need<T>(result: { ok: true; value: T } | { ok: false; reason: string }): T {
+export function need<T>(result: { ok: true; value: T } | { ok: false; reason: string }): T {
   if (!result.ok) fail(result.reason);
   return result.value;
 }
