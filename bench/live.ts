@@ -124,6 +124,8 @@ async function main(): Promise<void> {
   const { key } = cli(env, ["keys", "mint", "--tier", "terminal_pro", "--account", "bench"]) as {
     key: string;
   };
+  // The bench's own API traffic must not hit the tier's hourly quota.
+  cli(env, ["accounts", "set-limits", "bench", "--hourly", "1000000", "--monthly", "100000000"]);
   cli(env, [
     "webhooks",
     "add",
@@ -158,7 +160,8 @@ async function main(): Promise<void> {
 
   // API latency: one request every 100 ms, a random trader's recent trades.
   const apiLatency: number[] = [];
-  let apiErrors = 0;
+  const apiErrors = new Map<string, number>();
+  const apiError = (what: string) => apiErrors.set(what, (apiErrors.get(what) ?? 0) + 1);
   let apiPhase: number[] = apiLatency;
   let apiOn = true;
   const apiLoop = (async () => {
@@ -171,9 +174,9 @@ async function main(): Promise<void> {
         });
         await res.arrayBuffer();
         if (res.ok) apiPhase.push(performance.now() - started);
-        else apiErrors++;
-      } catch {
-        apiErrors++;
+        else apiError(`HTTP ${res.status}`);
+      } catch (error) {
+        apiError(error instanceof Error ? error.message : String(error));
       }
       await sleep(100);
     }
@@ -292,7 +295,7 @@ async function main(): Promise<void> {
     webhook_duplicate_deliveries: duplicateDeliveries,
     fill_to_stored_s: store,
     fill_to_webhook_s: webhook,
-    api_ms: { ...api, errors: apiErrors },
+    api_ms: { ...api, errors: Object.fromEntries(apiErrors) },
     api_idle_ms: idle,
     api_p99_vs_idle: api.p99 / idle.p99,
     peak_rss_mb: Math.round(rss),
@@ -315,7 +318,7 @@ async function main(): Promise<void> {
       `bench:live: ${minutes} min, ${emitted.size} fills emitted, ${storedAt.size} stored, lost ${lost}, duplicated ${duplicated}`,
       `socket drops ${drops} + ${outages} outage of ${num("outage-seconds")} s; ${signals.length} whale signals, ${arrivals.size} webhooks received (${hooksMissing} missing, ${duplicateDeliveries} delivered twice)`,
       table,
-      `API p99 during the run / idle: ${f(result.api_p99_vs_idle)}×; peak RSS of serve ${result.peak_rss_mb} MB`,
+      `API p99 during the run / idle: ${f(result.api_p99_vs_idle)}×; API errors ${JSON.stringify(result.api_ms.errors)}; peak RSS of serve ${result.peak_rss_mb} MB`,
       `goals: 0 lost and duplicated ${result.goals.lost_and_duplicated_zero ? "met" : "MISSED"}; webhook p50 ≤ ${GOAL_P50_S} s ${result.goals.webhook_p50_le_3s ? "met" : "MISSED"}; p99 ≤ ${GOAL_P99_S} s ${result.goals.webhook_p99_le_30s ? "met" : "MISSED"}`,
       JSON.stringify(result),
       "",

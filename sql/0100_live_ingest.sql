@@ -58,3 +58,11 @@ CREATE TABLE market_voids (
   reason    TEXT    NOT NULL CHECK (reason IN ('split', 'cancelled')),
   closed_at INTEGER
 );
+
+-- Wallets whose funding before their first fill was read (inbound collateral transfers back to
+-- the funding horizon): each wallet once, when first seen.
+CREATE TABLE wallet_funding_scans (
+  wallet        TEXT    PRIMARY KEY,
+  first_fill_at INTEGER NOT NULL,
+  scanned_at    INTEGER NOT NULL
+);

@@ -31,6 +31,8 @@ export interface Config {
   polymarketStreamUrl: string | null;
   /** Bearer token for GET /metrics; null leaves the endpoint off (404). */
   metricsToken: string | null;
+  /** How far before a new wallet's first fill its inbound funding is read (chain source). */
+  fundingHorizonMs: number;
 }
 
 /** Values given on the command line; they override the environment. */
@@ -69,6 +71,7 @@ export const SETTINGS = [
     default: "wss://ws-live-data.polymarket.com",
   },
   { env: "SMARTMONEY_METRICS_TOKEN", flag: null, default: "" },
+  { env: "SMARTMONEY_FUNDING_HORIZON", flag: null, default: "720h" },
 ] as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -195,6 +198,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       );
     }
   }
+  const horizonText = pick(undefined, "SMARTMONEY_FUNDING_HORIZON", "720h");
+  const fundingHorizonMs = parseDuration(horizonText);
+  if (fundingHorizonMs === undefined || fundingHorizonMs <= 0) {
+    problems.push(
+      `SMARTMONEY_FUNDING_HORIZON: "${horizonText}" must be a positive duration such as 720h (30 days)`,
+    );
+  }
   const metricsToken = pick(undefined, "SMARTMONEY_METRICS_TOKEN", "");
   if (metricsToken !== "" && metricsToken.length < 16) {
     problems.push(
@@ -229,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       polygonRpcUrl: polygonRpcUrl === "" ? null : polygonRpcUrl,
       polymarketStreamUrl: streamText === "" ? null : streamText,
       metricsToken: metricsToken === "" ? null : metricsToken,
+      fundingHorizonMs: fundingHorizonMs as number,
     },
   };
 }

@@ -113,6 +113,26 @@ describe("smartmoney ingest polymarket", () => {
     );
   });
 
+  it("backfill without an RPC URL fails with one line saying why", async () => {
+    const db = join(dir, `backfill-${++dbSeq}.db`);
+    const run = await cli(
+      [
+        "ingest",
+        "polymarket",
+        "backfill",
+        "--from",
+        "2026-07-01T00:00:00Z",
+        "--gamma-url",
+        server.url,
+      ],
+      db,
+    ).done;
+    expect(run.code).toBe(1);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("backfill reads chain logs: give --rpc-url");
+  });
+
   it("refuses a bad --since or URL as a usage error", async () => {
     const db = join(dir, `usage-${++dbSeq}.db`);
     const since = await cli(["ingest", "polymarket", "--once", "--since", "last tuesday"], db).done;

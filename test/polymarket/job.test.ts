@@ -50,6 +50,7 @@ describe("ingest job", () => {
       gammaUrl: DEFAULT_GAMMA_URL,
       rpcUrl: null,
       streamUrl: DEFAULT_STREAM_URL,
+      fundingHorizonMs: 30 * 24 * 3_600_000,
     });
     expect(DEFAULT_STREAM_URL).toBe("wss://ws-live-data.polymarket.com");
     expect(DEFAULT_DATA_URL).toBe("https://data-api.polymarket.com");

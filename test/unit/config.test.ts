@@ -25,6 +25,7 @@ describe("loadConfig", () => {
         polygonRpcUrl: null,
         polymarketStreamUrl: "wss://ws-live-data.polymarket.com",
         metricsToken: null,
+        fundingHorizonMs: 720 * 3_600_000,
       },
     });
   });
@@ -72,6 +73,7 @@ describe("loadConfig", () => {
       SMARTMONEY_POLYGON_RPC_URL: "polygon-node:8545",
       SMARTMONEY_POLYMARKET_STREAM_URL: "https://ws-live-data.polymarket.com",
       SMARTMONEY_METRICS_TOKEN: "short",
+      SMARTMONEY_FUNDING_HORIZON: "a month",
     });
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -87,6 +89,7 @@ describe("loadConfig", () => {
       "SMARTMONEY_WHALE_SIGNAL_USD",
       "SMARTMONEY_POLYGON_RPC_URL",
       "SMARTMONEY_POLYMARKET_STREAM_URL",
+      "SMARTMONEY_FUNDING_HORIZON",
       "SMARTMONEY_METRICS_TOKEN",
       "SMARTMONEY_SECRET_KEY",
     ];

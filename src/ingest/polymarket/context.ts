@@ -50,6 +50,8 @@ export interface PolymarketOptions {
   transferLagBlocks?: number;
   /** Wallet addresses per Transfer log query (topic filter). */
   transferAddressBatch?: number;
+  /** How far before a new wallet's first fill its inbound funding is read (chain only). */
+  fundingHorizonMs?: number;
   /** Page through all Gamma markets (from `since`); lookups alone fill in traded markets. */
   listMarkets?: boolean;
   /** Gamma keyset pages (of 100 events with their markets) read per round at most. */
@@ -96,6 +98,7 @@ export function resolveOptions(options: PolymarketOptions, now: number): Resolve
     transferChunk: options.transferChunk ?? 5000,
     transferLagBlocks: options.transferLagBlocks ?? 1800,
     transferAddressBatch: options.transferAddressBatch ?? 100,
+    fundingHorizonMs: options.fundingHorizonMs ?? 30 * 24 * HOUR_MS,
     listMarkets: options.listMarkets ?? true,
     marketsPagesPerRound: options.marketsPagesPerRound ?? 20,
     marketsEveryMs: options.marketsEveryMs ?? 10 * 60_000,

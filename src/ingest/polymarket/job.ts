@@ -16,6 +16,8 @@ export interface PolymarketSettings {
   rpcUrl: string | null;
   /** The Real-Time Data Socket; null leaves it off. */
   streamUrl: string | null;
+  /** How far before a new wallet's first fill its funding is read (chain source). */
+  fundingHorizonMs: number;
 }
 
 /**
@@ -29,6 +31,7 @@ export function polymarketSettings(config: Config): PolymarketSettings {
     gammaUrl: config.polymarketGammaUrl || DEFAULT_GAMMA_URL,
     rpcUrl: config.polygonRpcUrl,
     streamUrl: config.polymarketStreamUrl,
+    fundingHorizonMs: config.fundingHorizonMs,
   };
 }
 

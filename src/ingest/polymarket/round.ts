@@ -16,6 +16,7 @@ import { realSleep } from "./limiter";
 import { createMarketBook } from "./markets";
 import { createRpcClient } from "./rpc";
 import { ingestChainFills, ingestChainTransfers } from "./stage-chain";
+import { readFunding } from "./stage-funding";
 import { listMarkets, refreshResolutions } from "./stage-markets";
 import { ingestTradesFeed } from "./stage-trades";
 import { refreshLeaderboard } from "./stage-wallets";
@@ -124,6 +125,7 @@ export async function runPolymarketRound(
   if (ctx.rpc) {
     await stage("fills", () => ingestChainFills(ctx, book));
     await stage("transfers", () => ingestChainTransfers(ctx));
+    await stage("funding", () => readFunding(ctx));
   }
   await stage("resolutions", () => refreshResolutions(ctx, book));
   await stage("leaderboard", () => refreshLeaderboard(ctx));

@@ -286,7 +286,7 @@ function knownWallets(ctx: RoundContext): string[] {
 }
 
 /** Block → Unix ms for every log: from the log itself when the node sends it, else one lookup. */
-async function blockTimes(
+export async function blockTimes(
   rpc: RpcClient,
   logs: readonly RpcLog[],
   ctx: RoundContext,
