@@ -1,8 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
-import { Gauge, Registry } from "prom-client";
+import type { Gauge as GaugeType } from "prom-client";
 import type { App } from "../app";
-import { ingestStatus } from "../ingest/polymarket/status";
+import { type IngestStatus, ingestStatus } from "../ingest/polymarket/status";
 import type { HttpEnv } from "./env";
 import { ApiError } from "./errors";
 
@@ -12,8 +12,31 @@ import { ApiError } from "./errors";
  * bearer (401 otherwise). Read-only: every scrape reads the figures afresh from the database.
  */
 export function metricsHandler(app: App) {
+  // Loaded on the first scrape: every CLI command builds the router, few ever serve /metrics.
+  let metrics: Promise<ReturnType<typeof build>> | null = null;
+  return async (c: Context<HttpEnv>) => {
+    const token = app.deps.config.metricsToken;
+    if (!token) throw new ApiError("not_found", "no such route: GET /metrics");
+    const given = (c.req.header("authorization") ?? "").replace(/^Bearer\s+/i, "");
+    const a = Buffer.from(given);
+    const b = Buffer.from(token);
+    if (a.length !== b.length || !timingSafeEqual(a, b)) {
+      throw new ApiError(
+        "unauthorized",
+        "GET /metrics wants 'Authorization: Bearer <SMARTMONEY_METRICS_TOKEN>'",
+      );
+    }
+    metrics ??= import("prom-client").then(build);
+    const { registry, render } = await metrics;
+    render(ingestStatus(app.deps.db, app.deps.clock));
+    c.header("content-type", registry.contentType);
+    return c.body(await registry.metrics());
+  };
+}
+
+function build({ Gauge, Registry }: typeof import("prom-client")) {
   const registry = new Registry();
-  const gauge = (name: string, help: string, labelNames: string[] = []) =>
+  const gauge = (name: string, help: string, labelNames: string[] = []): GaugeType =>
     new Gauge({ name: `smartmoney_ingest_${name}`, help, labelNames, registers: [registry] });
   const lag = gauge("lag_seconds", "Now minus the newest stored fill");
   const sourceLag = gauge("source_lag_seconds", "Now minus the newest fill a source stored up to", [
@@ -33,19 +56,7 @@ export function metricsHandler(app: App) {
   const markets = gauge("markets", "Markets stored");
   const stream = gauge("stream_connected", "1 while the live socket is connected");
 
-  return async (c: Context<HttpEnv>) => {
-    const token = app.deps.config.metricsToken;
-    if (!token) throw new ApiError("not_found", "no such route: GET /metrics");
-    const given = (c.req.header("authorization") ?? "").replace(/^Bearer\s+/i, "");
-    const a = Buffer.from(given);
-    const b = Buffer.from(token);
-    if (a.length !== b.length || !timingSafeEqual(a, b)) {
-      throw new ApiError(
-        "unauthorized",
-        "GET /metrics wants 'Authorization: Bearer <SMARTMONEY_METRICS_TOKEN>'",
-      );
-    }
-    const s = ingestStatus(app.deps.db, app.deps.clock);
+  const render = (s: IngestStatus) => {
     registry.resetMetrics();
     if (s.lag_seconds !== null) lag.set(s.lag_seconds);
     for (const src of s.sources) {
@@ -61,7 +72,6 @@ export function metricsHandler(app: App) {
     unknown.set(s.categories_unknown);
     markets.set(s.markets);
     if (s.stream_connected !== null) stream.set(s.stream_connected ? 1 : 0);
-    c.header("content-type", registry.contentType);
-    return c.body(await registry.metrics());
   };
+  return { registry, render };
 }
