@@ -149,5 +149,5 @@ describe("a 2-hour outage", () => {
         .get(),
     ).toBe(1);
     expect(sim.requests.some((r) => r === "/rpc")).toBe(true);
-  });
+  }, 120_000);
 });

@@ -61,8 +61,9 @@ export interface PolymarketOptions {
   /** A failed stage is skipped for this long, doubling per consecutive failure (capped at 16×). */
   stageBackoffMs?: number;
   /**
-   * Poll the data API's trades feed (the tail). Default: only without an RPC URL; with one, the
-   * chain is the source of truth and fills any gap the stream leaves, about 2 minutes behind.
+   * Poll the data API's trades feed (the tail) every round: the fallback when the socket is
+   * down and the quick filler of its gaps. On by default, with or without an RPC URL (the chain,
+   * 64 blocks behind, is the source of truth for what the tail cannot reach).
    */
   tail?: boolean;
   signal?: AbortSignal;
@@ -103,7 +104,7 @@ export function resolveOptions(options: PolymarketOptions, now: number): Resolve
     marketsPagesPerRound: options.marketsPagesPerRound ?? 20,
     marketsEveryMs: options.marketsEveryMs ?? 10 * 60_000,
     stageBackoffMs: options.stageBackoffMs ?? 30_000,
-    tail: options.tail ?? !options.rpcUrl,
+    tail: options.tail ?? true,
     signal: options.signal,
     onPage: options.onPage,
   };
