@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { RpcLogRecord } from "../fixtures-polymarket/servers";
 import { POLYMARKET_LIMITS, type SimFault, type SimLimits } from "./limits";
+import { createRpcNode } from "./rpc";
 import type { SimFill, SimMarket, SimWorld } from "./world";
 
 /**
@@ -62,7 +63,6 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
   const genesis = options.genesis ?? Date.parse("2026-01-01T00:00:00Z");
   const sockets = new Set<WebSocket>();
   const subscribed = new Set<WebSocket>();
-  const encoded = new Map<number, RpcLogRecord>();
   const blockAt = (ms: number) => Math.floor((ms - genesis) / 1000 / limits.blockSeconds);
 
   const sim: Simulator = {
@@ -106,6 +106,17 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     close: async () => {},
   };
 
+  const node = createRpcNode({
+    world,
+    limits,
+    now,
+    genesis,
+    extraLogs: () => sim.extraLogs,
+    onRefusal: () => {
+      sim.rpcRefusals++;
+    },
+  });
+
   function http(req: IncomingMessage, res: ServerResponse, body: string) {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     sim.requests.push(`${url.pathname}${url.search}`);
@@ -139,8 +150,10 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
         return trades(res, q);
       case "/v1/leaderboard":
         return leaderboard(res, q);
-      case "/rpc":
-        return rpc(res, body);
+      case "/rpc": {
+        const answer = node(body);
+        return send(res, answer.status, answer.body);
+      }
       default:
         return send(res, 404, { error: "not found" });
     }
@@ -285,111 +298,6 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     send(res, 200, rows);
   }
 
-  function logsBetween(from: number, to: number): RpcLogRecord[] {
-    const fills = world.fills;
-    const startMs = genesis + from * limits.blockSeconds * 1000;
-    // Fills are appended in time order: binary search the first one in range.
-    let lo = 0;
-    let hi = fills.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (fills[mid]!.ts < startMs) lo = mid + 1;
-      else hi = mid;
-    }
-    const logs: RpcLogRecord[] = [];
-    for (let i = lo; i < fills.length; i++) {
-      const f = fills[i]!;
-      const block = blockAt(f.ts);
-      if (block > to) break;
-      let log = encoded.get(f.seq);
-      if (!log) {
-        log = world.chainLog(f, block, f.seq % 1000);
-        encoded.set(f.seq, log);
-      }
-      logs.push(log);
-    }
-    for (const log of sim.extraLogs) {
-      if (log.blockNumber >= from && log.blockNumber <= to) logs.push(log);
-    }
-    return logs;
-  }
-
-  function rpc(res: ServerResponse, body: string) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return send(res, 400, {
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: -32700, message: "parse error" },
-      });
-    }
-    const hex = (n: number) => `0x${n.toString(16)}`;
-    const answer = (call: { id: unknown; method: string; params: unknown[] }) => {
-      const result = (value: unknown) => ({ jsonrpc: "2.0", id: call.id, result: value });
-      const head = blockAt(now()) + limits.headLeadBlocks;
-      switch (call.method) {
-        case "eth_blockNumber":
-          return result(hex(head));
-        case "eth_getBlockByNumber": {
-          const n = Number.parseInt(call.params[0] as string, 16);
-          if (n > head) return result(null);
-          const seconds = genesis / 1000 + n * limits.blockSeconds;
-          return result({ number: hex(n), timestamp: hex(seconds) });
-        }
-        case "eth_getLogs": {
-          const filter = call.params[0] as {
-            fromBlock: string;
-            toBlock: string;
-            address: string[] | string;
-            topics?: (string | string[] | null)[];
-          };
-          const from = Number.parseInt(filter.fromBlock, 16);
-          const to = Number.parseInt(filter.toBlock, 16);
-          if (to - from + 1 > limits.rpcMaxBlockRange) {
-            sim.rpcRefusals++;
-            return {
-              jsonrpc: "2.0",
-              id: call.id,
-              error: { code: -32005, message: "block range too large" },
-            };
-          }
-          const addresses = new Set(
-            (Array.isArray(filter.address) ? filter.address : [filter.address]).map((a) =>
-              a.toLowerCase(),
-            ),
-          );
-          const logs = logsBetween(from, to).filter(
-            (log) =>
-              addresses.has(log.address.toLowerCase()) &&
-              topicsMatch(log.topics, filter.topics ?? []),
-          );
-          return result(
-            logs.map((log) => ({
-              ...log,
-              blockNumber: hex(log.blockNumber),
-              logIndex: hex(log.logIndex),
-              removed: false,
-            })),
-          );
-        }
-        default:
-          return {
-            jsonrpc: "2.0",
-            id: call.id,
-            error: { code: -32601, message: "method not found" },
-          };
-      }
-    };
-    type Call = Parameters<typeof answer>[0];
-    send(
-      res,
-      200,
-      Array.isArray(parsed) ? parsed.map((c) => answer(c as Call)) : answer(parsed as Call),
-    );
-  }
-
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -439,15 +347,6 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
       server.close(() => resolve());
     });
   return sim;
-}
-
-function topicsMatch(topics: string[], filter: (string | string[] | null)[]): boolean {
-  return filter.every((wanted, i) => {
-    if (wanted === null) return true;
-    const actual = topics[i]?.toLowerCase();
-    const options = (Array.isArray(wanted) ? wanted : [wanted]).map((t) => t.toLowerCase());
-    return actual !== undefined && options.includes(actual);
-  });
 }
 
 function send(

@@ -99,7 +99,8 @@ export function startLiveStream(
     try {
       ws = new WebSocket(settings.url);
     } catch (error) {
-      return dropped(`cannot open: ${(error as Error).message}`);
+      dropped(`cannot open: ${(error as Error).message}`);
+      return;
     }
     socket = ws;
     ws.onopen = () => {
