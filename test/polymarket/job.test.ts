@@ -68,6 +68,21 @@ describe("ingest job", () => {
     expect(job.idle?.(second)).toBe(true);
   });
 
+  it("never overlaps rounds: asks while one runs share one round after it", async () => {
+    const job = ingestJob(t.app, "*/5 * * * *");
+    const rounds = () => server.requests.filter((r) => r === "/trades?limit=500").length;
+    const first = job.run();
+    const second = job.run();
+    job.runNow();
+    const third = job.run();
+    const [a, b, c] = (await Promise.all([first, second, third])) as Record<string, unknown>[];
+    expect(rounds()).toBe(2);
+    // The queued round ran after the first had stored everything.
+    expect(a).toMatchObject({ trades_new: 5 });
+    expect(b).toMatchObject({ trades_new: 0 });
+    expect(c).toBe(b);
+  });
+
   it("`jobs run ingest` returns the round's summary with its lag", async () => {
     const summary = await ingestJobSummary(t.app);
     expect(summary.trades_new).toBe(5);
