@@ -32,6 +32,12 @@ export interface Config {
   polygonRpcUrl: string | null;
   /** Where `serve` streams the database with Litestream; null: no replication. */
   replica: ReplicaConfig | null;
+  /** Polymarket's Real-Time Data Socket; null turns the live stream off. */
+  polymarketStreamUrl: string | null;
+  /** Bearer token for GET /metrics; null leaves the endpoint off (404). */
+  metricsToken: string | null;
+  /** How far before a new wallet's first fill its inbound funding is read (chain source). */
+  fundingHorizonMs: number;
 }
 
 /** Values given on the command line; they override the environment. */
@@ -68,6 +74,13 @@ export const SETTINGS = [
   },
   { env: "SMARTMONEY_POLYGON_RPC_URL", flag: null, default: "" },
   { env: "SMARTMONEY_REPLICA_URL", flag: "--replicate", default: "" },
+  {
+    env: "SMARTMONEY_POLYMARKET_STREAM_URL",
+    flag: null,
+    default: "wss://ws-live-data.polymarket.com",
+  },
+  { env: "SMARTMONEY_METRICS_TOKEN", flag: null, default: "" },
+  { env: "SMARTMONEY_FUNDING_HORIZON", flag: null, default: "720h" },
 ] as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -184,6 +197,37 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     "https://gamma-api.polymarket.com",
   );
   const polygonRpcUrl = urlSetting("SMARTMONEY_POLYGON_RPC_URL", "");
+  const streamText = pick(
+    undefined,
+    "SMARTMONEY_POLYMARKET_STREAM_URL",
+    "wss://ws-live-data.polymarket.com",
+  );
+  if (streamText !== "") {
+    let scheme = "";
+    try {
+      scheme = new URL(streamText).protocol;
+    } catch {
+      // reported below
+    }
+    if (scheme !== "ws:" && scheme !== "wss:") {
+      problems.push(
+        `SMARTMONEY_POLYMARKET_STREAM_URL: "${streamText}" is not a ws:// or wss:// URL (empty turns the stream off)`,
+      );
+    }
+  }
+  const horizonText = pick(undefined, "SMARTMONEY_FUNDING_HORIZON", "720h");
+  const fundingHorizonMs = parseDuration(horizonText);
+  if (fundingHorizonMs === undefined || fundingHorizonMs <= 0) {
+    problems.push(
+      `SMARTMONEY_FUNDING_HORIZON: "${horizonText}" must be a positive duration such as 720h (30 days)`,
+    );
+  }
+  const metricsToken = pick(undefined, "SMARTMONEY_METRICS_TOKEN", "");
+  if (metricsToken !== "" && metricsToken.length < 16) {
+    problems.push(
+      "SMARTMONEY_METRICS_TOKEN: must be at least 16 characters (empty turns /metrics off)",
+    );
+  }
 
   const secretKeyText = env.SMARTMONEY_SECRET_KEY;
   if (secretKeyText !== undefined && secretKeyText !== "") {
@@ -220,6 +264,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       polymarketGammaUrl,
       polygonRpcUrl: polygonRpcUrl === "" ? null : polygonRpcUrl,
       replica,
+      polymarketStreamUrl: streamText === "" ? null : streamText,
+      metricsToken: metricsToken === "" ? null : metricsToken,
+      fundingHorizonMs: fundingHorizonMs as number,
     },
   };
 }

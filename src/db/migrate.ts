@@ -11,6 +11,8 @@ const VERSION = /^(\d{4})_[a-z0-9_]+\.sql$/;
 /**
  * Applies every migration newer than the database's `user_version`, each in its own transaction
  * together with the version bump, so a failed migration leaves the previous version intact.
+ * Numbers are consecutive: with a gap, a database migrated past it would silently skip a file
+ * numbered inside it later (work merged from another branch, say), so a gap is refused.
  */
 export function migrate(db: Connection, files: SqlFile[] = sqlFiles()): MigrationResult {
   const current = db.pragma("user_version", { simple: true }) as number;
@@ -31,7 +33,7 @@ export function migrate(db: Connection, files: SqlFile[] = sqlFiles()): Migratio
     version = fileVersion;
     applied.push(file.name);
   }
-  const latest = files.length;
+  const latest = files.reduce((max, f) => Math.max(max, Number(VERSION.exec(f.name)?.[1] ?? 0)), 0);
   if (version > latest) {
     throw new Error(
       `the database is at schema version ${version}, newer than this build knows (${latest}): upgrade smartmoney`,

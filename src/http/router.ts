@@ -6,6 +6,7 @@ import { ApiError } from "../errors";
 import { mcpRoutes } from "../mcp/http";
 import { docsPage, scalarViewer } from "./docs-page";
 import type { HttpEnv } from "./env";
+import { metricsHandler } from "./metrics";
 import { authenticate, minTierOf, setRateHeaders } from "./middleware/auth";
 import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { readModelAge } from "./middleware/read-model-age";
@@ -62,6 +63,8 @@ export function createRouter(app: App): Hono<HttpEnv> {
 
   // Public, unauthenticated: for supervisors and for API clients' code generators.
   http.get("/healthz", (c) => c.json({ ok: true }));
+  // Operators' ingest figures, behind their own token (off without one).
+  http.get("/metrics", metricsHandler(app));
   const documentOptions = {
     documentation: {
       openapi: "3.1.0",
@@ -85,7 +88,7 @@ export function createRouter(app: App): Hono<HttpEnv> {
       },
       security: [{ bearer: [] }],
     },
-    exclude: ["/healthz", "/v1/openapi.json", "/docs", "/docs/scalar.js"],
+    exclude: ["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/docs/scalar.js"],
   } satisfies Parameters<typeof generateSpecs>[1];
   let document: Promise<unknown> | undefined;
   http.get("/v1/openapi.json", async (c) => {

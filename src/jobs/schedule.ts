@@ -1,24 +1,26 @@
 import type { Core } from "../core";
-import { ingestJob } from "../ingest/polymarket/job";
+import { ingestJob, serveStream } from "../ingest/polymarket/job";
 import { drainJob } from "./drain";
 import { refreshJob } from "./refresh";
-import { type ScheduledJob, type Scheduler, startScheduler } from "./scheduler";
+import { type Scheduler, startScheduler } from "./scheduler";
 
-/** What runs beside the API: webhook deliveries, the read-model refresh, and ingest when set. */
-export function scheduledJobs(app: Core): ScheduledJob[] {
-  const { config } = app.deps;
-  return [
-    drainJob(app),
-    refreshJob(app),
-    ...(config.ingestCron ? [ingestJob(app, config.ingestCron)] : []),
-  ];
-}
-
-/** Starts the jobs; `stop` stops scheduling, lets runs in progress finish, and stops the drainer. */
+/**
+ * What runs beside the API (`jobs schedule`, which `serve` starts): webhook deliveries, the
+ * read-model refresh and, when SMARTMONEY_INGEST_CRON is set, Polymarket ingest with its live
+ * socket beside the scheduled rounds (which are its fallback). `stop` stops scheduling and the
+ * socket, lets runs in progress finish, and stops the drainer.
+ */
 export function runScheduledJobs(app: Core): Scheduler {
-  const scheduler = startScheduler(scheduledJobs(app), app.deps.log);
+  const { config, log } = app.deps;
+  const ingest = config.ingestCron ? ingestJob(app, config.ingestCron) : null;
+  const scheduler = startScheduler(
+    [drainJob(app), refreshJob(app), ...(ingest ? [ingest] : [])],
+    log,
+  );
+  const stream = ingest ? serveStream(app, () => ingest.runNow()) : null;
   return {
     async stop() {
+      await stream?.stop();
       await scheduler.stop();
       await app.webhooks.drainer.stop();
     },

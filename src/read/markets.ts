@@ -56,6 +56,8 @@ interface MarketRow extends MarketRef {
   created_at: number | null;
   resolved_outcome: Outcome | null;
   resolved_at: number | null;
+  yes_name?: string | null;
+  no_name?: string | null;
 }
 
 // The answer shapes are the response schemas' (src/schemas/markets.ts): declared once, there.
@@ -296,8 +298,9 @@ export type MarketQueries = ReturnType<typeof createMarketQueries>;
 export function createMarketQueries(db: Db) {
   const r = db.reader;
   const marketBySlug = r.prepare<[string], MarketRow>(
-    `SELECT id, slug, title, category, condition_id, end_date, created_at, resolved_outcome,
-            resolved_at FROM markets WHERE slug = ?`,
+    `SELECT m.id, m.slug, m.title, m.category, m.condition_id, m.end_date, m.created_at,
+            m.resolved_outcome, m.resolved_at, o.yes_name, o.no_name
+       FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id WHERE m.slug = ?`,
   );
   const statsOf = r.prepare<[number], StatsRow>("SELECT * FROM market_stats WHERE market_id = ?");
   const holders = r.prepare<[number, Outcome, number], PositionRow>(
@@ -551,6 +554,8 @@ export function createMarketQueries(db: Db) {
       return {
         ...refOf(market),
         resolved_outcome: market.resolved_outcome,
+        outcome_names:
+          market.yes_name && market.no_name ? { yes: market.yes_name, no: market.no_name } : null,
         stats: {
           volume: stats?.volume ?? 0,
           trade_count: stats?.trade_count ?? 0,

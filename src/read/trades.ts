@@ -66,7 +66,12 @@ export function tradeFilterOf(q: TradeQueryInput): TradeFilter {
 export type TradeKey = [ts: number, id: number];
 
 const COLUMNS = `t.id, t.tx_hash, t.log_index, t.wallet, m.slug AS market_slug, m.condition_id,
-  t.outcome, t.side, t.price, t.size, t.usd_value, t.ts`;
+  t.outcome, CASE t.outcome WHEN 'YES' THEN o.yes_name ELSE o.no_name END AS outcome_name,
+  t.side, t.price, t.size, t.usd_value, t.ts`;
+
+/** Outcome names are kept beside the market (market_outcomes), when the ingester knew them. */
+const FROM = `trades t JOIN markets m ON m.id = t.market_id
+  LEFT JOIN market_outcomes o ON o.market_id = t.market_id`;
 
 export function toTrade(row: TradeRow): Trade {
   const { ts, ...rest } = row;
@@ -79,7 +84,7 @@ export type TradeQueries = ReturnType<typeof createTradeQueries>;
 export function createTradeQueries(db: Db) {
   const r = db.reader;
   const byTx = r.prepare<[string], TradeRow>(
-    `SELECT ${COLUMNS} FROM trades t JOIN markets m ON m.id = t.market_id
+    `SELECT ${COLUMNS} FROM ${FROM}
       WHERE t.tx_hash = ? ORDER BY t.log_index LIMIT 1`,
   );
   const marketIdByCondition = r.prepare<[string], { id: number }>(
@@ -97,7 +102,7 @@ export function createTradeQueries(db: Db) {
     if (filter.from !== undefined) where.push("t.ts >= @from");
     if (filter.to !== undefined) where.push("t.ts <= @to");
     if (keyed) where.push("(t.ts < @keyTs OR (t.ts = @keyTs AND t.id < @keyId))");
-    const sql = `SELECT ${COLUMNS} FROM trades t JOIN markets m ON m.id = t.market_id
+    const sql = `SELECT ${COLUMNS} FROM ${FROM}
       ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY t.ts DESC, t.id DESC LIMIT @limit`;
     let statement = shapes.get(sql);

@@ -103,6 +103,12 @@ export const MarketDetailSchema = v.strictObject({
   category: v.nullable(v.string()),
   condition_id: v.nullable(v.string()),
   resolved_outcome: v.nullable(outcome),
+  outcome_names: v.pipe(
+    v.nullable(v.strictObject({ yes: v.string(), no: v.string() })),
+    v.description(
+      'Polymarket\'s names for the outcomes ("Yes"/"No", "Up"/"Down", two teams): yes is index 0, no is index 1. Null when unknown.',
+    ),
+  ),
   stats: v.strictObject({
     volume: v.number(),
     trade_count: int,

@@ -17,6 +17,12 @@ export const TradeSchema = v.object({
   market_slug: v.string(),
   condition_id: v.string(),
   outcome: v.picklist(["YES", "NO"]),
+  outcome_name: v.pipe(
+    v.nullable(v.string()),
+    v.description(
+      'The outcome as Polymarket names it ("Yes", "Up", a team): index 0 is YES, index 1 is NO. Null when unknown.',
+    ),
+  ),
   side: v.picklist(["BUY", "SELL"]),
   price: num,
   size: num,

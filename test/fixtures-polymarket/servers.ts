@@ -59,6 +59,19 @@ export async function startApiServer(world: ApiWorld): Promise<ApiServer> {
     switch (url.pathname) {
       case "/markets":
         return send(res, 200, gammaMarkets(state.world.markets, q).slice(offset, offset + limit));
+      case "/events/keyset": {
+        // Gamma's keyset list of events, each embedding its markets (the event each market
+        // names, or one event per market without one). The cursor is the next position.
+        const events = eventsOf(gammaMarkets(state.world.markets, q));
+        const start = Number(q.get("after_cursor") ?? "0");
+        const size = Math.min(limit, 100);
+        const page = events.slice(start, start + size);
+        const more = start + size < events.length;
+        return send(res, 200, {
+          events: page,
+          ...(more ? { next_cursor: String(start + size) } : {}),
+        });
+      }
       case "/trades":
         if (offset > state.maxTradesOffset) return send(res, 400, { error: "offset too large" });
         return send(res, 200, state.world.trades.slice(offset, offset + limit));
@@ -104,6 +117,21 @@ function gammaMarkets(markets: Raw[], q: URLSearchParams): Raw[] {
     .filter((m) => closed === null || String(m.closed) === closed)
     .filter((m) => endMin === null || Date.parse(m.endDate as string) >= Date.parse(endMin))
     .sort((a, b) => Number(a.id) - Number(b.id));
+}
+
+function eventsOf(markets: Raw[]): Raw[] {
+  const events = new Map<string, Raw & { markets: Raw[] }>();
+  for (const m of markets) {
+    const { events: own, ...market } = m as Raw & { events?: Raw[] };
+    const event = own?.[0];
+    const key = event
+      ? `event:${String(event.id ?? event.slug ?? m.id)}`
+      : `market:${String(m.id)}`;
+    const entry = events.get(key) ?? { ...(event ?? {}), markets: [] };
+    entry.markets.push(market);
+    events.set(key, entry);
+  }
+  return [...events.values()];
 }
 
 export interface RpcLogRecord {

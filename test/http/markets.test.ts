@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIngest } from "../../src/ingest/ingest";
+import type { NewTrade } from "../../src/ingest/ingest";
+import { createLedger } from "../../src/ingest/polymarket/ledger";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import {
   MarketDetailSchema,
@@ -58,6 +59,8 @@ function buildWorld() {
   };
   t.db.writer.transaction(() => {
     const alpha = market("alpha", "Will BTC close above 100k?", "crypto");
+    // As the live ingester keeps them: Polymarket's outcome names beside YES/NO.
+    createLedger(t.db).setOutcomeNames(alpha, "Up", "Down");
     const beta = market("beta", "Who wins the ELECTION?", "politics");
     const gamma = market("gamma", "Cup final winner", "sports");
     const eta = market("eta", "Award show", "culture");
@@ -191,6 +194,7 @@ describe("GET /v1/markets/{slug}", () => {
       slug: "alpha",
       category: "crypto",
       resolved_outcome: null,
+      outcome_names: { yes: "Up", no: "Down" },
     });
     expect(body.stats).toEqual({
       volume: expect.closeTo(30 + 100_000 + 20_000 + 60 + 31, 9),
@@ -264,6 +268,7 @@ describe("GET /v1/markets/{slug}", () => {
 
   it("serves an untraded market with empty lists, 404 for an unknown slug, 400 for a huge one", async () => {
     const body = await ok("/v1/markets/empty", MarketDetailSchema);
+    expect(body.outcome_names).toBeNull();
     expect(body.stats).toMatchObject({
       volume: 0,
       trade_count: 0,

@@ -46,6 +46,10 @@ beforeAll(() => {
     );
   }
   insert.run(tx(5), 1, W2, 1, "YES", "BUY", 0.5, 10, 5, T0 + 5 * HOUR);
+  // Market one's outcomes have names (as the live ingester stores them); market two's do not.
+  w.prepare(
+    "INSERT INTO market_outcomes (market_id, yes_name, no_name) VALUES (1, 'Up', 'Down')",
+  ).run();
   key = t.key("terminal");
 });
 afterAll(() => t.close());
@@ -90,6 +94,14 @@ describe("GET /v1/trades", () => {
     expect(rows.every((r) => r.wallet === W1)).toBe(true);
   });
 
+  it("names each fill's outcome as Polymarket does, beside YES/NO, where the name is known", async () => {
+    const { body } = await json(`/v1/trades?market=${C1}&limit=50`);
+    expect(body.data.length).toBeGreaterThan(10);
+    for (const trade of body.data) {
+      expect(trade.outcome_name).toBe(trade.outcome === "YES" ? "Up" : "Down");
+    }
+  });
+
   it("serves the Trade shape exactly", async () => {
     const { body } = await json(`/v1/trades?market=${C2}&limit=1`);
     expect(Object.keys(body)).toEqual(["data", "next_cursor"]);
@@ -100,6 +112,7 @@ describe("GET /v1/trades", () => {
       "log_index",
       "market_slug",
       "outcome",
+      "outcome_name",
       "price",
       "side",
       "size",
@@ -108,7 +121,7 @@ describe("GET /v1/trades", () => {
       "usd_value",
       "wallet",
     ]);
-    expect(trade).toMatchObject({ market_slug: "m-two", condition_id: C2 });
+    expect(trade).toMatchObject({ market_slug: "m-two", condition_id: C2, outcome_name: null });
     expect(trade.trade_timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 

@@ -17,6 +17,7 @@ import {
   V2_NEG_RISK_EXCHANGE,
   ZERO_ADDRESS,
 } from "../../src/ingest/polymarket/contracts";
+import { syntheticLogIndex } from "../../src/ingest/polymarket/data-api";
 import {
   decodeFill,
   decodeTransfer,
@@ -455,9 +456,10 @@ describe("chain source", () => {
     const trades = storedTrades(h.t);
     const byWallet = Object.fromEntries(trades.map((t) => [t.wallet, t]));
     expect(Object.keys(byWallet).sort()).toEqual([A, B, C, D]);
+    // The key every source shares: the data API's synthetic index of (tx, token, side, wallet).
     expect(byWallet[A]).toEqual({
       tx_hash: txHash("match 1"),
-      log_index: 2,
+      log_index: syntheticLogIndex(txHash("match 1"), up0.toString(), "BUY", A),
       wallet: A,
       condition_id: btc0!.condition_id,
       outcome: "YES",
@@ -529,7 +531,7 @@ describe("chain source", () => {
     const h = fresh();
     await runPolymarketRound(h.deps, options());
     expect(storedTrades(h.t).map((t) => t.wallet)).not.toContain(E);
-    expect(stateOf(h.t, STATE_KEYS.fills)).toEqual({ start_block: 8000, next_block: 9937 });
+    expect(stateOf(h.t, STATE_KEYS.fills)).toMatchObject({ start_block: 8000, next_block: 9937 });
 
     rpc.head = 10_050;
     rpc.calls.length = 0;
@@ -567,7 +569,7 @@ describe("chain source", () => {
         .filter((t) => t.ts <= blockMs(9199))
         .map((t) => t.wallet),
     );
-    expect(stateOf(h.t, STATE_KEYS.fills)).toEqual({ start_block: 8000, next_block: 9200 });
+    expect(stateOf(h.t, STATE_KEYS.fills)).toMatchObject({ start_block: 8000, next_block: 9200 });
     const resumed = await runPolymarketRound(h.deps, options());
     expect(resumed.ok).toBe(true);
     expect(storedTrades(h.t)).toEqual(storedTrades(clean.t));

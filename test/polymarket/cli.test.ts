@@ -36,7 +36,12 @@ interface Run {
 function cli(args: string[], db: string): Run {
   const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
     cwd: root,
-    env: { ...process.env, SMARTMONEY_DB: db, SMARTMONEY_LOG_LEVEL: "error" },
+    env: {
+      ...process.env,
+      SMARTMONEY_DB: db,
+      SMARTMONEY_LOG_LEVEL: "error",
+      SMARTMONEY_POLYMARKET_STREAM_URL: "",
+    },
   });
   let stdout = "";
   let stderr = "";
@@ -95,17 +100,43 @@ describe("smartmoney ingest polymarket", () => {
     expect(JSON.parse(stdout)).toMatchObject({ rounds: 1, failures: 0, trades_new: 47 });
   });
 
-  it("fails a round with one line naming the malformed record", async () => {
+  it("quarantines a malformed record, reports it, and fails a stage with one line", async () => {
     const feed = replayFeed();
     feed[3] = { ...feed[3], proxyWallet: "nobody" };
     server.world.trades = feed;
     const db = join(dir, `bad-${++dbSeq}.db`);
-    const { code, stderr } = await inProcess(["ingest", "polymarket", "--once", ...sources()], db);
-    expect(code).toBe(1);
-    const lines = stderr.trim().split("\n");
+    const run = await inProcess(["ingest", "polymarket", "--once", "--json", ...sources()], db);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, quarantined: 1 });
+    const status = await inProcess(["ingest", "status", "--json"], db);
+    expect(status.code).toBe(0);
+    const report = JSON.parse(status.stdout) as {
+      quarantined: { stage: string; count: number; last_reason: string }[];
+    };
+    expect(report.quarantined).toEqual([expect.objectContaining({ stage: "tail", count: 1 })]);
+    expect(report.quarantined[0]!.last_reason).toContain(
+      "proxyWallet: must be 0x followed by 40 hex digits",
+    );
+  });
+
+  it("backfill without an RPC URL fails with one line saying why", async () => {
+    const db = join(dir, `backfill-${++dbSeq}.db`);
+    const run = await inProcess(
+      [
+        "ingest",
+        "polymarket",
+        "backfill",
+        "--from",
+        "2026-07-01T00:00:00Z",
+        "--gamma-url",
+        server.url,
+      ],
+      db,
+    );
+    expect(run.code).toBe(1);
+    const lines = run.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain("record 4: trade transactionHash");
-    expect(lines[0]).toContain("proxyWallet: must be 0x followed by 40 hex digits");
+    expect(lines[0]).toContain("backfill reads chain logs: give --rpc-url");
   });
 
   it("refuses a bad --since or URL as a usage error", async () => {

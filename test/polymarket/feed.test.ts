@@ -229,22 +229,28 @@ describe("data API source", () => {
     );
   });
 
-  it("refuses a page with a malformed record, names it, and writes nothing of that page", async () => {
+  it("quarantines a malformed record with its reason, stores the rest of its page, and never blocks it again", async () => {
     const feed = replayFeed();
     feed[12] = { ...feed[12], price: "0.5" };
     server.world.trades = feed;
     const h = fresh();
     const result = await runPolymarketRound(h.deps, options());
-    expect(result.ok).toBe(false);
-    if (!result.ok) {
-      expect(result.reason).toContain(
-        "data API /trades offset 10, record 3: trade transactionHash",
-      );
-      expect(result.reason).toContain(`${feed[12]!.transactionHash}`);
-      expect(result.reason).toContain("price: must be a number");
-    }
-    expect(count(h.t, "trades")).toBe(10);
-    expect(stateOf(h.t, STATE_KEYS.trades)).toMatchObject({ walk: { next: { offset: 10 } } });
+    expect(result.ok).toBe(true);
+    expect(result.summary.quarantined).toBe(1);
+    expect(count(h.t, "trades")).toBe(feed.length - 1);
+    const row = h.t.db.reader
+      .prepare("SELECT stage, location, reason, record FROM ingest_quarantine")
+      .get() as { stage: string; location: string; reason: string; record: string };
+    expect(row.stage).toBe("tail");
+    expect(row.location).toBe("data API /trades offset 10");
+    expect(row.reason).toContain("record 3: trade transactionHash");
+    expect(row.reason).toContain(`${feed[12]!.transactionHash}`);
+    expect(row.reason).toContain("price: must be a number");
+    expect(JSON.parse(row.record)).toMatchObject({ price: "0.5" });
+    // Served again, it is counted but stored once, and the walk goes on past it.
+    const again = await runPolymarketRound(h.deps, options());
+    expect(again.ok).toBe(true);
+    expect(count(h.t, "ingest_quarantine")).toBe(1);
   });
 
   it("follows a v2 cursor feed and resumes from its cursor", async () => {

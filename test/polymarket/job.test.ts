@@ -6,6 +6,7 @@ import {
   ingestJob,
   polymarketSettings,
 } from "../../src/ingest/polymarket/job";
+import { DEFAULT_STREAM_URL } from "../../src/ingest/polymarket/stream";
 import {
   feedMarkets,
   realGammaMarkets,
@@ -48,7 +49,10 @@ describe("ingest job", () => {
       dataUrl: DEFAULT_DATA_URL,
       gammaUrl: DEFAULT_GAMMA_URL,
       rpcUrl: null,
+      streamUrl: DEFAULT_STREAM_URL,
+      fundingHorizonMs: 30 * 24 * 3_600_000,
     });
+    expect(DEFAULT_STREAM_URL).toBe("wss://ws-live-data.polymarket.com");
     expect(DEFAULT_DATA_URL).toBe("https://data-api.polymarket.com");
     expect(DEFAULT_GAMMA_URL).toBe("https://gamma-api.polymarket.com");
   });
@@ -62,6 +66,21 @@ describe("ingest job", () => {
     expect(job.idle?.(first)).toBe(false);
     const second = await job.run();
     expect(job.idle?.(second)).toBe(true);
+  });
+
+  it("never overlaps rounds: asks while one runs share one round after it", async () => {
+    const job = ingestJob(t.app, "*/5 * * * *");
+    const rounds = () => server.requests.filter((r) => r === "/trades?limit=500").length;
+    const first = job.run();
+    const second = job.run();
+    job.runNow();
+    const third = job.run();
+    const [a, b, c] = (await Promise.all([first, second, third])) as Record<string, unknown>[];
+    expect(rounds()).toBe(2);
+    // The queued round ran after the first had stored everything.
+    expect(a).toMatchObject({ trades_new: 5 });
+    expect(b).toMatchObject({ trades_new: 0 });
+    expect(c).toBe(b);
   });
 
   it("`jobs run ingest` returns the round's summary with its lag", async () => {

@@ -25,6 +25,9 @@ describe("loadConfig", () => {
         polymarketGammaUrl: "https://gamma-api.polymarket.com",
         polygonRpcUrl: null,
         replica: null,
+        polymarketStreamUrl: "wss://ws-live-data.polymarket.com",
+        metricsToken: null,
+        fundingHorizonMs: 720 * 3_600_000,
       },
     });
   });
@@ -74,6 +77,9 @@ describe("loadConfig", () => {
       SMARTMONEY_WHALE_SIGNAL_USD: "-5",
       SMARTMONEY_POLYGON_RPC_URL: "polygon-node:8545",
       SMARTMONEY_REPLICA_URL: "gcs://bucket/db",
+      SMARTMONEY_POLYMARKET_STREAM_URL: "https://ws-live-data.polymarket.com",
+      SMARTMONEY_METRICS_TOKEN: "short",
+      SMARTMONEY_FUNDING_HORIZON: "a month",
     });
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -89,6 +95,9 @@ describe("loadConfig", () => {
       "SMARTMONEY_LOG_LEVEL",
       "SMARTMONEY_WHALE_SIGNAL_USD",
       "SMARTMONEY_POLYGON_RPC_URL",
+      "SMARTMONEY_POLYMARKET_STREAM_URL",
+      "SMARTMONEY_FUNDING_HORIZON",
+      "SMARTMONEY_METRICS_TOKEN",
       "SMARTMONEY_SECRET_KEY",
       "SMARTMONEY_REPLICA_URL",
     ];

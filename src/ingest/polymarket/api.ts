@@ -54,6 +54,16 @@ export interface PolymarketApi {
     closed: boolean | null,
     signal?: AbortSignal,
   ): Promise<Result<unknown[]>>;
+  /**
+   * One page of Gamma's keyset event list (events embed their markets and tags). Every filter
+   * is sent again with `after_cursor`: the cursor belongs to the query.
+   */
+  eventsKeysetPage(
+    afterCursor: string | null,
+    limit: number,
+    endDateMin: number | null,
+    signal?: AbortSignal,
+  ): Promise<Result<KeysetPage>>;
   /** One page of the global trades feed, newest first (each match once, on its taker side). */
   tradesPage(
     from: FeedCursor | null,
@@ -62,6 +72,12 @@ export interface PolymarketApi {
   ): Promise<Result<FeedPage>>;
   /** All-time PnL leaderboard rows from `offset`. */
   leaderboardPage(offset: number, limit: number, signal?: AbortSignal): Promise<Result<unknown[]>>;
+}
+
+export interface KeysetPage {
+  items: unknown[];
+  /** Absent at the end of the list. */
+  next: string | null;
 }
 
 export function createPolymarketApi(http: HttpClient, urls: ApiUrls): PolymarketApi {
@@ -97,6 +113,22 @@ export function createPolymarketApi(http: HttpClient, urls: ApiUrls): Polymarket
       });
       if (endDateMin !== null) params.set("end_date_min", new Date(endDateMin).toISOString());
       return marketsQuery(params, signal);
+    },
+
+    async eventsKeysetPage(afterCursor, limit, endDateMin, signal) {
+      const params = new URLSearchParams({ limit: String(limit), order: "id", ascending: "true" });
+      if (endDateMin !== null) params.set("end_date_min", new Date(endDateMin).toISOString());
+      if (afterCursor !== null) params.set("after_cursor", afterCursor);
+      const url = `${gammaBase}/events/keyset?${params}`;
+      const answer = await http.getJson(url, [gamma], signal);
+      if (!answer.ok) return answer;
+      const body = answer.value as { events?: unknown; next_cursor?: unknown } | null;
+      if (!body || !Array.isArray(body.events)) {
+        return { ok: false, reason: `${url}: not a keyset page (${shapeOf(answer.value)})` };
+      }
+      const next =
+        typeof body.next_cursor === "string" && body.next_cursor !== "" ? body.next_cursor : null;
+      return { ok: true, value: { items: body.events, next } };
     },
 
     marketsByCondition(conditionIds, closed, signal) {

@@ -4,6 +4,7 @@ import type { Log } from "../../log";
 import type { Ingest, IngestHooks } from "../ingest";
 import type { PolymarketApi } from "./api";
 import type { HttpClient } from "./http";
+import type { Ledger, StageName } from "./ledger";
 import type { Sleep } from "./limiter";
 import type { RpcClient } from "./rpc";
 
@@ -49,8 +50,22 @@ export interface PolymarketOptions {
   transferLagBlocks?: number;
   /** Wallet addresses per Transfer log query (topic filter). */
   transferAddressBatch?: number;
+  /** How far before a new wallet's first fill its inbound funding is read (chain only). */
+  fundingHorizonMs?: number;
   /** Page through all Gamma markets (from `since`); lookups alone fill in traded markets. */
   listMarkets?: boolean;
+  /** Gamma keyset pages (of 100 events with their markets) read per round at most. */
+  marketsPagesPerRound?: number;
+  /** A completed market listing starts over (open markets only) after this long. */
+  marketsEveryMs?: number;
+  /** A failed stage is skipped for this long, doubling per consecutive failure (capped at 16×). */
+  stageBackoffMs?: number;
+  /**
+   * Poll the data API's trades feed (the tail) every round: the fallback when the socket is
+   * down and the quick filler of its gaps. On by default, with or without an RPC URL (the chain,
+   * 64 blocks behind, is the source of truth for what the tail cannot reach).
+   */
+  tail?: boolean;
   signal?: AbortSignal;
   /** After each committed page; throwing stops the run (the page stays committed). */
   onPage?(progress: PageProgress): void;
@@ -84,13 +99,18 @@ export function resolveOptions(options: PolymarketOptions, now: number): Resolve
     transferChunk: options.transferChunk ?? 5000,
     transferLagBlocks: options.transferLagBlocks ?? 1800,
     transferAddressBatch: options.transferAddressBatch ?? 100,
+    fundingHorizonMs: options.fundingHorizonMs ?? 30 * 24 * HOUR_MS,
     listMarkets: options.listMarkets ?? true,
+    marketsPagesPerRound: options.marketsPagesPerRound ?? 20,
+    marketsEveryMs: options.marketsEveryMs ?? 10 * 60_000,
+    stageBackoffMs: options.stageBackoffMs ?? 30_000,
+    tail: options.tail ?? true,
     signal: options.signal,
     onPage: options.onPage,
   };
 }
 
-export type Stage = "markets" | "resolutions" | "trades" | "fills" | "transfers" | "leaderboard";
+export type Stage = StageName | "trades" | "backfill";
 
 export interface PageProgress {
   stage: Stage;
@@ -137,6 +157,16 @@ export interface RoundSummary {
   since_ignored: boolean;
   /** The round was stopped (signal or time budget) after its last committed page. */
   stopped: boolean;
+  /** Records set aside (stored with their reason in ingest_quarantine) and skipped. */
+  quarantined: number;
+  /** Markets closed without a winner (50/50 or cancelled), taken out of the pending set. */
+  markets_voided: number;
+  /** Stages that failed this round, with their reasons; other stages ran regardless. */
+  failed_stages: string | null;
+  /** Stages skipped this round because they are backing off after failures. */
+  backing_off: string | null;
+  /** Endpoints that announced their removal (Deprecation / Sunset headers), with the headers. */
+  deprecated: string | null;
 }
 
 export function emptySummary(source: RoundSummary["source"]): RoundSummary {
@@ -164,6 +194,11 @@ export function emptySummary(source: RoundSummary["source"]): RoundSummary {
     gap: null,
     since_ignored: false,
     stopped: false,
+    quarantined: 0,
+    markets_voided: 0,
+    failed_stages: null,
+    backing_off: null,
+    deprecated: null,
   };
 }
 
@@ -180,6 +215,9 @@ export interface RoundContext {
   /** Whether --since was passed explicitly (so ignoring it is worth reporting). */
   sinceGiven: boolean;
   summary: RoundSummary;
+  ledger: Ledger;
+  /** Inside the page's transaction: sets a bad record aside with its reason and counts it. */
+  quarantine(stage: Stage, location: string, reason: string, raw: unknown): void;
   /** Runs `work` in one write transaction: the page's rows and its cursor commit together. */
   transaction<T>(work: () => T): T;
   pageDone(stage: Stage, page: number, records: number, stored: number): void;

@@ -16,6 +16,25 @@ export interface GammaMarket {
   tokens: [string, string] | null;
   /** The outcome names as Polymarket shows them, [YES, NO]. */
   outcomeNames: [string, string];
+  /**
+   * Closed without a winner: "split" when the prices settled between 0 and 1 (a 50/50), or
+   * "cancelled" when no outcome pays. Such a market never resolves YES or NO.
+   */
+  voided: { reason: "split" | "cancelled"; at: number | null } | null;
+}
+
+/**
+ * The markets of a Gamma event (`/events` embeds them without their event): each gets its
+ * event (tags and category, not the market list) under `events`, as `/markets` serves it.
+ * Anything that is not an event with a market list gives no markets.
+ */
+export function marketsOfEvent(raw: unknown): unknown[] {
+  if (typeof raw !== "object" || raw === null) return [];
+  const { markets, ...event } = raw as { markets?: unknown };
+  if (!Array.isArray(markets)) return [];
+  return markets.map((m) =>
+    typeof m === "object" && m !== null && !("events" in m) ? { ...m, events: [event] } : m,
+  );
 }
 
 /** Our six categories; any other source text is kept (lowercased). */
@@ -172,6 +191,7 @@ export function mapGammaMarket(raw: unknown): Result<GammaMarket> {
       },
       tokens: m.clobTokenIds ?? null,
       outcomeNames: m.outcomes as [string, string],
+      voided: resolution ? null : voidOf(m),
     },
   };
 }
@@ -188,6 +208,15 @@ function resolutionOf(m: GammaMarketRecord): { outcome: Outcome; at: number } | 
   const at = m.closedTime ?? m.umaEndDate ?? m.endDate ?? m.updatedAt;
   if (at === null || at === undefined) return null;
   return { outcome: winners[0] ? "YES" : "NO", at };
+}
+
+/** A close without exactly one price of 1: a split (some price above 0) or a cancellation. */
+function voidOf(m: GammaMarketRecord): GammaMarket["voided"] {
+  if (m.closed !== true || !m.outcomePrices) return null;
+  const prices = m.outcomePrices.map(Number);
+  if (prices.some((p) => p === 1)) return null;
+  const at = m.closedTime ?? m.umaEndDate ?? m.endDate ?? m.updatedAt ?? null;
+  return { reason: prices.some((p) => p > 0) ? "split" : "cancelled", at };
 }
 
 /**

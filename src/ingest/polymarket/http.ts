@@ -5,8 +5,8 @@ import { acquire, type RateBucket, type Sleep } from "./limiter";
 /**
  * JSON over HTTP for the ingesters: every request passes the client-side rate limiter, and a
  * 429, a 5xx or a network failure is retried after the server's Retry-After (seconds or an
- * HTTP date) or else an exponential backoff with jitter, both capped. Other 4xx answers are
- * final. Failures come back as values that name the request.
+ * HTTP date) or else an exponential backoff with jitter, both capped. A 200 whose body is not
+ * JSON (cut short, garbled) is retried too. Other 4xx answers are final. Failures come back as values that name the request.
  */
 
 export interface RetryPolicy {
@@ -42,6 +42,8 @@ export interface HttpStats {
   retries: number;
   /** Time spent waiting on the limiter and on backoffs, ms. */
   waitedMs: number;
+  /** Endpoints that answered with a Deprecation or Sunset header: path → the headers' text. */
+  deprecated: Record<string, string>;
 }
 
 export interface HttpFailure {
@@ -83,7 +85,21 @@ const retryable = (status: number) => status === 429 || status >= 500;
 
 export function createHttpClient(deps: HttpDeps): HttpClient {
   const policy = deps.retry ?? DEFAULT_RETRY;
-  const stats: HttpStats = { requests: 0, retries: 0, waitedMs: 0 };
+  const stats: HttpStats = { requests: 0, retries: 0, waitedMs: 0, deprecated: {} };
+
+  /** An endpoint that announces its removal is logged once per client (a round or a stream). */
+  function noteDeprecation(url: string, headers: Headers): void {
+    const deprecation = headers.get("deprecation");
+    const sunset = headers.get("sunset");
+    if (deprecation === null && sunset === null) return;
+    const path = new URL(url).pathname;
+    if (Object.hasOwn(stats.deprecated, path)) return;
+    const note = [deprecation && `deprecation ${deprecation}`, sunset && `sunset ${sunset}`]
+      .filter(Boolean)
+      .join(", ");
+    stats.deprecated[path] = note;
+    deps.log?.warn({ endpoint: path, deprecation, sunset }, "upstream endpoint is deprecated");
+  }
 
   async function request(
     url: string,
@@ -105,20 +121,24 @@ export function createHttpClient(deps: HttpDeps): HttpClient {
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         });
         const text = await response.text();
+        noteDeprecation(url, response.headers);
         if (response.ok) {
           try {
             return { ok: true, value: JSON.parse(text) };
           } catch {
-            return { ok: false, reason: `${name}: answer is not JSON`, status: response.status };
+            // A body cut short or garbled on the way (a proxy, a dropped connection) is
+            // transient: retried like a 5xx.
+            last = { ok: false, reason: `${name}: answer is not JSON`, status: response.status };
           }
+        } else {
+          last = {
+            ok: false,
+            reason: `${name}: HTTP ${response.status} ${text.slice(0, 200).replace(/\s+/g, " ")}`,
+            status: response.status,
+          };
+          if (!retryable(response.status)) return last;
+          wait = retryAfterMs(response.headers.get("retry-after"), deps.clock.now());
         }
-        last = {
-          ok: false,
-          reason: `${name}: HTTP ${response.status} ${text.slice(0, 200).replace(/\s+/g, " ")}`,
-          status: response.status,
-        };
-        if (!retryable(response.status)) return last;
-        wait = retryAfterMs(response.headers.get("retry-after"), deps.clock.now());
       } catch (error) {
         if (signal?.aborted) return { ok: false, reason: `${name}: stopped`, status: null };
         last = { ok: false, reason: `${name}: ${describeError(error)}`, status: null };

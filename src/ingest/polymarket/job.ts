@@ -3,6 +3,7 @@ import type { Core } from "../../core";
 import type { ScheduledJob } from "../../jobs/scheduler";
 import type { PolymarketDeps, PolymarketOptions, RoundSummary } from "./context";
 import { type RoundResult, runPolymarketRound } from "./round";
+import { type LiveStream, startLiveStream } from "./stream";
 
 export const DEFAULT_DATA_URL = "https://data-api.polymarket.com";
 export const DEFAULT_GAMMA_URL = "https://gamma-api.polymarket.com";
@@ -13,6 +14,10 @@ export interface PolymarketSettings {
   gammaUrl: string;
   /** No default: without one, fills come from the data API. */
   rpcUrl: string | null;
+  /** The Real-Time Data Socket; null leaves it off. */
+  streamUrl: string | null;
+  /** How far before a new wallet's first fill its funding is read (chain source). */
+  fundingHorizonMs: number;
 }
 
 /**
@@ -25,6 +30,8 @@ export function polymarketSettings(config: Config): PolymarketSettings {
     dataUrl: config.polymarketDataUrl || DEFAULT_DATA_URL,
     gammaUrl: config.polymarketGammaUrl || DEFAULT_GAMMA_URL,
     rpcUrl: config.polygonRpcUrl,
+    streamUrl: config.polymarketStreamUrl,
+    fundingHorizonMs: config.fundingHorizonMs,
   };
 }
 
@@ -51,23 +58,61 @@ export function ingestOnce(
   });
 }
 
-/** The server's ingest job, scheduled only when SMARTMONEY_INGEST_CRON is set. */
-export function ingestJob(app: Core, pattern: string): ScheduledJob {
+/**
+ * The server's ingest job, scheduled only when SMARTMONEY_INGEST_CRON is set. Rounds never
+ * overlap: one asked for while another runs (a tick, or the stream's reconnect) runs right after.
+ */
+export function ingestJob(app: Core, pattern: string): ScheduledJob & { runNow(): void } {
+  type Outcome = RoundSummary & { error: string | null };
+  let running: Promise<Outcome> | null = null;
+  let queued: Promise<Outcome> | null = null;
+  const round = async (): Promise<Outcome> => {
+    const result = await ingestOnce(app, {
+      signal: AbortSignal.timeout(SCHEDULED_ROUND_BUDGET_MS),
+    });
+    if (!result.ok) {
+      app.deps.log.error({ reason: result.reason }, "polymarket ingest round failed");
+    }
+    return { ...result.summary, error: result.ok ? null : result.reason };
+  };
+  const gated = (): Promise<Outcome> => {
+    if (!running) {
+      running = round().finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    // At most one round waits behind the running one, whoever asks.
+    queued ??= running
+      .catch(() => undefined)
+      .then(() => {
+        queued = null;
+        return gated();
+      });
+    return queued;
+  };
   return {
     name: "ingest",
     pattern,
-    async run(): Promise<RoundSummary & { error: string | null }> {
-      const result = await ingestOnce(app, {
-        signal: AbortSignal.timeout(SCHEDULED_ROUND_BUDGET_MS),
-      });
-      if (!result.ok) {
-        app.deps.log.error({ reason: result.reason }, "polymarket ingest round failed");
-      }
-      return { ...result.summary, error: result.ok ? null : result.reason };
+    run: gated,
+    runNow() {
+      gated().catch((error) =>
+        app.deps.log.error({ err: error }, "polymarket ingest round failed"),
+      );
     },
     idle: (summary) => {
       const s = summary as RoundSummary;
       return s.trades_new === 0 && s.markets_new === 0 && s.transfers_new === 0;
     },
   };
+}
+
+/**
+ * The live socket inside `serve` (ingest on and a stream URL set): trades are stored within a
+ * second; after a drop, `onReconnect` asks for a round so the tail fills the gap at once.
+ */
+export function serveStream(app: Core, onReconnect: () => void): LiveStream | null {
+  const settings = polymarketSettings(app.deps.config);
+  if (!settings.streamUrl) return null;
+  return startLiveStream(polymarketDeps(app), settings, { url: settings.streamUrl, onReconnect });
 }

@@ -32,6 +32,8 @@ export function createMarketBook(ctx: RoundContext, keepTokens: boolean): Market
     .prepare("SELECT resolved_outcome FROM markets WHERE condition_id = ?")
     .pluck() as Statement<[string], Outcome | null>;
   const tokens = new Map<string, TokenMarket>();
+  // Records a lookup could not map: quarantined by the next store, inside its transaction.
+  const unmapped: { raw: unknown; reason: string }[] = [];
 
   const marketId = (conditionId: string) => {
     let id = ids.get(conditionId);
@@ -71,7 +73,10 @@ export function createMarketBook(ctx: RoundContext, keepTokens: boolean): Market
         const asked = new Set(batch);
         for (const raw of answer.value) {
           const mapped = mapGammaMarket(raw);
-          if (!mapped.ok) fail(`Gamma /markets lookup: ${mapped.reason}`);
+          if (!mapped.ok) {
+            unmapped.push({ raw, reason: mapped.reason });
+            continue;
+          }
           // A server that ignored the filter must not make us store unrelated markets.
           for (const key of keysOf(mapped.value)) if (asked.has(key)) found.set(key, mapped.value);
         }
@@ -105,16 +110,26 @@ export function createMarketBook(ctx: RoundContext, keepTokens: boolean): Market
     },
 
     store(markets) {
+      for (const bad of unmapped.splice(0)) {
+        ctx.quarantine("markets", "Gamma /markets lookup", bad.reason, bad.raw);
+      }
       for (const m of markets) {
         const before = resolutionOf.get(m.market.condition_id);
         const result = ingest.upsertMarket(m.market);
-        if (!result.ok) fail(`market ${m.market.condition_id}: ${result.reason}`);
+        if (!result.ok) {
+          ctx.quarantine("markets", "storing a Gamma market", result.reason, m.market);
+          continue;
+        }
         if (result.status === "new") summary.markets_new++;
         else if (result.status === "updated") summary.markets_updated++;
         if (m.market.resolved_outcome !== null && before !== m.market.resolved_outcome) {
           summary.markets_resolved++;
         }
         ids.set(m.market.condition_id, result.id);
+        ctx.ledger.setOutcomeNames(result.id, m.outcomeNames[0], m.outcomeNames[1]);
+        if (m.voided && ctx.ledger.setVoid(result.id, m.voided.reason, m.voided.at)) {
+          summary.markets_voided++;
+        }
         if (m.tokens) {
           m.tokens.forEach((token, index) => {
             const outcome: Outcome = index === 0 ? "YES" : "NO";

@@ -10,35 +10,38 @@ import {
   resolveOptions,
 } from "./context";
 import { POLYMARKET_LABELS } from "./contracts";
-import { createHttpClient } from "./http";
+import { createHttpClient, type HttpStats } from "./http";
+import { createLedger, type StageName } from "./ledger";
 import { realSleep } from "./limiter";
 import { createMarketBook } from "./markets";
 import { createRpcClient } from "./rpc";
 import { ingestChainFills, ingestChainTransfers } from "./stage-chain";
+import { readFunding } from "./stage-funding";
 import { listMarkets, refreshResolutions } from "./stage-markets";
 import { ingestTradesFeed } from "./stage-trades";
 import { refreshLeaderboard } from "./stage-wallets";
 
 /**
- * One ingest round over every Polymarket source, in order: labels, Gamma markets, fills (the
- * chain when an RPC URL is set, else the data API feed), transfers (chain only), resolutions,
- * the leaderboard. Every row goes through the one ingest path (src/ingest/ingest.ts), so new
- * trades reach its hooks; every page commits with its cursor.
- *
- * Fills come from ONE source: the data API has no log index, so the same fill read from both
- * would be stored twice under different keys.
+ * One ingest round over every Polymarket source: labels, then the stages, each on its own.
+ * A stage that fails (an API that keeps failing, a node that refuses) is recorded in
+ * `ingest_stages` and skipped for a backoff that doubles per consecutive failure; the other
+ * stages run regardless, so one source never stops another. A record that does not validate is
+ * quarantined (stored with its reason) and skipped; it never blocks its page again. Every row
+ * goes through the one ingest path (src/ingest/ingest.ts), so new trades reach its hooks; every
+ * page commits with its cursor.
  */
 
 export type RoundResult =
   | { ok: true; summary: RoundSummary }
   | { ok: false; reason: string; summary: RoundSummary };
 
-export async function runPolymarketRound(
+/** The context stages work in; the stream builds one too and keeps it. */
+export function createContext(
   deps: PolymarketDeps,
   options: PolymarketOptions,
-): Promise<RoundResult> {
+  summary: RoundSummary,
+): RoundContext {
   const opts = resolveOptions(options, deps.clock.now());
-  const summary = emptySummary(opts.rpcUrl ? "chain" : "data-api");
   const http = createHttpClient({
     fetch: deps.fetch,
     clock: deps.clock,
@@ -46,8 +49,8 @@ export async function runPolymarketRound(
     random: deps.random ?? Math.random,
     log: deps.log,
   });
-  const writer = deps.db.writer;
-  const ctx: RoundContext = {
+  const ledger = createLedger(deps.db);
+  return {
     db: deps.db,
     clock: deps.clock,
     log: deps.log,
@@ -62,44 +65,84 @@ export async function runPolymarketRound(
     options: opts,
     sinceGiven: options.since !== undefined && options.since !== null,
     summary,
-    transaction: (work) => writer.transaction(work).immediate(),
+    ledger,
+    quarantine(stage, location, reason, raw) {
+      if (ledger.quarantine(stage, location, reason, raw, deps.clock.now())) {
+        deps.log.warn({ stage, location, reason }, "polymarket record quarantined");
+      }
+      summary.quarantined++;
+    },
+    transaction: (work) => deps.db.writer.transaction(work).immediate(),
     pageDone(stage, page, records, stored) {
       summary.requests = http.stats.requests;
       summary.retries = http.stats.retries;
       opts.onPage?.({ stage, page, records, stored, summary });
     },
   };
-  const book = createMarketBook(ctx, ctx.rpc !== null);
-
-  try {
-    ctx.transaction(() => {
-      for (const label of POLYMARKET_LABELS) ctx.ingest.upsertLabel(label);
-    });
-    if (opts.listMarkets) await listMarkets(ctx, book);
-    if (ctx.rpc) {
-      await ingestChainFills(ctx, book);
-      await ingestChainTransfers(ctx);
-    } else {
-      await ingestTradesFeed(ctx, book);
-    }
-    await refreshResolutions(ctx, book);
-    await refreshLeaderboard(ctx);
-    summary.stopped = opts.signal?.aborted ?? false;
-    return { ok: true, summary: finish(summary, http.stats) };
-  } catch (error) {
-    if (!(error instanceof IngestFailure)) throw error;
-    // A request cut short by the stop signal is a stop, not a failure: its page never began.
-    if (opts.signal?.aborted) {
-      summary.stopped = true;
-      return { ok: true, summary: finish(summary, http.stats) };
-    }
-    return { ok: false, reason: error.message, summary: finish(summary, http.stats) };
-  }
 }
 
-function finish(summary: RoundSummary, stats: { requests: number; retries: number }): RoundSummary {
+export async function runPolymarketRound(
+  deps: PolymarketDeps,
+  options: PolymarketOptions,
+): Promise<RoundResult> {
+  const summary = emptySummary(options.rpcUrl ? "chain" : "data-api");
+  const ctx = createContext(deps, options, summary);
+  const opts = ctx.options;
+  const book = createMarketBook(ctx, ctx.rpc !== null);
+  const failures: string[] = [];
+  const skipped: string[] = [];
+
+  const stage = async (name: StageName, work: () => Promise<void>) => {
+    if (opts.signal?.aborted) return;
+    const health = ctx.ledger.health(name);
+    if (health?.next_attempt_at && health.next_attempt_at > deps.clock.now()) {
+      skipped.push(name);
+      return;
+    }
+    try {
+      await work();
+      if (!opts.signal?.aborted) ctx.ledger.succeeded(name, deps.clock.now());
+    } catch (error) {
+      // Upstream failures are the stage's own; anything else is a bug (or the caller's crash
+      // simulation) and unwinds the round, its open page rolled back.
+      if (!(error instanceof IngestFailure)) throw error;
+      // A request cut short by the stop signal is a stop, not a failure: its page never began.
+      if (opts.signal?.aborted) return;
+      const reason = error.message;
+      const failed = (health?.consecutive_failures ?? 0) + 1;
+      const wait = opts.stageBackoffMs * 2 ** Math.min(4, failed - 1);
+      ctx.ledger.failed(name, deps.clock.now(), reason, deps.clock.now() + wait);
+      deps.log.error({ stage: name, reason, retry_in_ms: wait }, "polymarket ingest stage failed");
+      failures.push(`${name}: ${reason}`);
+    }
+  };
+
+  ctx.transaction(() => {
+    for (const label of POLYMARKET_LABELS) ctx.ingest.upsertLabel(label);
+  });
+  if (opts.listMarkets) await stage("markets", () => listMarkets(ctx, book));
+  if (opts.tail) await stage("tail", () => ingestTradesFeed(ctx, book));
+  if (ctx.rpc) {
+    await stage("fills", () => ingestChainFills(ctx, book));
+    await stage("transfers", () => ingestChainTransfers(ctx));
+    await stage("funding", () => readFunding(ctx));
+  }
+  await stage("resolutions", () => refreshResolutions(ctx, book));
+  await stage("leaderboard", () => refreshLeaderboard(ctx));
+  summary.stopped = opts.signal?.aborted ?? false;
+  summary.failed_stages = failures.length > 0 ? failures.join("; ") : null;
+  summary.backing_off = skipped.length > 0 ? skipped.join(", ") : null;
+  finish(summary, ctx.http.stats);
+  return failures.length > 0
+    ? { ok: false, reason: failures.join("; "), summary }
+    : { ok: true, summary };
+}
+
+function finish(summary: RoundSummary, stats: HttpStats): RoundSummary {
   summary.requests = stats.requests;
   summary.retries = stats.retries;
+  const deprecated = Object.entries(stats.deprecated).map(([path, note]) => `${path} (${note})`);
+  if (deprecated.length > 0) summary.deprecated = deprecated.join("; ");
   return summary;
 }
 
@@ -108,6 +151,8 @@ export interface LoopOptions extends PolymarketOptions {
   intervalMs: number;
   /** After each round, with its outcome. */
   onRound?(result: RoundResult, round: number): void;
+  /** A signal that cuts the pause short (the stream reconnected: fill its gap now). */
+  wake?(): AbortSignal;
 }
 
 export interface LoopResult {
@@ -142,7 +187,10 @@ export async function runPolymarketLoop(
     totals = totals ? addUp(totals, result.summary) : { ...result.summary };
     options.onRound?.(result, rounds);
     if (options.signal?.aborted) break;
-    await sleep(options.intervalMs, options.signal);
+    const wake = options.wake?.();
+    const pause =
+      wake && options.signal ? AbortSignal.any([options.signal, wake]) : (wake ?? options.signal);
+    await sleep(options.intervalMs, pause);
   }
   return {
     rounds,
@@ -168,12 +216,15 @@ const COUNTS = [
   "transfers_new",
   "wallets_new",
   "wallets_updated",
+  "quarantined",
+  "markets_voided",
 ] as const satisfies readonly (keyof RoundSummary)[];
 
 function addUp(total: RoundSummary, round: RoundSummary): RoundSummary {
   const next = { ...round };
   for (const key of COUNTS) next[key] = total[key] + round[key];
   next.gap = round.gap ?? total.gap;
+  next.deprecated = round.deprecated ?? total.deprecated;
   // --since only matters to the first round: later ones find the cursors it created.
   next.since_ignored = total.since_ignored;
   return next;

@@ -9,6 +9,7 @@ import {
   ORDER_FILLED_V2_TOPIC,
   TRANSFER_TOPIC,
 } from "./contracts";
+import { syntheticLogIndex } from "./data-api";
 import {
   decodeFill,
   decodeTransfer,
@@ -43,13 +44,47 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
   const state = stored ?? (await startAt(rpc, options.since, safe, ctx));
   // Kept at once, so a restart does not search for the start block again.
   if (!stored) ctx.transaction(() => saveState(ingest, STATE_KEYS.fills, state));
-  let from = Math.max(state.start_block, state.next_block - options.rereadBlocks);
+  const from = Math.max(state.start_block, state.next_block - options.rereadBlocks);
+  const lastTime = await readFillRanges(ctx, book, from, safe, "fills", (to, readTo) => {
+    state.next_block = Math.max(state.next_block, to + 1);
+    if (readTo !== null) state.covered_to = Math.max(state.covered_to ?? readTo, readTo);
+    saveState(ingest, STATE_KEYS.fills, state);
+  });
+
+  summary.next_block = state.next_block;
+  const last = state.next_block - 1;
+  if (last >= 0 && !options.signal?.aborted) {
+    const ms =
+      lastTime?.block === last
+        ? lastTime.ms
+        : need(await rpc.blockTimes([last], options.signal)).get(last)!;
+    summary.lag_seconds = Math.max(0, Math.round((ctx.clock.now() - ms) / 1000));
+  }
+}
+
+/**
+ * OrderFilled logs of blocks `first`..`last` in ranges of up to `blockChunk` blocks, halved
+ * while the node refuses a range as too large and grown back after. Each range's rows commit
+ * together with `commit(to, readTo)` (the caller's cursor), readTo being the time of the newest
+ * block read that had fills. Returns the time of the last block read, when known.
+ */
+export async function readFillRanges(
+  ctx: RoundContext,
+  book: MarketBook,
+  first: number,
+  last: number,
+  stage: "fills" | "backfill",
+  commit: (to: number, readTo: number | null) => void,
+): Promise<{ block: number; ms: number } | null> {
+  const { ingest, options, summary } = ctx;
+  const rpc = ctx.rpc!;
+  let from = first;
   let chunk = options.blockChunk;
   let page = 0;
   let lastTime: { block: number; ms: number } | null = null;
 
-  while (from <= safe && !options.signal?.aborted) {
-    const to = Math.min(from + chunk - 1, safe);
+  while (from <= last && !options.signal?.aborted) {
+    const to = Math.min(from + chunk - 1, last);
     const logs = await rpc.getLogs(
       {
         fromBlock: from,
@@ -74,10 +109,14 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
       fail(`blocks ${from}-${to}: ${logs.reason}`);
     }
     const fills: Fill[] = [];
+    const bad: { raw: unknown; reason: string }[] = [];
     for (const log of logs.value) {
       if (log.removed) continue;
       const fill = decodeFill(log);
-      if (!fill.ok) fail(fill.reason);
+      if (!fill.ok) {
+        bad.push({ raw: log, reason: fill.reason });
+        continue;
+      }
       // Checked here too: a node that ignores the topic filter must not double the volume.
       if (isTakerSummary(fill.value)) fills.push(fill.value);
       else summary.maker_fills_skipped++;
@@ -85,7 +124,14 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
     const markets = await book.missingByToken(fills.map((f) => f.token_id));
     const times = await blockTimes(rpc, logs.value, ctx);
 
+    if (times.has(to)) lastTime = { block: to, ms: times.get(to)! };
+    // Every fill up to the newest block read is stored then: known gaps before it are filled.
+    const readTo = lastTime?.block === to ? lastTime.ms : latestTime(times);
     const inserted = ctx.transaction(() => {
+      for (const b of bad) ctx.quarantine(stage, `blocks ${from}-${to}`, b.reason, b.raw);
+      if (readTo !== null && ctx.ledger.fillGaps(readTo, ctx.clock.now()) > 0) {
+        ctx.log.info({ to: new Date(readTo).toISOString() }, "chain logs filled known gaps");
+      }
       book.store(markets);
       const rows: NewTrade[] = [];
       const unknown = new Set<string>();
@@ -97,8 +143,17 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
           continue;
         }
         const row = fillToTrade(fill, token, times.get(fill.block)!);
-        if (!row.ok) fail(row.reason);
-        if (row.value) rows.push(row.value);
+        if (!row.ok) {
+          ctx.quarantine(stage, `blocks ${from}-${to}`, row.reason, fill);
+          continue;
+        }
+        if (!row.value) continue;
+        // Stored before fills shared one key across sources (under the real log index).
+        if (ingest.tradeIdOf(fill.tx_hash, fill.log_index) !== undefined) {
+          summary.trades_present++;
+          continue;
+        }
+        rows.push({ ...row.value, log_index: fillKey(fill) });
       }
       if (unknown.size > 0) {
         ctx.log.warn(
@@ -107,29 +162,33 @@ export async function ingestChainFills(ctx: RoundContext, book: MarketBook): Pro
         );
       }
       const newRows = ingest.insertTrades(rows);
-      state.next_block = Math.max(state.next_block, to + 1);
-      saveState(ingest, STATE_KEYS.fills, state);
+      commit(to, readTo);
       summary.trades_present += rows.length - newRows.length;
       return newRows.length;
     });
     summary.trades_pages++;
     summary.trades_new += inserted;
-    ctx.pageDone("fills", ++page, logs.value.length, inserted);
-    if (times.has(to)) lastTime = { block: to, ms: times.get(to)! };
+    ctx.pageDone(stage, ++page, logs.value.length, inserted);
     from = to + 1;
     // A dense range needed a small chunk; the next may not.
     chunk = Math.min(options.blockChunk, chunk * 2);
   }
 
-  summary.next_block = state.next_block;
-  const last = state.next_block - 1;
-  if (last >= 0 && !options.signal?.aborted) {
-    const ms =
-      lastTime?.block === last
-        ? lastTime.ms
-        : need(await rpc.blockTimes([last], options.signal)).get(last)!;
-    summary.lag_seconds = Math.max(0, Math.round((ctx.clock.now() - ms) / 1000));
-  }
+  return lastTime;
+}
+
+/**
+ * A fill's key is shared by every source: the data API's synthetic index of (tx, token, side,
+ * wallet). The chain keeps only the aggressor's summary, whose maker is the wallet the data API
+ * and the socket name, with the same side and token, so the same fill gets the same key.
+ */
+const fillKey = (fill: Fill) =>
+  syntheticLogIndex(fill.tx_hash, fill.token_id, fill.side, fill.maker);
+
+function latestTime(times: Map<number, number>): number | null {
+  let latest: number | null = null;
+  for (const ms of times.values()) latest = Math.max(latest ?? ms, ms);
+  return latest;
 }
 
 /**
@@ -227,7 +286,7 @@ function knownWallets(ctx: RoundContext): string[] {
 }
 
 /** Block → Unix ms for every log: from the log itself when the node sends it, else one lookup. */
-async function blockTimes(
+export async function blockTimes(
   rpc: RpcClient,
   logs: readonly RpcLog[],
   ctx: RoundContext,
@@ -248,7 +307,7 @@ async function blockTimes(
 }
 
 /** The first block at or after `since`: a binary search over block times. */
-async function startAt(
+export async function startAt(
   rpc: RpcClient,
   since: number,
   safe: number,
@@ -265,7 +324,7 @@ async function startAt(
   return { start_block: lo, next_block: lo };
 }
 
-function need<T>(result: { ok: true; value: T } | { ok: false; reason: string }): T {
+export function need<T>(result: { ok: true; value: T } | { ok: false; reason: string }): T {
   if (!result.ok) fail(result.reason);
   return result.value;
 }

@@ -1,6 +1,6 @@
 import type { Statement } from "../../db/open";
 import { fail, type RoundContext } from "./context";
-import { type GammaMarket, mapGammaMarket } from "./gamma";
+import { type GammaMarket, mapGammaMarket, marketsOfEvent } from "./gamma";
 import type { MarketBook } from "./markets";
 import {
   loadState,
@@ -11,55 +11,109 @@ import {
 } from "./state";
 
 /**
- * Gamma's market list, paged in id order (new markets append at the end, so a stored offset
- * stays valid), from markets ending after `since`. Each page and its offset commit together.
+ * Gamma's keyset event list (events embed their markets and carry the tags a category comes
+ * from), from markets ending after `since` the first time and open markets on every later pass.
+ * Each page commits with its cursor. A round reads at most `marketsPagesPerRound` pages and
+ * resumes there next round; a cursor that comes back again (a server that ignored it) ends the
+ * pass instead of reading page 1 forever. A finished pass starts over after `marketsEveryMs`;
+ * in between, markets seen in fills are looked up one by one.
  */
 export async function listMarkets(ctx: RoundContext, book: MarketBook): Promise<void> {
-  const { api, ingest, options } = ctx;
-  const state = loadState<MarketsState>(ingest, STATE_KEYS.markets) ?? {
-    offset: 0,
-    end_date_min: options.since,
-  };
+  const { api, ingest, options, clock } = ctx;
+  const stored = loadState<Partial<MarketsState>>(ingest, STATE_KEYS.markets);
+  // A cursor of the old offset listing (no `after_cursor` key) is not resumable: start over.
+  const state: MarketsState =
+    stored && "after_cursor" in stored
+      ? (stored as MarketsState)
+      : { after_cursor: null, end_date_min: options.since, completed_at: null, seen: [] };
+  if (state.after_cursor === null && state.completed_at !== null) {
+    if (clock.now() - state.completed_at < options.marketsEveryMs) return;
+    // A new pass: every market still open (ended ones are found by lookups and resolutions).
+    state.end_date_min = clock.now();
+    state.completed_at = null;
+    state.seen = [];
+  }
   let page = 0;
-  while (!options.signal?.aborted) {
-    const answer = await api.marketsPage(
-      state.offset,
-      options.marketsPageSize,
+  while (page < options.marketsPagesPerRound && !options.signal?.aborted) {
+    const where = `Gamma /events/keyset ${state.after_cursor ? `after ${state.after_cursor.slice(0, 24)}` : "first page"}`;
+    const answer = await api.eventsKeysetPage(
+      state.after_cursor,
+      GAMMA_PAGE,
       state.end_date_min,
       options.signal,
     );
     if (!answer.ok) fail(answer.reason);
-    const markets = mapAll(answer.value, `Gamma /markets offset ${state.offset}`);
+    const raws = answer.value.items.flatMap(marketsOfEvent);
+    const { markets, bad } = mapEach(raws);
+    const next = answer.value.next;
+    const repeated = next !== null && (next === state.after_cursor || state.seen.includes(next));
+    if (repeated) {
+      ctx.log.warn(
+        { cursor: next.slice(0, 40) },
+        "Gamma keyset cursor came back again: ending this listing pass",
+      );
+    }
     ctx.transaction(() => {
+      for (const b of bad) ctx.quarantine("markets", where, b.reason, b.raw);
       book.store(markets);
-      state.offset += answer.value.length;
+      if (next === null || repeated) {
+        state.after_cursor = null;
+        state.completed_at = clock.now();
+        state.seen = [];
+      } else {
+        state.after_cursor = next;
+        // The last few cursors are enough to see one loop back.
+        state.seen = [...state.seen.slice(-(SEEN_CURSORS - 1)), next];
+      }
       saveState(ingest, STATE_KEYS.markets, state);
     });
     ctx.summary.markets_pages++;
-    ctx.pageDone("markets", ++page, answer.value.length, markets.length);
-    if (answer.value.length < options.marketsPageSize) break;
+    ctx.pageDone("markets", ++page, raws.length, markets.length);
+    if (state.after_cursor === null) break;
   }
 }
+
+/** Gamma clamps `limit` to 100: asking for more only hides how many a page really holds. */
+const GAMMA_PAGE = 100;
+const SEEN_CURSORS = 8;
 
 /**
  * Resolutions: Gamma is asked again about unresolved markets, a batch per round, round robin
  * by id, so every open market is revisited and a round stays bounded.
  */
 export async function refreshResolutions(ctx: RoundContext, book: MarketBook): Promise<void> {
-  const { api, ingest, options } = ctx;
+  const { api, ingest, options, clock } = ctx;
+  const pending = `resolved_outcome IS NULL AND id NOT IN (SELECT market_id FROM market_voids)`;
+  // Past their end date first, the longest overdue first: those are the ones about to resolve.
+  const overdue = ctx.db.reader.prepare(
+    `SELECT id, condition_id FROM markets
+     WHERE ${pending} AND end_date IS NOT NULL AND end_date <= ? ORDER BY end_date, id LIMIT ?`,
+  ) as Statement<[number, number], { id: number; condition_id: string }>;
   const unresolved = ctx.db.reader.prepare(
     `SELECT id, condition_id FROM markets
-     WHERE resolved_outcome IS NULL AND id > ? ORDER BY id LIMIT ?`,
+     WHERE ${pending} AND id > ? ORDER BY id LIMIT ?`,
   ) as Statement<[number, number], { id: number; condition_id: string }>;
   const state = loadState<ResolutionsState>(ingest, STATE_KEYS.resolutions) ?? { after_id: 0 };
-  const due = unresolved.all(state.after_id, options.resolutionBatch);
-  // Past the last unresolved market: start over from the lowest id next round.
-  if (due.length < options.resolutionBatch) {
-    due.push(
-      ...unresolved
-        .all(0, options.resolutionBatch - due.length)
-        .filter((m) => m.id <= state.after_id),
-    );
+  // A quarter of the batch stays for the round robin, so overdue markets cannot starve it.
+  const due = overdue.all(
+    clock.now(),
+    options.resolutionBatch - Math.floor(options.resolutionBatch / 4),
+  );
+  const taken = new Set(due.map((m) => m.id));
+  // The rest of the batch goes round robin over every pending market, by id.
+  const room = options.resolutionBatch - due.length;
+  let lastRobin = state.after_id;
+  if (room > 0) {
+    let robin = unresolved.all(state.after_id, room).filter((m) => !taken.has(m.id));
+    if (robin.length < room) {
+      robin = robin.concat(
+        unresolved
+          .all(0, room - robin.length)
+          .filter((m) => m.id <= state.after_id && !taken.has(m.id)),
+      );
+    }
+    if (robin.length > 0) lastRobin = robin[robin.length - 1]!.id;
+    due.push(...robin);
   }
   let page = 0;
   for (let i = 0; i < due.length && !options.signal?.aborted; i += options.lookupBatch) {
@@ -68,23 +122,29 @@ export async function refreshResolutions(ctx: RoundContext, book: MarketBook): P
     // Only a closed market can have resolved, and a default listing may leave closed ones out.
     const answer = await api.marketsByCondition([...wanted], true, options.signal);
     if (!answer.ok) fail(answer.reason);
-    const markets = mapAll(answer.value, "Gamma /markets lookup").filter((m) =>
-      wanted.has(m.market.condition_id),
-    );
+    const { markets, bad } = mapEach(answer.value);
+    const last = i + options.lookupBatch >= due.length;
     ctx.transaction(() => {
-      book.store(markets);
-      saveState(ingest, STATE_KEYS.resolutions, { after_id: batch[batch.length - 1]!.id });
+      for (const b of bad) ctx.quarantine("resolutions", "Gamma /markets lookup", b.reason, b.raw);
+      book.store(markets.filter((m) => wanted.has(m.market.condition_id)));
+      if (last) saveState(ingest, STATE_KEYS.resolutions, { after_id: lastRobin });
     });
     ctx.summary.resolutions_checked += batch.length;
     ctx.pageDone("resolutions", ++page, batch.length, markets.length);
   }
 }
 
-/** Maps a whole page first: one bad record refuses the page before anything is written. */
-function mapAll(records: unknown[], where: string): GammaMarket[] {
-  return records.map((raw, index) => {
+/** Maps every record; the ones that do not validate come back apart, to be quarantined. */
+export function mapEach(records: unknown[]): {
+  markets: GammaMarket[];
+  bad: { raw: unknown; reason: string }[];
+} {
+  const markets: GammaMarket[] = [];
+  const bad: { raw: unknown; reason: string }[] = [];
+  for (const raw of records) {
     const mapped = mapGammaMarket(raw);
-    if (!mapped.ok) fail(`${where}, record ${index + 1}: ${mapped.reason}`);
-    return mapped.value;
-  });
+    if (mapped.ok) markets.push(mapped.value);
+    else bad.push({ raw, reason: mapped.reason });
+  }
+  return { markets, bad };
 }

@@ -38,14 +38,17 @@ export async function ingestTradesFeed(ctx: RoundContext, book: MarketBook): Pro
     if (!answer.ok && !outOfReach) fail(answer.reason);
     const items = answer.ok ? answer.value.items : [];
     const where = `data API ${options.tradesPath} ${positionOf(walk.next)}`;
-    const fills = items.map((raw, index) => {
+    const fills: DataTrade[] = [];
+    const bad: { raw: unknown; reason: string }[] = [];
+    items.forEach((raw, index) => {
       const mapped = mapDataTrade(raw);
-      if (!mapped.ok) fail(`${where}, record ${index + 1}: ${mapped.reason}`);
-      return mapped.value;
+      if (mapped.ok) fills.push(mapped.value);
+      else bad.push({ raw, reason: `record ${index + 1}: ${mapped.reason}` });
     });
 
     const wanted = fills.filter((f) => f.ts >= walk.stop_at);
     const reachedStop = wanted.length < fills.length;
+    let gap: { from: number; to: number } | null = null;
     const next = answer.ok ? answer.value.next : null;
     const done = reachedStop || next === null;
     for (const f of fills) {
@@ -61,10 +64,14 @@ export async function ingestTradesFeed(ctx: RoundContext, book: MarketBook): Pro
         { gap: summary.gap },
         "polymarket trades feed does not reach back as far as asked",
       );
+      // A refusal is a definite gap; a feed that simply holds nothing older may have had none.
+      if (outOfReach) gap = { from: walk.stop_at, to: walk.oldest };
     }
 
     const markets = await book.missingByCondition(wanted.map((f) => f.condition_id));
     const inserted = ctx.transaction(() => {
+      for (const b of bad) ctx.quarantine("tail", where, b.reason, b.raw);
+      if (gap) ctx.ledger.recordGap("tail", gap.from, gap.to, summary.gap!, ctx.clock.now());
       book.store(markets);
       const rows = wanted.map((f) => toRow(f, book));
       const newRows = ingest.insertTrades(rows);
@@ -90,7 +97,7 @@ export async function ingestTradesFeed(ctx: RoundContext, book: MarketBook): Pro
 }
 
 /** A fill whose market Gamma does not know is stored under a market made from its own fields. */
-function toRow(f: DataTrade, book: MarketBook): NewTrade {
+export function toRow(f: DataTrade, book: MarketBook): NewTrade {
   const marketId =
     book.marketId(f.condition_id) ??
     book.storeFacts({

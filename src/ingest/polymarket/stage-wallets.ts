@@ -29,16 +29,19 @@ export async function refreshLeaderboard(ctx: RoundContext): Promise<void> {
     const answer = await api.leaderboardPage(offset, limit, options.signal);
     if (!answer.ok) fail(answer.reason);
     const asOf = clock.now();
-    const wallets: WalletFacts[] = answer.value.map((raw, index) => {
+    const where = `data API /v1/leaderboard offset ${offset}`;
+    const wallets: WalletFacts[] = [];
+    const bad: { raw: unknown; reason: string }[] = [];
+    answer.value.forEach((raw, index) => {
       const mapped = mapLeaderboardEntry(raw, asOf);
-      if (!mapped.ok)
-        fail(`data API /v1/leaderboard offset ${offset}, record ${index + 1}: ${mapped.reason}`);
-      return mapped.value;
+      if (mapped.ok) wallets.push(mapped.value);
+      else bad.push({ raw, reason: `record ${index + 1}: ${mapped.reason}` });
     });
     const last =
       answer.value.length < limit || offset + answer.value.length >= options.leaderboardDepth;
     let stored = 0;
     ctx.transaction(() => {
+      for (const b of bad) ctx.quarantine("leaderboard", where, b.reason, b.raw);
       for (const wallet of wallets) {
         const status = ingest.upsertWallet(wallet);
         if (status === "new") summary.wallets_new++;

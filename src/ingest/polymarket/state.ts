@@ -15,16 +15,29 @@ export const STATE_KEYS = {
   fills: "polymarket:chain:fills",
   transfers: "polymarket:chain:transfers",
   leaderboard: "polymarket:leaderboard",
+  stream: "polymarket:stream",
 } as const;
+
+export interface StreamState {
+  /** The newest fill time (ms) the socket delivered and the ingester stored. */
+  newest_fill: number | null;
+  /** When the socket last delivered a message (ms). */
+  last_message_at: number | null;
+  connected: boolean;
+}
 
 /** Outcome token → market, for on-chain fills: "<condition_id>:<0|1>". */
 export const tokenKey = (tokenId: string) => `polymarket:token:${tokenId}`;
 
 export interface MarketsState {
-  /** Gamma markets already read, in id order. */
-  offset: number;
-  /** The end_date_min filter the listing was started with (ms); kept so offsets stay valid. */
+  /** Gamma's keyset cursor for the next page of the pass under way; null between passes. */
+  after_cursor: string | null;
+  /** The pass's end_date_min filter (ms), sent again with every page: the cursor is bound to it. */
   end_date_min: number | null;
+  /** When the last pass reached the end of the list. */
+  completed_at: number | null;
+  /** The pass's latest cursors, to notice one that comes back. */
+  seen: string[];
 }
 
 export interface ResolutionsState {
@@ -51,6 +64,8 @@ export interface BlockState {
   start_block: number;
   /** The first block not read yet. */
   next_block: number;
+  /** The time of the newest block read with fills in it (ms): fills are stored up to here. */
+  covered_to?: number;
 }
 
 export interface LeaderboardState {

@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createLedger } from "../../src/ingest/polymarket/ledger";
+import { createTestApp, type TestApp } from "../helpers/app";
+
+const TOKEN = "metrics-token-0123456789";
+const open: TestApp[] = [];
+afterEach(() => {
+  for (const t of open.splice(0)) t.close();
+});
+
+describe("GET /metrics", () => {
+  it("is off (404, the error envelope) without SMARTMONEY_METRICS_TOKEN", async () => {
+    const t = createTestApp();
+    open.push(t);
+    const res = await t.app.http.request("/metrics", {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { code: "not_found" } });
+  });
+
+  it("wants the token, then serves the ingest status in Prometheus text", async () => {
+    const t = createTestApp({ env: { SMARTMONEY_METRICS_TOKEN: TOKEN } });
+    open.push(t);
+    const denied = await t.app.http.request("/metrics", {
+      headers: { authorization: "Bearer wrong" },
+    });
+    expect(denied.status).toBe(401);
+    expect(await denied.json()).toMatchObject({ error: { code: "unauthorized" } });
+
+    const ledger = createLedger(t.db);
+    const now = t.clock.now();
+    t.db.writer.transaction(() => {
+      ledger.succeeded("tail", now - 5_000);
+      ledger.failed("leaderboard", now, "HTTP 502", now + 30_000);
+      ledger.quarantine(
+        "tail",
+        "data API /trades offset 0",
+        "price: must be a number",
+        { price: "x" },
+        now,
+      );
+      ledger.recordGap("tail", now - 7_200_000, now - 3_600_000, "offset cap", now);
+    })();
+    const res = await t.app.http.request("/metrics", {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/plain");
+    const text = await res.text();
+    expect(text).toContain('smartmoney_ingest_consecutive_failures{source="leaderboard"} 1');
+    expect(text).toContain('smartmoney_ingest_backing_off{source="leaderboard"} 1');
+    expect(text).toContain('smartmoney_ingest_backing_off{source="tail"} 0');
+    expect(text).toContain(
+      `smartmoney_ingest_last_success_timestamp_seconds{source="tail"} ${(now - 5_000) / 1000}`,
+    );
+    expect(text).toContain('smartmoney_ingest_quarantined_records{source="tail"} 1');
+    expect(text).toContain("smartmoney_ingest_known_gaps 1");
+  });
+});

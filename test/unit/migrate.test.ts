@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { migrate } from "../../src/db/migrate";
+import { openConnection } from "../../src/db/open";
+
+/** Migration numbers are consecutive: a gap would let a database skip a file numbered in it. */
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function connection() {
+  const dir = mkdtempSync(join(tmpdir(), "smartmoney-migrate-"));
+  dirs.push(dir);
+  return openConnection(join(dir, "m.db"));
+}
+
+describe("migrate", () => {
+  it("applies files in order, once", () => {
+    const db = connection();
+    const files = [
+      { name: "0001_a.sql", sql: "CREATE TABLE a (x);" },
+      { name: "0002_b.sql", sql: "CREATE TABLE b (x);" },
+    ];
+    expect(migrate(db, files)).toEqual({ applied: ["0001_a.sql", "0002_b.sql"], current: 2 });
+    expect(migrate(db, files)).toEqual({ applied: [], current: 2 });
+    db.close();
+  });
+
+  it("refuses a gap in the numbers, applying nothing past it", () => {
+    const db = connection();
+    const files = [
+      { name: "0001_a.sql", sql: "CREATE TABLE a (x);" },
+      { name: "0100_c.sql", sql: "CREATE TABLE c (x);" },
+    ];
+    expect(() => migrate(db, files)).toThrow(
+      "migration 0100_c.sql skips a version (database is at 1)",
+    );
+    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    db.close();
+  });
+
+  it("refuses a database newer than every file it knows", () => {
+    const db = connection();
+    migrate(db, [
+      { name: "0001_a.sql", sql: "CREATE TABLE a (x);" },
+      { name: "0002_b.sql", sql: "CREATE TABLE b (x);" },
+    ]);
+    expect(() => migrate(db, [{ name: "0001_a.sql", sql: "CREATE TABLE a (x);" }])).toThrow(
+      "the database is at schema version 2, newer than this build knows (1): upgrade smartmoney",
+    );
+    db.close();
+  });
+});
