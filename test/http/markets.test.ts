@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { NewTrade } from "../../src/ingest/ingest";
+import { createIngest } from "../../src/ingest/ingest";
 import { createLedger } from "../../src/ingest/polymarket/ledger";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import {
