@@ -20,6 +20,7 @@ describe("loadConfig", () => {
         ingestCron: null,
         logLevel: "info",
         whaleSignalUsd: 10_000,
+        memoryMb: 1024,
         polymarketDataUrl: "https://data-api.polymarket.com",
         polymarketGammaUrl: "https://gamma-api.polymarket.com",
         polygonRpcUrl: null,
@@ -67,6 +68,7 @@ describe("loadConfig", () => {
       SMARTMONEY_LOG_LEVEL: "loud",
       SMARTMONEY_SECRET_KEY: "short",
       SMARTMONEY_WHALE_SIGNAL_USD: "-5",
+      SMARTMONEY_MEMORY_MB: "100",
       SMARTMONEY_POLYGON_RPC_URL: "polygon-node:8545",
     });
     expect(result.ok).toBe(false);
@@ -81,6 +83,7 @@ describe("loadConfig", () => {
       "SMARTMONEY_INGEST_CRON",
       "SMARTMONEY_LOG_LEVEL",
       "SMARTMONEY_WHALE_SIGNAL_USD",
+      "SMARTMONEY_MEMORY_MB",
       "SMARTMONEY_POLYGON_RPC_URL",
       "SMARTMONEY_SECRET_KEY",
     ];
