@@ -10,6 +10,7 @@ import {
   withDbOption,
 } from "../context";
 import { CliError } from "../errors";
+import { withMigrationProgress } from "../migration-progress";
 
 export function registerDatabase(program: Command): void {
   withDbOption(program.command("migrate"))
@@ -19,7 +20,7 @@ export function registerDatabase(program: Command): void {
       const config = configFrom(options);
       const db = openDatabase(config.dbPath);
       try {
-        const result = migrate(db.writer);
+        const result = withMigrationProgress((onProgress) => migrate(db.writer, { onProgress }));
         print(options, { applied: result.applied, version: result.current }, () =>
           result.applied.length === 0
             ? `schema is up to date (version ${result.current})`
