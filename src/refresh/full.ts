@@ -1,6 +1,6 @@
 /**
  * The full rebuild: every read-model table rewritten from all trades, streamed twice (by wallet
- * and by market) through covering indexes.
+ * and by market) along the key-only indexes of the compact fill store (sql/0008).
  */
 import type { Db } from "../db/open";
 import { marketModel } from "./market-model";
