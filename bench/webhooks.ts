@@ -290,6 +290,7 @@ function must<T>(result: { ok: true; value: T } | { ok: false; reason: string })
  */
 function createIngest(app: App, db: Db, seed: number) {
   const rand = uniform(seed);
+  const newestFill = db.writer.prepare("SELECT max(id) FROM fills").pluck();
   const insertTrade = db.writer.prepare<unknown[]>(
     `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size,
                          usd_value, ts) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -306,19 +307,19 @@ function createIngest(app: App, db: Db, seed: number) {
       const outcome = rand() < 0.5 ? "YES" : "NO";
       const side = rand() < 0.8 ? "BUY" : "SELL";
       const now = Date.now();
-      const tradeId = Number(
-        insertTrade.run(
-          `0x${trades.toString(16).padStart(64, "0")}`,
-          wallet,
-          marketId,
-          outcome,
-          side,
-          price,
-          size,
-          price * size,
-          now,
-        ).lastInsertRowid,
+      insertTrade.run(
+        `0x${trades.toString(16).padStart(64, "0")}`,
+        wallet,
+        marketId,
+        outcome,
+        side,
+        price,
+        size,
+        price * size,
+        now,
       );
+      // The trades view's trigger stores the fill; SQLite reports no rowid for it.
+      const tradeId = newestFill.get() as number;
       const type = rand() < 0.5 ? "whale" : "insider";
       const score = Math.round(40 + rand() * 60);
       const signal: NewSignal = {

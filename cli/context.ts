@@ -7,6 +7,7 @@ import { type Db, openDb } from "../src/db/open";
 import { type InstallationKey, loadInstallationKey } from "../src/installation/key";
 import { createLog, type Log } from "../src/log";
 import { CliError } from "./errors";
+import { withMigrationProgress } from "./migration-progress";
 
 /** Options every command accepts that touch configuration. */
 export interface CommonOptions extends ConfigFlags {
@@ -43,7 +44,7 @@ export async function withApp<T>(
   const log = createLog(config.logLevel);
   const db = openDatabase(config.dbPath);
   try {
-    migrate(db.writer);
+    withMigrationProgress((onProgress) => migrate(db.writer, { onProgress }));
     const key = checkInstallationKey(db);
     const app = createApp({
       db,

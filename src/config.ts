@@ -25,6 +25,8 @@ export interface Config {
   logLevel: LogLevel;
   /** A trade of at least this much USD fires a whale signal. */
   whaleSignalUsd: number;
+  /** The memory, MB, a bulk load (import, seed) plans its page cache within (src/db/cache.ts). */
+  memoryMb: number;
   /** Polymarket's public APIs and a Polygon JSON-RPC node for `ingest polymarket`. */
   polymarketDataUrl: string;
   polymarketGammaUrl: string;
@@ -66,6 +68,7 @@ export const SETTINGS = [
   { env: "SMARTMONEY_LOG_LEVEL", flag: "--log-level", default: "info" },
   { env: "SMARTMONEY_SECRET_KEY", flag: null, default: "<db>.key" },
   { env: "SMARTMONEY_WHALE_SIGNAL_USD", flag: null, default: "10000" },
+  { env: "SMARTMONEY_MEMORY_MB", flag: null, default: "1024" },
   { env: "SMARTMONEY_POLYMARKET_DATA_URL", flag: null, default: "https://data-api.polymarket.com" },
   {
     env: "SMARTMONEY_POLYMARKET_GAMMA_URL",
@@ -177,6 +180,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
     problems.push(`SMARTMONEY_WHALE_SIGNAL_USD: "${whaleText}" must be a positive USD amount`);
   }
 
+  const memoryText = pick(undefined, "SMARTMONEY_MEMORY_MB", "1024");
+  const memoryMb = /^\d+$/.test(memoryText) ? Number(memoryText) : Number.NaN;
+  if (!(memoryMb >= 256)) {
+    problems.push(
+      `SMARTMONEY_MEMORY_MB: "${memoryText}" must be a whole number of MB, 256 or more`,
+    );
+  }
+
   const urlSetting = (name: string, fallback: string): string => {
     const text = pick(undefined, name, fallback);
     if (text === "") return text;
@@ -260,6 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): Con
       ingestCron: ingestCronText === "" ? null : ingestCronText,
       logLevel: logLevel as LogLevel,
       whaleSignalUsd,
+      memoryMb,
       polymarketDataUrl,
       polymarketGammaUrl,
       polygonRpcUrl: polygonRpcUrl === "" ? null : polygonRpcUrl,

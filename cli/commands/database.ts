@@ -13,6 +13,7 @@ import {
   withDbOption,
 } from "../context";
 import { CliError } from "../errors";
+import { withMigrationProgress } from "../migration-progress";
 
 interface BackupOptions extends CommonOptions {
   withoutKey?: boolean;
@@ -26,7 +27,7 @@ export function registerDatabase(program: Command): void {
       const config = configFrom(options);
       const db = openDatabase(config.dbPath);
       try {
-        const result = migrate(db.writer);
+        const result = withMigrationProgress((onProgress) => migrate(db.writer, { onProgress }));
         checkInstallationKey(db);
         print(options, { applied: result.applied, version: result.current }, () =>
           result.applied.length === 0

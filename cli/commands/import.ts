@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
+import { bulkCacheMb } from "../../src/db/cache";
 import {
   formatLineError,
   type ImportProgress,
@@ -51,11 +52,20 @@ export function registerImport(program: Command): void {
         for (const file of files) {
           const report = await importOne(file, (source, onProgress) =>
             // The app's hooks: signal detection and the webhook outbox see every new trade.
-            importJsonl({ db, clock: app.deps.clock, hooks: app.ingestHooks }, source, {
-              skipInvalid: options.skipInvalid,
-              rejectsPath: file === "-" ? "stdin.rejects.jsonl" : undefined,
-              onProgress,
-            }),
+            importJsonl(
+              {
+                db,
+                clock: app.deps.clock,
+                hooks: app.ingestHooks,
+                cacheMb: bulkCacheMb(app.deps.config.memoryMb),
+              },
+              source,
+              {
+                skipInvalid: options.skipInvalid,
+                rejectsPath: file === "-" ? "stdin.rejects.jsonl" : undefined,
+                onProgress,
+              },
+            ),
           );
           reports.push(report);
           if (!options.json) printHuman(report, files.length > 1);

@@ -122,7 +122,7 @@ function buildDepositAddresses(conn: Connection): number {
         WHERE (SELECT COUNT(*) FROM funding_flow i
                 WHERE i.recipient = s.address AND i.token = 'USDC'
                   AND i.sender NOT IN ${LABELLED}) BETWEEN @min AND @max
-          AND NOT EXISTS (SELECT 1 FROM trades t WHERE t.wallet = s.address)`,
+          AND NOT EXISTS (SELECT 1 FROM wallet_ids t WHERE t.address = s.address)`,
     )
     .run({ min: DEPOSIT_MIN_SENDERS, max: DEPOSIT_MAX_SENDERS }).changes;
 }

@@ -53,11 +53,11 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     .prepare("SELECT line FROM import_seen WHERE key = ?")
     .pluck() as Statement<[string], number>;
   const markSeen = writer.prepare("INSERT INTO import_seen (key, line) VALUES (?, ?)");
-  const maxId = (table: "trades" | "transfers") =>
+  const maxId = (table: "fills" | "transfers") =>
     (writer.prepare(`SELECT coalesce(max(id), 0) FROM ${table}`).pluck().get() as number) ?? 0;
   // Fills stored by this file get ids above these: a conflicting key with a higher id was
   // stored by this very file, so the line repeats an earlier one.
-  const firstNewId = { trade: maxId("trades"), transfer: maxId("transfers") };
+  const firstNewId = { trade: maxId("fills"), transfer: maxId("transfers") };
 
   const counts = Object.fromEntries(
     LINE_TYPES.map((t) => [t, { new: 0, updated: 0, present: 0 }]),

@@ -1,4 +1,5 @@
 import type { Clock } from "../clock";
+import { withCacheMb } from "../db/cache";
 import type { Db } from "../db/open";
 import { createFileImport, type ImportCounts } from "./file-import";
 import type { IngestHooks } from "./ingest";
@@ -41,6 +42,8 @@ export interface ImportDeps {
   clock: Clock;
   /** Passed to the ingest path; see IngestHooks. */
   hooks?: IngestHooks;
+  /** The writer's page cache during the import, MB (bulkCacheMb); the connection's otherwise. */
+  cacheMb?: number;
 }
 
 export interface ImportOptions {
@@ -93,10 +96,18 @@ export function formatLineError(source: string, error: LineError): string {
   return `${source}:${error.line}: ${error.reason}`;
 }
 
-export async function importJsonl(
+export function importJsonl(
   deps: ImportDeps,
   source: ImportSource,
   options: ImportOptions = {},
+): Promise<ImportResult> {
+  return withCacheMb(deps.db.writer, deps.cacheMb, () => importFile(deps, source, options));
+}
+
+async function importFile(
+  deps: ImportDeps,
+  source: ImportSource,
+  options: ImportOptions,
 ): Promise<ImportResult> {
   const started = performance.now();
   const writer = deps.db.writer;

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock";
 import type { Db, Statement } from "../db/open";
 import type { Outcome, TradeSide } from "../domain";
+import { hashBytes, kindOf, units } from "./fill-codec";
 
 /**
  * The one write path for market data. Every source (the JSONL importer, the fixture seeder, the
@@ -122,18 +123,30 @@ interface MarketRow extends MarketFacts {
  */
 export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ingest {
   const w = db.writer;
-  const insertTrade = w.prepare(
-    `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size,
-       usd_value, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (tx_hash, log_index) DO NOTHING`,
+  // Fills go straight into the compact table (sql/0010); the `trades` view is for readers.
+  const insertFill = w.prepare(
+    `INSERT INTO fills (tx_hash, log_index, wallet_id, market_id, kind, price, size, usd_value, ts)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  // (tx_hash, log_index) is unique by this lookup, not by a unique index: fills_by_tx keys on the
+  // hash's first 8 bytes, a third of a full-hash index (sql/0010).
+  const fillIdByKey = w
+    .prepare(
+      `SELECT id FROM fills
+        WHERE substr(tx_hash, 1, 8) = substr(?, 1, 8) AND log_index = ? AND tx_hash = ?`,
+    )
+    .pluck() as Statement<[Buffer, number, Buffer], number>;
+  const addWallet = w.prepare(
+    "INSERT INTO wallet_ids (address) VALUES (?) ON CONFLICT (address) DO NOTHING",
+  );
+  const walletIdOf = w.prepare("SELECT id FROM wallet_ids WHERE address = ?").pluck() as Statement<
+    [string],
+    number
+  >;
   const insertTransfer = w.prepare(
     `INSERT INTO transfers (tx_hash, log_index, from_address, to_address, token, amount, ts)
      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tx_hash, log_index) DO NOTHING`,
   );
-  const tradeId = w
-    .prepare("SELECT id FROM trades WHERE tx_hash = ? AND log_index = ?")
-    .pluck() as Statement<[string, number], number>;
   const transferId = w
     .prepare("SELECT id FROM transfers WHERE tx_hash = ? AND log_index = ?")
     .pluck() as Statement<[string, number], number>;
@@ -221,22 +234,31 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
     insertTrades(rows) {
       requireTransaction();
       const inserted: Trade[] = [];
-      const wallets = new Set<string>();
       const markets = new Set<number>();
+      // Wallet ids for this batch, new addresses added in sorted order (one pass along the
+      // address index instead of a random walk).
+      const walletIds = new Map<string, number>();
+      for (const address of [...new Set(rows.map((r) => r.wallet))].sort()) {
+        if (address.length !== 42)
+          throw new Error(`wallet "${address}" is not a 42-character address`);
+        addWallet.run(address);
+        walletIds.set(address, walletIdOf.get(address)!);
+      }
+      const wallets = new Set<string>();
       for (const r of rows) {
-        const info = insertTrade.run(
-          r.tx_hash,
+        const hash = hashBytes(r.tx_hash);
+        if (fillIdByKey.get(hash, r.log_index, hash) !== undefined) continue;
+        const info = insertFill.run(
+          hash,
           r.log_index,
-          r.wallet,
+          walletIds.get(r.wallet)!,
           r.market_id,
-          r.outcome,
-          r.side,
-          r.price,
-          r.size,
-          r.usd_value,
+          kindOf(r.outcome, r.side),
+          units(r.price),
+          units(r.size),
+          units(r.usd_value),
           r.ts,
         );
-        if (info.changes === 0) continue;
         inserted.push({
           id: Number(info.lastInsertRowid),
           tx_hash: r.tx_hash,
@@ -365,7 +387,10 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
     },
 
     marketIdOf: (conditionId) => marketByCondition.get(conditionId)?.id,
-    tradeIdOf: (txHash, logIndex) => tradeId.get(txHash, logIndex),
+    tradeIdOf(txHash, logIndex) {
+      const hash = hashBytes(txHash);
+      return fillIdByKey.get(hash, logIndex, hash);
+    },
     transferIdOf: (txHash, logIndex) => transferId.get(txHash, logIndex),
     getState: (key) => stateGet.get(key),
     setState(key, value) {

@@ -83,9 +83,13 @@ export type TradeQueries = ReturnType<typeof createTradeQueries>;
 /** Every query walks an index in (ts, id) order and stops at the page size. */
 export function createTradeQueries(db: Db) {
   const r = db.reader;
-  const byTx = r.prepare<[string], TradeRow>(
+  const byTx = r.prepare<[string, string], TradeRow>(
+    // The hash is matched as stored (32 bytes), through fills_by_tx's 8-byte prefix.
     `SELECT ${COLUMNS} FROM ${FROM}
-      WHERE t.tx_hash = ? ORDER BY t.log_index LIMIT 1`,
+      WHERE t.id = (SELECT id FROM fills
+                     WHERE substr(tx_hash, 1, 8) = substr(unhex(substr(?, 3)), 1, 8)
+                       AND tx_hash = unhex(substr(?, 3))
+                     ORDER BY log_index LIMIT 1)`,
   );
   const marketIdByCondition = r.prepare<[string], { id: number }>(
     "SELECT id FROM markets WHERE condition_id = ?",
@@ -116,7 +120,8 @@ export function createTradeQueries(db: Db) {
   return {
     /** The fill with this hash; with several fills in one transaction, the lowest log index. */
     byTxHash(txHash: string): Trade | undefined {
-      const row = byTx.get(txHash.toLowerCase());
+      const hash = txHash.toLowerCase();
+      const row = byTx.get(hash, hash);
       return row ? toTrade(row) : undefined;
     },
 

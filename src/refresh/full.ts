@@ -1,12 +1,14 @@
 /**
  * The full rebuild: every read-model table rewritten from all trades, streamed twice (by wallet
- * and by market) through covering indexes.
+ * and by market) along the key-only indexes of the compact fill store (sql/0010).
  */
 import type { Db } from "../db/open";
 import { marketModel } from "./market-model";
 import {
   contextFor,
   FILL_COLUMNS,
+  FILLS_BY_MARKET,
+  FILLS_BY_WALLET,
   type FillRow,
   type PassResult,
   type Stopwatch,
@@ -118,8 +120,8 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
   // of its statements is being iterated. We hold the write lock, so both see the same trades.
   const byWallet = db.reader
     .prepare(
-      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_wallet_market
-        ORDER BY wallet, market_id, ts, id`,
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET}
+        ORDER BY w.address, f.market_id, f.ts, f.id`,
     )
     .raw()
     .iterate() as IterableIterator<FillRow>;
@@ -136,9 +138,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
   const standing = standings(db);
   let markets = 0;
   const byMarket = db.reader
-    .prepare(
-      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market ORDER BY market_id, ts, id`,
-    )
+    .prepare(`SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET} ORDER BY f.market_id, f.ts, f.id`)
     .raw()
     .iterate() as IterableIterator<FillRow>;
   fillsRead += forEachGroup(

@@ -17,6 +17,8 @@ import {
   betFromValues,
   contextFor,
   FILL_COLUMNS,
+  FILLS_BY_MARKET,
+  FILLS_BY_WALLET,
   type FillRow,
   type PassResult,
   sameBet,
@@ -112,7 +114,8 @@ function selectChanges(db: Db, now: number, run: IncrementalRun): Changes {
   const fresh = new Map<number, { since: number; wallets: Set<string> }>();
   const newFills = w
     .prepare<[number, number], [string, number, number]>(
-      "SELECT wallet, market_id, ts FROM trades WHERE id > ? AND id <= ?",
+      `SELECT w.address, f.market_id, f.ts FROM fills f CROSS JOIN wallet_ids w ON w.id = f.wallet_id
+        WHERE f.id > ? AND f.id <= ?`,
     )
     .raw()
     .iterate(run.watermark, run.maxTradeId);
@@ -208,12 +211,14 @@ function recomputeWallets(
   );
   const pairFills = db.reader
     .prepare(
-      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_wallet_market
-        WHERE wallet = ? AND market_id = ? ORDER BY ts, id`,
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET}
+        WHERE w.address = ? AND f.market_id = ? ORDER BY f.ts, f.id`,
     )
     .raw();
   const walletFills = db.reader
-    .prepare(`SELECT ${FILL_COLUMNS} FROM trades WHERE wallet = ? ORDER BY ts, id`)
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE w.address = ? ORDER BY f.ts, f.id`,
+    )
     .raw();
   const baseRateDelta = new Map<string, { bets: number; wins: number }>();
   const bump = (bet: WalletBetRow, sign: 1 | -1) => {
@@ -354,20 +359,20 @@ function refreshMarkets(
   });
   const fillsOfMarket = db.reader
     .prepare(
-      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market
-        WHERE market_id = ? ORDER BY ts, id`,
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET}
+        WHERE f.market_id = ? ORDER BY f.ts, f.id`,
     )
     .raw();
   const fillsFrom = db.reader
     .prepare(
-      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market
-        WHERE market_id = ? AND ts >= ? ORDER BY ts, id`,
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET}
+        WHERE f.market_id = ? AND f.ts >= ? ORDER BY f.ts, f.id`,
     )
     .raw();
   const fillsBetween = db.reader
     .prepare(
-      `SELECT ${FILL_COLUMNS} FROM trades INDEXED BY trades_by_market
-        WHERE market_id = ? AND ts >= ? AND ts <= ? ORDER BY ts, id`,
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET}
+        WHERE f.market_id = ? AND f.ts >= ? AND f.ts <= ? ORDER BY f.ts, f.id`,
     )
     .raw();
   let markets = 0;

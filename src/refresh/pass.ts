@@ -22,9 +22,22 @@ export const toFill = (r: FillRow): TradeFill => ({
   id: r[8],
 });
 
-// Every column here is in trades_by_wallet_market and trades_by_market (sql/0007), so reading
-// fills in either order never touches the trades table itself.
-export const FILL_COLUMNS = "wallet, market_id, outcome, side, price, size, usd_value, ts, id";
+/** A stored amount: millionths when an INTEGER, the value itself when a REAL (sql/0010). */
+const decoded = (column: string) =>
+  `CASE typeof(${column}) WHEN 'integer' THEN ${column} / 1e6 ELSE ${column} END`;
+
+// The columns of a FillRow, read from `fills f` and `wallet_ids w` (the trades view's decoding,
+// written out so each query can name the index it walks).
+export const FILL_COLUMNS = `w.address, f.market_id,
+  CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END, CASE WHEN f.kind & 2 THEN 'SELL' ELSE 'BUY' END,
+  ${decoded("f.price")}, ${decoded("f.size")}, ${decoded("f.usd_value")}, f.ts, f.id`;
+
+/** Fills by wallet (address order), then market, then time; filter on w.address, f.market_id. */
+export const FILLS_BY_WALLET = `wallet_ids w INDEXED BY sqlite_autoindex_wallet_ids_1
+  CROSS JOIN fills f INDEXED BY fills_by_wallet ON f.wallet_id = w.id`;
+/** Fills by market, then time; filter on f.market_id, f.ts. */
+export const FILLS_BY_MARKET = `fills f INDEXED BY fills_by_market
+  CROSS JOIN wallet_ids w ON w.id = f.wallet_id`;
 
 export interface PassResult {
   wallets: Set<string>;

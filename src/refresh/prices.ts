@@ -7,7 +7,7 @@ import type { Db } from "../db/open";
  * answers; they differ in cost:
  * - `series` reads each market's fills once, on first use, and answers by binary search: a full
  *   rebuild asks about nearly every market, and one index seek per bet was a quarter of its time;
- * - `seek` asks the trades_by_market index each time (answers for marks are kept for the run): an
+ * - `seek` asks the fills_by_market index each time (answers for marks are kept for the run): an
  *   incremental refresh asks about few moments in many markets, and reading whole series would
  *   cost more than the rest of the run.
  */
@@ -21,6 +21,10 @@ export interface PriceLookup {
 export function createPriceLookup(db: Db, mode: "series" | "seek" = "series"): PriceLookup {
   return mode === "series" ? seriesLookup(db) : seekLookup(db);
 }
+
+// Decoding of fills' columns (sql/0010), as the trades view does it.
+const OUTCOME = "CASE WHEN kind & 1 THEN 'NO' ELSE 'YES' END";
+const PRICE = "CASE typeof(price) WHEN 'integer' THEN price / 1e6 ELSE price END";
 
 const yesEquivalent = (outcome: Outcome, price: number) => (outcome === "YES" ? price : 1 - price);
 
@@ -37,7 +41,8 @@ interface PriceSeries {
 function seriesLookup(db: Db): PriceLookup {
   const fills = db.writer
     .prepare<[number], [Outcome, number, number]>(
-      "SELECT outcome, price, ts FROM trades WHERE market_id = ? ORDER BY ts, id",
+      `SELECT ${OUTCOME}, ${PRICE}, ts FROM fills INDEXED BY fills_by_market
+        WHERE market_id = ? ORDER BY ts, id`,
     )
     .raw();
   const series = new Map<number, PriceSeries>();
@@ -85,13 +90,13 @@ function seekLookup(db: Db): PriceLookup {
   // LIMIT 1 is written out: a bound LIMIT makes this SQLite re-prepare the statement per call.
   const last = db.writer
     .prepare<[number, Outcome], number>(
-      `SELECT price FROM trades INDEXED BY trades_by_market
-        WHERE market_id = ? AND outcome = ? ORDER BY ts DESC, id DESC LIMIT 1`,
+      `SELECT ${PRICE} FROM fills INDEXED BY fills_by_market
+        WHERE market_id = ? AND (kind & 1) = (? = 'NO') ORDER BY ts DESC, id DESC LIMIT 1`,
     )
     .pluck();
   const at = db.writer
     .prepare<[number, number], [Outcome, number]>(
-      `SELECT outcome, price FROM trades INDEXED BY trades_by_market
+      `SELECT ${OUTCOME}, ${PRICE} FROM fills INDEXED BY fills_by_market
         WHERE market_id = ? AND ts <= ? ORDER BY ts DESC, id DESC LIMIT 1`,
     )
     .raw();

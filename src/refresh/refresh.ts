@@ -69,7 +69,7 @@ export function refreshReadModels(
   let maxTradeId = 0;
   let passEnded = 0;
   const run = w.transaction(() => {
-    maxTradeId = (w.prepare("SELECT max(id) FROM trades").pluck().get() as number | null) ?? 0;
+    maxTradeId = (w.prepare("SELECT max(id) FROM fills").pluck().get() as number | null) ?? 0;
     const pass = full
       ? fullRebuild(db, now)
       : incremental(db, now, {

@@ -55,16 +55,15 @@ function fireSignal(wallet: string, tradeNo: number): number {
     w.prepare(
       "INSERT OR IGNORE INTO markets (id, slug, title, category, condition_id) VALUES (1, 'm', 'M?', 'crypto', ?)",
     ).run(`0x${"c".repeat(64)}`);
-    const trade = w
-      .prepare(
-        "INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size, usd_value, ts) VALUES (?, 0, ?, 1, 'NO', 'SELL', 0.6, 30000, 18000, ?)",
-      )
-      .run(`0x${tradeNo.toString(16).padStart(64, "0")}`, wallet, Date.now());
+    // Through the trades view, whose insert rowid SQLite does not report: the fill is the newest.
+    w.prepare(
+      "INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size, usd_value, ts) VALUES (?, 0, ?, 1, 'NO', 'SELL', 0.6, 30000, 18000, ?)",
+    ).run(`0x${tradeNo.toString(16).padStart(64, "0")}`, wallet, Date.now());
     const { signalId } = app.webhooks.outbox.enqueueSignal({
       type: "whale",
       wallet,
       marketId: 1,
-      tradeId: Number(trade.lastInsertRowid),
+      tradeId: w.prepare("SELECT max(id) FROM fills").pluck().get() as number,
       score: 75,
       betValue: 18000,
       side: "SELL",

@@ -20,13 +20,16 @@ await withApp({ db: dbPath }, async ({ app, db, log }) => {
     `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size,
                          usd_value, ts) VALUES (?, 0, ?, 1, 'YES', 'BUY', 0.4, 50000, 20000, ?)`,
   );
+  const newestFill = db.writer.prepare("SELECT max(id) FROM fills").pluck();
   const wallet = `0x${"c".repeat(40)}`;
   const ingest = db.writer.transaction((signals: number) => {
     let deliveries = 0;
     for (let i = 0; i < signals; i++) {
       const now = Date.now();
       const hash = `0x${(i + 1).toString(16).padStart(64, "0")}`;
-      const tradeId = Number(insertTrade.run(hash, wallet, now).lastInsertRowid);
+      insertTrade.run(hash, wallet, now);
+      // The trades view's trigger stores the fill; SQLite reports no rowid for it.
+      const tradeId = newestFill.get() as number;
       deliveries += app.webhooks.outbox.enqueueSignal({
         type: "whale",
         wallet,

@@ -106,7 +106,8 @@ export function signalOn(
   const wallet = overrides.wallet ?? WALLET_A;
   const marketId = overrides.marketId ?? 1;
   tradeSeq += 1;
-  const info = t.db.writer
+  // Through the trades view, whose insert rowid SQLite does not report: the fill is the newest.
+  t.db.writer
     .prepare(
       `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size,
                            usd_value, ts) VALUES (?, 0, ?, ?, 'YES', 'BUY', 0.3, 50000, 15000, ?)`,
@@ -117,7 +118,7 @@ export function signalOn(
     wallet,
     walletType: "whale",
     marketId,
-    tradeId: Number(info.lastInsertRowid),
+    tradeId: t.db.writer.prepare("SELECT max(id) FROM fills").pluck().get() as number,
     score: 72,
     betValue: 15000,
     side: "BUY",

@@ -280,7 +280,7 @@ async function transferLogs(
 
 function knownWallets(ctx: RoundContext): string[] {
   const statement = ctx.db.reader
-    .prepare("SELECT DISTINCT wallet FROM trades ORDER BY wallet")
+    .prepare("SELECT address FROM wallet_ids ORDER BY address")
     .pluck() as Statement<[], string>;
   return statement.all();
 }

@@ -1,0 +1,188 @@
+/**
+ * Bulk load at scale: `npm run bench:bulk` (run `npm run build` first).
+ *
+ * For each world (default medium and large, `--scales medium,large`):
+ *   seed    `dist/smartmoney seed --scale S` end to end (import + full refresh), timed, with the
+ *           child's peak RSS polled from /proc/PID/status; skipped when the world file exists
+ *           and --reseed is not given (its last timing is kept beside it)
+ *   import  1M new fills (`--fills N`) for the world's markets and wallets (a fifth new wallets,
+ *           a third of the fills sharing a transaction with the previous one), imported with
+ *           `smartmoney import` into a copy of the world, in a child that reports its own
+ *           /proc/self/io and VmHWM as it exits (bench/lib/io-child.ts)
+ * and prints fills/s, bytes written per byte of growth, bytes per fill all-in (dbstat's used
+ * pages over fills), peak RSS, and a year at 1M fills a day at that density.
+ *
+ * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
+ */
+import { spawn, spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { openConnection } from "../src/db/open";
+import { objectSizes } from "./lib/dbstat";
+import { randomHex, uniform } from "./lib/random";
+import { alignColumns } from "./lib/report";
+import { worldCacheDir } from "./lib/world";
+
+const ROOT = resolve(fileURLToPath(import.meta.url), "..", "..");
+const BINARY = join(ROOT, "dist", "smartmoney");
+const DAY = 86_400_000;
+
+interface Seeded {
+  seconds: number;
+  peakRssMb: number;
+}
+
+/** Runs the built binary, polling its peak RSS (VmHWM only grows, so the last poll is near it). */
+function runBinary(args: string[]): Promise<Seeded> {
+  return new Promise((done, fail) => {
+    const started = performance.now();
+    const child = spawn(BINARY, args, { stdio: ["ignore", "inherit", "inherit"] });
+    let peak = 0;
+    const poll = setInterval(() => {
+      try {
+        const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1];
+        if (kb) peak = Math.max(peak, Number(kb) / 1024);
+      } catch {
+        // Exited between polls.
+      }
+    }, 200);
+    child.on("error", fail);
+    child.on("exit", (code) => {
+      clearInterval(poll);
+      if (code !== 0) fail(new Error(`${BINARY} ${args.join(" ")} exited with ${code}`));
+      else done({ seconds: (performance.now() - started) / 1000, peakRssMb: peak });
+    });
+  });
+}
+
+/** 1M new fills over the world's markets and wallets, in the day after its newest fill. */
+async function writeNewFills(dbPath: string, file: string, count: number): Promise<void> {
+  const db = openConnection(dbPath, { readonly: true });
+  const markets = db.prepare("SELECT condition_id FROM markets").pluck().all() as string[];
+  const wallets = db.prepare("SELECT address FROM wallet_ids").pluck().all() as string[];
+  const from = (db.prepare("SELECT max(ts) FROM fills").pluck().get() as number) + 1;
+  db.close();
+  const rand = uniform(20);
+  const out = createWriteStream(file);
+  let tx = randomHex(rand, 64);
+  let logIndex = 0;
+  for (let i = 0; i < count; i++) {
+    if (rand() < 0.67) {
+      tx = randomHex(rand, 64);
+      logIndex = Math.floor(rand() * 200);
+    } else logIndex += 1;
+    const wallet =
+      rand() < 0.2 ? randomHex(rand, 40) : wallets[Math.floor(rand() * wallets.length)]!;
+    const price = Math.max(0.001, Math.round(rand() * 1000) / 1000);
+    const size = Math.max(0.01, Math.round((5 + rand() * 2000) * 100) / 100);
+    const usd = Math.round(price * size * 100) / 100;
+    const ts = new Date(from + Math.floor((i / count) * DAY)).toISOString();
+    const line =
+      `{"type":"trade","tx_hash":"${tx}","log_index":${logIndex},"wallet":"${wallet}"` +
+      `,"condition_id":"${markets[Math.floor(rand() * markets.length)]}"` +
+      `,"outcome":"${rand() < 0.5 ? "YES" : "NO"}","side":"${rand() < 0.75 ? "BUY" : "SELL"}"` +
+      `,"price":${price},"size":${size},"usd_value":${usd},"timestamp":"${ts}"}\n`;
+    if (!out.write(line)) await new Promise((r) => out.once("drain", r));
+  }
+  await new Promise<void>((r, j) => out.end((e?: Error | null) => (e ? j(e) : r())));
+}
+
+interface Imported {
+  seconds: number;
+  writeBytes: number;
+  readBytes: number;
+  peakRssMb: number;
+}
+
+function importChild(file: string, dbPath: string): Imported {
+  const out = `${dbPath}.io.json`;
+  const run = spawnSync(
+    process.execPath,
+    [...process.execArgv, join(ROOT, "bench/lib/io-child.ts"), "import", file, "--db", dbPath],
+    {
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, SMARTMONEY_BENCH_IO_OUT: out },
+    },
+  );
+  if (run.status !== 0) throw new Error(`import child failed (status ${run.status})`);
+  return JSON.parse(readFileSync(out, "utf8")) as Imported;
+}
+
+const fileBytes = (path: string) =>
+  statSync(path).size + (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0);
+
+function fillCount(path: string): number {
+  const db = openConnection(path, { readonly: true });
+  try {
+    return db.prepare("SELECT count(*) FROM fills").pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      scales: { type: "string", default: "medium,large" },
+      fills: { type: "string", default: "1000000" },
+      reseed: { type: "boolean", default: false },
+    },
+  });
+  if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run npm run build first`);
+  const count = Number(values.fills);
+  const dir = join(worldCacheDir(), "bulk");
+  mkdirSync(dir, { recursive: true });
+  const rows: Record<string, string>[] = [];
+  for (const scale of values.scales.split(",")) {
+    const world = join(dir, `${scale}.db`);
+    const timing = `${world}.seed.json`;
+    if (values.reseed || !existsSync(world) || !existsSync(timing)) {
+      for (const suffix of ["", "-wal", "-shm", ".key", ".manifest.json"]) {
+        rmSync(`${world}${suffix}`, { force: true });
+      }
+      console.error(`seeding the ${scale} world with ${BINARY} ...`);
+      const seeded = await runBinary(["seed", "--scale", scale, "--db", world]);
+      writeFileSync(timing, JSON.stringify(seeded));
+    }
+    const seeded = JSON.parse(readFileSync(timing, "utf8")) as Seeded;
+    const copy = join(dir, `${scale}-import.db`);
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${copy}${suffix}`, { force: true });
+    copyFileSync(world, copy);
+    copyFileSync(`${world}.key`, `${copy}.key`);
+    const file = join(dir, `${scale}-new-fills.jsonl`);
+    await writeNewFills(copy, file, count);
+    const before = { bytes: fileBytes(copy), fills: fillCount(copy) };
+    console.error(`importing ${count} new fills into the ${scale} world ...`);
+    const imported = importChild(file, copy);
+    const after = { bytes: fileBytes(copy), fills: fillCount(copy) };
+    const { usedBytes } = objectSizes(copy);
+    const perFill = usedBytes / after.fills;
+    const growth = after.bytes - before.bytes;
+    rows.push({
+      world: `${scale} (${(before.fills / 1e6).toFixed(2)}M fills)`,
+      "seed s": seeded.seconds.toFixed(0),
+      "seed RSS MB": seeded.peakRssMb.toFixed(0),
+      "import fills/s": ((after.fills - before.fills) / imported.seconds).toFixed(0),
+      "written/growth": (imported.writeBytes / growth).toFixed(2),
+      "import RSS MB": imported.peakRssMb.toFixed(0),
+      "B/fill all-in": perFill.toFixed(0),
+      "year at 1M/day GB": ((perFill * 365e6) / 1e9).toFixed(0),
+    });
+    rmSync(file, { force: true });
+  }
+  const headers = Object.keys(rows[0] ?? {});
+  console.log(alignColumns([headers, ...rows.map((r) => headers.map((h) => r[h]!))]));
+}
+
+await main();

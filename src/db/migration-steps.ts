@@ -1,0 +1,51 @@
+import type { Connection } from "./open";
+
+/** A data step of a migration (`-- @step name`), run inside the migration's transaction. */
+export type MigrationStep = (
+  db: Connection,
+  progress: (done: number, total: number) => void,
+) => void;
+
+const COPY_CHUNK = 100_000;
+
+/**
+ * A value in millionths when that is exact, else the value itself (sql/0010). Written as SQL so
+ * the copy never leaves SQLite; src/ingest/fill-codec.ts is the same rule for the ingest path.
+ */
+const units = (column: string) =>
+  `CASE WHEN abs(${column}) < 9e9 AND CAST(round(${column} * 1e6) AS INTEGER) / 1e6 = ${column}
+     THEN CAST(round(${column} * 1e6) AS INTEGER) ELSE ${column} END`;
+
+/**
+ * 0010: the old text-keyed `trades` table into `fills`, in id order and in chunks, so progress
+ * can be shown; the indexes are built after the copy (sorted builds, not random inserts).
+ */
+function copyFills(db: Connection, progress: (done: number, total: number) => void): void {
+  const total = db.prepare("SELECT count(*) FROM trades").pluck().get() as number;
+  progress(0, total);
+  db.exec("INSERT INTO wallet_ids (address) SELECT DISTINCT wallet FROM trades ORDER BY wallet");
+  const copy = db.prepare(
+    `INSERT INTO fills (id, tx_hash, log_index, wallet_id, market_id, kind, price, size,
+       usd_value, ts)
+     SELECT t.id, unhex(substr(t.tx_hash, 3)), t.log_index, w.id, t.market_id,
+       (t.outcome = 'NO') + 2 * (t.side = 'SELL'),
+       ${units("t.price")}, ${units("t.size")}, ${units("t.usd_value")}, t.ts
+       FROM trades t JOIN wallet_ids w ON w.address = t.wallet
+      WHERE t.id > ? ORDER BY t.id LIMIT ${COPY_CHUNK}`,
+  );
+  const lastId = db.prepare("SELECT max(id) FROM fills").pluck();
+  let done = 0;
+  let after = 0;
+  for (;;) {
+    const copied = copy.run(after).changes;
+    if (copied === 0) break;
+    done += copied;
+    after = lastId.get() as number;
+    progress(done, total);
+  }
+  if (done !== total) throw new Error(`copied ${done} of ${total} trades: a hash is not hex`);
+}
+
+export const migrationSteps: Record<string, MigrationStep> = {
+  copy_fills: copyFills,
+};
