@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { checkSecrets, describeSource } from "../../src/installation/key";
-import { type ReplicationState, stateFilePath } from "../../src/replication/supervisor";
+import { type ReplicationReport, replicationStatus } from "../../src/replication/supervisor";
 import { type CommonOptions, print, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
 
@@ -47,19 +47,6 @@ export function registerStatus(program: Command): void {
         }
       }),
     );
-}
-
-/** A server writes its state every second; older than this, nobody is replicating. */
-const STALE_MS = 10_000;
-
-type ReplicationReport = (ReplicationState & { stale: boolean }) | null;
-
-/** What the replicating server last wrote beside the database; null when it never replicated. */
-function replicationStatus(dbPath: string): ReplicationReport {
-  const path = stateFilePath(dbPath);
-  if (!existsSync(path)) return null;
-  const state = JSON.parse(readFileSync(path, "utf8")) as ReplicationState;
-  return { ...state, stale: Date.now() - Date.parse(state.updated_at) > STALE_MS };
 }
 
 function describeReplication(r: ReplicationReport): string {

@@ -4,12 +4,15 @@ import type { Gauge as GaugeType } from "prom-client";
 import type { App } from "../app";
 import { ApiError } from "../errors";
 import { type IngestStatus, ingestStatus } from "../ingest/polymarket/status";
+import { type ReplicationReport, replicationStatus } from "../replication/supervisor";
 import type { HttpEnv } from "./env";
 
 /**
- * GET /metrics: the ingest status (`smartmoney ingest status`) in Prometheus' text format, for
- * operators. Off (404) unless SMARTMONEY_METRICS_TOKEN is set; then it wants that token as a
- * bearer (401 otherwise). Read-only: every scrape reads the figures afresh from the database.
+ * GET /metrics: for operators, in Prometheus' text format: the ingest status (`smartmoney ingest
+ * status`), the read models' age, replication (`smartmoney status`), and the server process's own
+ * figures (prom-client's defaults: CPU, memory, event-loop delay since the previous scrape). Off
+ * (404) unless SMARTMONEY_METRICS_TOKEN is set; then it wants that token as a bearer (401
+ * otherwise). Read-only: every scrape reads the figures afresh.
  */
 export function metricsHandler(app: App) {
   // Loaded on the first scrape: every CLI command builds the router, few ever serve /metrics.
@@ -28,14 +31,21 @@ export function metricsHandler(app: App) {
     }
     metrics ??= import("prom-client").then(build);
     const { registry, render } = await metrics;
-    render(ingestStatus(app.deps.db, app.deps.clock));
+    const now = app.deps.clock.now();
+    const asOf = app.freshness.asOf();
+    render(
+      ingestStatus(app.deps.db, app.deps.clock),
+      asOf === null ? null : Math.max(0, (now - asOf) / 1000),
+      replicationStatus(app.deps.db.path),
+    );
     c.header("content-type", registry.contentType);
     return c.body(await registry.metrics());
   };
 }
 
-function build({ Gauge, Registry }: typeof import("prom-client")) {
+function build({ Gauge, Registry, collectDefaultMetrics }: typeof import("prom-client")) {
   const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "smartmoney_" });
   const gauge = (name: string, help: string, labelNames: string[] = []): GaugeType =>
     new Gauge({ name: `smartmoney_ingest_${name}`, help, labelNames, registers: [registry] });
   const lag = gauge("lag_seconds", "Now minus the newest stored fill");
@@ -55,9 +65,31 @@ function build({ Gauge, Registry }: typeof import("prom-client")) {
   const unknown = gauge("markets_category_unknown", "Markets whose category is none of the six");
   const markets = gauge("markets", "Markets stored");
   const stream = gauge("stream_connected", "1 while the live socket is connected");
+  const other = (name: string, help: string): GaugeType =>
+    new Gauge({ name: `smartmoney_${name}`, help, registers: [registry] });
+  const readModelAge = other(
+    "read_model_age_seconds",
+    "Now minus the as-of of the latest read-model refresh (X-Read-Model-Age)",
+  );
+  const replicating = other("replication_running", "1 while Litestream replicates the database");
+  const replicationLag = other(
+    "replication_lag_seconds",
+    "How long the replica has been behind the local database",
+  );
 
-  const render = (s: IngestStatus) => {
-    registry.resetMetrics();
+  const render = (s: IngestStatus, ageSeconds: number | null, r: ReplicationReport) => {
+    // Only the gauges set below: the process figures keep their own state between scrapes.
+    for (const g of [lag, sourceLag, lastSuccess, failures, errors, backingOff, quarantined])
+      g.reset();
+    for (const g of [gaps, unknown, markets, stream, readModelAge, replicating, replicationLag]) {
+      g.reset();
+    }
+    if (ageSeconds !== null) readModelAge.set(ageSeconds);
+    if (r) {
+      const running = !r.stale && r.state === "running";
+      replicating.set(running ? 1 : 0);
+      if (running && r.lag_seconds !== null) replicationLag.set(r.lag_seconds);
+    }
     if (s.lag_seconds !== null) lag.set(s.lag_seconds);
     for (const src of s.sources) {
       const source = { source: src.stage };

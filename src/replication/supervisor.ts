@@ -27,6 +27,22 @@ export interface Replication {
 }
 
 export const stateFilePath = (dbPath: string) => `${dbPath}.replication.json`;
+
+/** A server writes its state every second; older than this, nobody is replicating. */
+const STALE_MS = 10_000;
+
+export type ReplicationReport = (ReplicationState & { stale: boolean }) | null;
+
+/**
+ * What the replicating server last wrote beside the database (`smartmoney status`, /metrics);
+ * null when it never replicated.
+ */
+export function replicationStatus(dbPath: string, now = Date.now()): ReplicationReport {
+  const path = stateFilePath(dbPath);
+  if (!existsSync(path)) return null;
+  const state = JSON.parse(readFileSync(path, "utf8")) as ReplicationState;
+  return { ...state, stale: now - Date.parse(state.updated_at) > STALE_MS };
+}
 export const configFilePath = (dbPath: string) => `${dbPath}.litestream.yml`;
 
 const POLL_MS = 1000;

@@ -1,5 +1,7 @@
+import { writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLedger } from "../../src/ingest/polymarket/ledger";
+import { refreshNow } from "../../src/jobs/refresh";
 import { createTestApp, type TestApp } from "../helpers/app";
 
 const TOKEN = "metrics-token-0123456789";
@@ -56,5 +58,42 @@ describe("GET /metrics", () => {
     );
     expect(text).toContain('smartmoney_ingest_quarantined_records{source="tail"} 1');
     expect(text).toContain("smartmoney_ingest_known_gaps 1");
+  });
+
+  it("adds the read models' age, replication from the server's state file, and the process's own figures", async () => {
+    const t = createTestApp({ env: { SMARTMONEY_METRICS_TOKEN: TOKEN } });
+    open.push(t);
+    const scrape = async () => {
+      const res = await t.app.http.request("/metrics", {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const before = await scrape();
+    expect(before).toContain("smartmoney_replication_running 0");
+    expect(before).toMatch(/smartmoney_nodejs_eventloop_lag_p99_seconds \d/);
+
+    refreshNow(t.app);
+    t.clock.advance(42_000);
+    const updatedAt = new Date().toISOString();
+    writeFileSync(
+      `${t.db.path}.replication.json`,
+      JSON.stringify({
+        replica: "file:///replica",
+        state: "running",
+        pid: 1,
+        restarts: 0,
+        last_error: null,
+        lag_seconds: 1.5,
+        behind_bytes: 0,
+        caught_up_at: updatedAt,
+        updated_at: updatedAt,
+      }),
+    );
+    const after = await scrape();
+    expect(after).toContain("smartmoney_read_model_age_seconds 42");
+    expect(after).toContain("smartmoney_replication_running 1");
+    expect(after).toContain("smartmoney_replication_lag_seconds 1.5");
   });
 });
