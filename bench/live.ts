@@ -27,7 +27,7 @@ import { parseArgs } from "node:util";
 import { openConnection } from "../src/db/open";
 import { startSimulator } from "../test/simulator/server";
 import { SimWorld } from "../test/simulator/world";
-import { stop as stopChild } from "./lib/procs";
+import { childPids, stop as stopChild } from "./lib/procs";
 import { alignColumns } from "./lib/report";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -260,6 +260,8 @@ async function main(): Promise<void> {
   clearInterval(poller);
   await apiLoop;
   const rss = peakRssMb(server.pid!);
+  // serve runs its jobs (ingest, refresh, deliveries) in a child process of its own.
+  const jobsRss = childPids(server.pid!).reduce((sum, pid) => sum + peakRssMb(pid), 0);
   await stopChild(server);
   receiver.close();
   reader.close();
@@ -299,6 +301,7 @@ async function main(): Promise<void> {
     api_idle_ms: idle,
     api_p99_vs_idle: api.p99 / idle.p99,
     peak_rss_mb: Math.round(rss),
+    jobs_peak_rss_mb: Math.round(jobsRss),
     goals: {
       lost_and_duplicated_zero: lost === 0 && duplicated === 0,
       webhook_p50_le_3s: webhook.p50 <= GOAL_P50_S,
@@ -318,7 +321,7 @@ async function main(): Promise<void> {
       `bench:live: ${minutes} min, ${emitted.size} fills emitted, ${storedAt.size} stored, lost ${lost}, duplicated ${duplicated}`,
       `socket drops ${drops} + ${outages} outage of ${num("outage-seconds")} s; ${signals.length} whale signals, ${arrivals.size} webhooks received (${hooksMissing} missing, ${duplicateDeliveries} delivered twice)`,
       table,
-      `API p99 during the run / idle: ${f(result.api_p99_vs_idle)}×; API errors ${JSON.stringify(result.api_ms.errors)}; peak RSS of serve ${result.peak_rss_mb} MB`,
+      `API p99 during the run / idle: ${f(result.api_p99_vs_idle)}×; API errors ${JSON.stringify(result.api_ms.errors)}; peak RSS of serve ${result.peak_rss_mb} MB, of its jobs process ${result.jobs_peak_rss_mb} MB`,
       `goals: 0 lost and duplicated ${result.goals.lost_and_duplicated_zero ? "met" : "MISSED"}; webhook p50 ≤ ${GOAL_P50_S} s ${result.goals.webhook_p50_le_3s ? "met" : "MISSED"}; p99 ≤ ${GOAL_P99_S} s ${result.goals.webhook_p99_le_30s ? "met" : "MISSED"}`,
       JSON.stringify(result),
       "",
