@@ -18,6 +18,27 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
   return runCli(args, { SMARTMONEY_DB: db, SMARTMONEY_LOG_LEVEL: "error", ...env });
 }
 
+/** `serve --port 0` from source on the test database, once it says where it listens. */
+async function serveFromSource(args: string[]) {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", ...args],
+    { cwd: root, env: { ...process.env, SMARTMONEY_DB: db } },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const base = await new Promise<string>((resolve, reject) => {
+    child.stdout.on("data", (d) => {
+      stdout += d;
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match) resolve(match[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+  return { child, base, stderr: () => stderr };
+}
+
 describe("smartmoney CLI", () => {
   it("mints a key per tier, printed once as JSON, and lists them without the key", async () => {
     const minted = await cli(["keys", "mint", "--tier", "terminal", "--account", "acme", "--json"]);
@@ -116,22 +137,7 @@ describe("smartmoney CLI", () => {
 
   it("serves a recorded world at its own time with --now: rate windows follow that clock", async () => {
     const { key } = JSON.parse((await cli(["keys", "mint", "--tier", "free", "--json"])).stdout);
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--now", "2026-01-01T00:00:00Z"],
-      { cwd: root, env: { ...process.env, SMARTMONEY_DB: db } },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stderr.on("data", (d) => (stderr += d));
-    const base = await new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (d) => {
-        stdout += d;
-        const match = /listening on (http:\/\/\S+)/.exec(stdout);
-        if (match) resolve(match[1]!);
-      });
-      child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-    });
+    const { child, base } = await serveFromSource(["--now", "2026-01-01T00:00:00Z"]);
     const res = await fetch(`${base}/v1/_ping`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
     // The binding window resets within 30 days of the served clock's start, not of today.
@@ -148,25 +154,7 @@ describe("smartmoney CLI", () => {
     const { key } = JSON.parse(
       (await cli(["keys", "mint", "--tier", "terminal_pro", "--json"])).stdout,
     );
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "cli/main.ts", "serve", "--port", "0"],
-      {
-        cwd: root,
-        env: { ...process.env, SMARTMONEY_DB: db },
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stderr.on("data", (d) => (stderr += d));
-    const base = await new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (d) => {
-        stdout += d;
-        const match = /listening on (http:\/\/\S+)/.exec(stdout);
-        if (match) resolve(match[1]!);
-      });
-      child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-    });
+    const { child, base, stderr } = await serveFromSource([]);
     const res = await fetch(`${base}/v1/_ping`, { headers: { authorization: `Bearer ${key}` } });
     expect(await res.json()).toEqual({ ok: true, tier: "terminal_pro" });
     // The port was picked at listen time; the OpenAPI document names it, not port 0.
@@ -193,7 +181,7 @@ describe("smartmoney CLI", () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
-    expect(stderr).toContain('"msg":"stopped"');
-    expect(stderr).not.toContain(key);
+    expect(stderr()).toContain('"msg":"stopped"');
+    expect(stderr()).not.toContain(key);
   });
 });
