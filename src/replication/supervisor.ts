@@ -46,6 +46,8 @@ export function replicationStatus(dbPath: string, now = Date.now()): Replication
 export const configFilePath = (dbPath: string) => `${dbPath}.litestream.yml`;
 
 const POLL_MS = 1000;
+/** How long one reading of Litestream's metrics may take. */
+const METRICS_TIMEOUT_MS = 5_000;
 const BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000, 60_000];
 /** A child that ran this long starts the backoff over after its next failure. */
 const HEALTHY_MS = 60_000;
@@ -149,21 +151,29 @@ export async function startReplication(options: {
     persist();
   };
   let lastReport = 0;
+  let polling = false;
   const poller = setInterval(() => {
-    void poll().then(() => {
-      // One figure a minute in the log for operators who read logs, not `status`.
-      if (now() - lastReport >= 60_000 && state.state === "running") {
-        lastReport = now();
-        log.info(
-          {
-            replica: state.replica,
-            lag_seconds: state.lag_seconds,
-            behind_bytes: state.behind_bytes,
-          },
-          "replication lag",
-        );
-      }
-    });
+    if (polling) return;
+    polling = true;
+    void poll()
+      .finally(() => {
+        polling = false;
+      })
+      .then(() => {
+        // One figure a minute in the log for operators who read logs, not `status`.
+        if (now() - lastReport >= 60_000 && state.state === "running") {
+          lastReport = now();
+          log.info(
+            {
+              replica: state.replica,
+              lag_seconds: state.lag_seconds,
+              behind_bytes: state.behind_bytes,
+            },
+            "replication lag",
+          );
+        }
+      })
+      .catch((error: unknown) => log.warn({ err: error }, "replication state not written"));
   }, POLL_MS);
   poller.unref();
 
@@ -198,7 +208,11 @@ interface Figures {
 
 /** The four gauges that place the local WAL and the replica, from Litestream's /metrics. */
 async function readMetrics(port: number): Promise<Figures | null> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(900) });
+  // Generous: on a loaded machine Litestream may answer late, and a missed reading leaves the
+  // lag unknown for a whole poll (polls never overlap).
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`, {
+    signal: AbortSignal.timeout(METRICS_TIMEOUT_MS),
+  });
   const text = await res.text();
   const gauge = (name: string) => {
     const match = new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, "m").exec(text);

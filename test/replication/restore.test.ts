@@ -16,7 +16,7 @@ const silent = createLog("silent", new Writable({ write: (_c, _e, done) => done(
 const replica = join(dir, "replica");
 const from = `file://${replica}`;
 
-const until = async (what: string, test: () => boolean, ms = 30_000) => {
+const until = async (what: string, test: () => boolean, ms = 90_000) => {
   const deadline = Date.now() + ms;
   while (!test()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -69,7 +69,7 @@ describe("restore from a Litestream replica", () => {
     await caughtUp();
     await replication.stop();
     db.close();
-  }, 60_000);
+  }, 240_000);
 
   it("restores the latest state, and the state at a --timestamp in between", async () => {
     const latest = await restoreDatabase({ from, dbPath: join(dir, "latest.db"), force: false });
