@@ -123,6 +123,9 @@ async function run(opts: {
       `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size,
                            usd_value, ts) VALUES (?, 0, '0x${"b".repeat(40)}', 1, 'YES', 'BUY', 0.5, 50000, 25000, ?)`,
     );
+    // `trades` is a view over `fills` (docs/architecture.md): an insert through it reports no
+    // row id, so the new fill's id is read back.
+    const newestFill = db.writer.prepare("SELECT max(id) FROM fills").pluck();
     const deliveryOf = db.writer.prepare<[number, string], { id: string }>(
       "SELECT id FROM deliveries WHERE signal_id = ? AND endpoint_id = ?",
     );
@@ -132,9 +135,8 @@ async function run(opts: {
       const due = started + (i * 1000) / opts.perSecond - Date.now();
       if (due > 0) await sleep(due);
       const now = Date.now();
-      const tradeId = Number(
-        insertTrade.run(`0x${(i + 1).toString(16).padStart(64, "0")}`, now).lastInsertRowid,
-      );
+      insertTrade.run(`0x${(i + 1).toString(16).padStart(64, "0")}`, now);
+      const tradeId = newestFill.get() as number;
       const { signalId } = app.webhooks.outbox.enqueueSignal({
         type: "whale",
         wallet: `0x${"b".repeat(40)}`,
