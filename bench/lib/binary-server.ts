@@ -16,6 +16,8 @@ import type { Pinned } from "./procs";
 
 /** Far above anything a benchmark sends in an hour or a month. */
 const RAISED_LIMIT = 1_000_000_000;
+/** The token the benchmarks' servers want on GET /metrics. */
+export const BENCH_METRICS_TOKEN = "bench-metrics-token-0123456789";
 
 export const DEFAULT_BINARY = "dist/smartmoney";
 
@@ -90,6 +92,7 @@ export function startBinaryServer(options: {
       ...process.env,
       ...(options.refreshCron ? { SMARTMONEY_REFRESH_CRON: options.refreshCron } : {}),
       SMARTMONEY_INGEST_CRON: "",
+      SMARTMONEY_METRICS_TOKEN: BENCH_METRICS_TOKEN,
       ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
     },
   });
