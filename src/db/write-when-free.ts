@@ -29,11 +29,8 @@ function isBusy(error: unknown): boolean {
   return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_"));
 }
 
-/**
- * One attempt with a zero busy timeout; the connection's own timeout is restored after. For
- * writes that can simply be tried again later (the rate-limit ledger's flush).
- */
-export function tryWriteNow<T>(
+/** One attempt with a zero busy timeout; the connection's own timeout is restored after. */
+function tryWriteNow<T>(
   connection: Connection,
   work: () => T,
 ): { done: true; value: T } | { done: false } {
