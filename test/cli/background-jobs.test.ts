@@ -52,6 +52,11 @@ async function until<T>(what: string, probe: () => Promise<T | null> | T | null)
 describe("serve with its jobs in a process of their own", () => {
   it("refreshes beside the API, keeps answering while another writer holds the lock, and leaves nothing behind when killed", async () => {
     const { key } = JSON.parse(cli(["keys", "mint", "--tier", "terminal", "--json"]).stdout);
+    // The webhook is created on an account of its own: its call is counted whenever the server
+    // takes it, which must not land between the reads whose counts are checked below.
+    const { key: ownerKey } = JSON.parse(
+      cli(["keys", "mint", "--tier", "terminal", "--account", "webhook-owner", "--json"]).stdout,
+    );
     const child = spawn(
       process.execPath,
       ["--import", "tsx", "cli/main.ts", "serve", "--port", "0"],
@@ -90,7 +95,7 @@ describe("serve with its jobs in a process of their own", () => {
     let created: Response | null = null;
     const create = fetch(`${base}/v1/webhooks`, {
       method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${ownerKey}`, "content-type": "application/json" },
       body: JSON.stringify({ callback_url: "http://127.0.0.1:9/hook" }),
     }).then((res) => {
       created = res;
