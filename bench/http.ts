@@ -57,6 +57,7 @@ import {
   resultTable,
   summariseEndpoint,
   summariseTarget,
+  wholeFlag,
 } from "./lib/report";
 import { type BenchWorld, isScale, worldFor } from "./lib/world";
 
@@ -91,22 +92,14 @@ const { values: flags } = parseArgs({
 if (flags.server !== "binary" && flags.server !== "source")
   throw new Error(`--server must be binary or source, not "${flags.server}"`);
 
-function count(name: string, text: string | undefined, min: number): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`--${name} must be a whole number >= ${min}, not "${text}"`);
-  }
-  return value;
-}
-
 // An empty database has only the ping to load: the old, longer defaults cost little there.
 const pingOnly = flags.world === "none" && !flags.db && !flags["compare-scales"];
 const settings = {
-  runs: count("runs", flags.runs ?? (pingOnly ? "5" : "2"), 1),
-  seconds: count("seconds", flags.seconds ?? (pingOnly ? "5" : "3"), 1),
-  warmup: count("warmup", flags.warmup ?? (pingOnly ? "2" : "1"), 0),
-  connections: count("connections", flags.connections, 1),
-  cold: count("cold", flags.cold, 0),
+  runs: wholeFlag("runs", flags.runs ?? (pingOnly ? "5" : "2"), 1),
+  seconds: wholeFlag("seconds", flags.seconds ?? (pingOnly ? "5" : "3"), 1),
+  warmup: wholeFlag("warmup", flags.warmup ?? (pingOnly ? "2" : "1"), 0),
+  connections: wholeFlag("connections", flags.connections, 1),
+  cold: wholeFlag("cold", flags.cold, 0),
 };
 
 /** One database served by one app server: a seeded world, a given file, or a fresh database. */
@@ -251,7 +244,7 @@ async function prepare(): Promise<Served[]> {
   const only = flags.only?.split(",");
   const select = (endpoints: BenchEndpoint[]) =>
     only ? endpoints.filter((e) => only.includes(e.name)) : endpoints;
-  const seed = count("seed", flags.seed, 0);
+  const seed = wholeFlag("seed", flags.seed, 0);
   const fromWorld = async (scale: string): Promise<Served> => {
     if (!isScale(scale)) throw new Error(`--world/--scales: unknown scale "${scale}"`);
     const started = performance.now();

@@ -28,7 +28,7 @@ import { openConnection } from "../src/db/open";
 import { startSimulator } from "../test/simulator/server";
 import { SimWorld } from "../test/simulator/world";
 import { childPids, stop as stopChild } from "./lib/procs";
-import { alignColumns } from "./lib/report";
+import { alignColumns, percentile } from "./lib/report";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const BINARY = join(ROOT, "dist", "smartmoney");
@@ -51,11 +51,6 @@ const num = (name: keyof typeof flags) => Number(flags[name]);
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 const stats = (values: number[]) => ({
   n: values.length,
   p50: percentile(values, 50),

@@ -41,7 +41,7 @@ import {
 import { pickFromWorld } from "./lib/endpoints";
 import { ensureWrk, type LoadResult, runLoad } from "./lib/load";
 import { childPids, spawnPinned, stop } from "./lib/procs";
-import { alignColumns, median } from "./lib/report";
+import { alignColumns, median, percentile, wholeFlag } from "./lib/report";
 import { isScale, worldFor } from "./lib/world";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -65,13 +65,6 @@ const { values: flags } = parseArgs({
 });
 
 const say = (line: string) => process.stderr.write(`bench:stall: ${line}\n`);
-
-function whole(name: string, text: string | undefined, min: number): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min)
-    throw new Error(`--${name} must be a whole number >= ${min}, not "${text}"`);
-  return value;
-}
 
 interface Probe {
   healthzMs: number[];
@@ -111,11 +104,6 @@ function probe(base: string, dataPath: string, key: string): Probe {
   return result;
 }
 
-const quantile = (values: number[], q: number) => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-};
 const ms = (value: number) => Number(value.toFixed(2));
 
 interface PhaseResult {
@@ -158,7 +146,7 @@ async function phase(
     url: `${base}${dataPath}`,
     method: "GET" as const,
     headers: { authorization: `Bearer ${key}` },
-    connections: whole("connections", flags.connections, 1),
+    connections: wholeFlag("connections", flags.connections, 1),
     seconds,
   };
   // A fresh process compiles its hot paths during its first seconds of load: a long-running
@@ -175,7 +163,7 @@ async function phase(
     load,
     healthz: {
       p50: ms(median(h)),
-      p99: ms(quantile(h, 0.99)),
+      p99: ms(percentile(h, 99)),
       max: ms(Math.max(...h)),
       count: h.length,
     },
@@ -271,9 +259,9 @@ async function pinJobs(server: BinaryServer): Promise<number> {
 async function main(): Promise<number> {
   const scale = flags.world;
   if (!isScale(scale)) throw new Error(`--world: unknown scale "${scale}"`);
-  const idleSeconds = whole("idle", flags.idle, 1);
-  const busySeconds = whole("busy", flags.busy, 1);
-  const perDay = whole("fills-per-day", flags["fills-per-day"], 1);
+  const idleSeconds = wholeFlag("idle", flags.idle, 1);
+  const busySeconds = wholeFlag("busy", flags.busy, 1);
+  const perDay = wholeFlag("fills-per-day", flags["fills-per-day"], 1);
   ensureWrk(say);
   const binary = ensureBinary(ROOT, flags.binary, say);
   const world = await worldFor({ scale, say });

@@ -55,7 +55,7 @@ import { peakRssMb } from "./lib/peak-rss";
 import { cpuSeconds } from "./lib/procs";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import { uniform } from "./lib/random";
-import { alignColumns } from "./lib/report";
+import { alignColumns, percentileOfSorted, wholeFlag } from "./lib/report";
 import { type FairnessResult, runFairness } from "./lib/webhook-fairness";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -84,14 +84,6 @@ const { values: flags } = parseArgs({
 });
 
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
-
-function count(name: string, text: string | undefined, min: number): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`--${name} must be a whole number >= ${min}, not "${text}"`);
-  }
-  return value;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The receivers (child process)
@@ -375,11 +367,6 @@ interface PhaseResult {
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 const nextTurn = () => new Promise((turn) => setImmediate(turn));
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
 async function runPhase(opts: {
   name: string;
   app: App;
@@ -436,7 +423,9 @@ async function runPhase(opts: {
     )
     .all(firstSignal, lastSignal);
   const undelivered = (
-    db.writer.prepare("SELECT count(*) AS n FROM deliveries WHERE status != 'delivered'").get() as {
+    db.writer
+      .prepare("SELECT count(*) AS n FROM deliveries WHERE status != 'delivered'")
+      .get() as {
       n: number;
     }
   ).n;
@@ -473,10 +462,10 @@ async function runPhase(opts: {
     deliveriesPerSecond: Math.round(deliveries / seconds),
     offeredPerSecond: plan.kind === "steady" ? plan.offered : null,
     latencyMs: {
-      p50: percentile(latencies, 50),
-      p90: percentile(latencies, 90),
-      p99: percentile(latencies, 99),
-      max: percentile(latencies, 100),
+      p50: percentileOfSorted(latencies, 50),
+      p90: percentileOfSorted(latencies, 90),
+      p99: percentileOfSorted(latencies, 99),
+      max: percentileOfSorted(latencies, 100),
     },
     cpuUsPerDelivery: Math.round((cpuUsed.user + cpuUsed.system) / deliveries),
     receiverCpuUsPerDelivery: Math.round((receiverCpuUsed * 1e6) / deliveries),
@@ -566,13 +555,13 @@ function pinSelf(cpu: number): boolean {
 
 async function main(): Promise<number> {
   const settings = {
-    signals: count("signals", flags.signals, 1),
-    steadySignals: count("steady-signals", flags["steady-signals"], 0),
-    rate: count("rate", flags.rate, 1),
-    batch: count("batch", flags.batch, 1),
-    receivers: count("receivers", flags.receivers, 1),
-    fairnessSeconds: count("fairness-seconds", flags["fairness-seconds"], 0),
-    fairnessRate: count("fairness-rate", flags["fairness-rate"], 1),
+    signals: wholeFlag("signals", flags.signals, 1),
+    steadySignals: wholeFlag("steady-signals", flags["steady-signals"], 0),
+    rate: wholeFlag("rate", flags.rate, 1),
+    batch: wholeFlag("batch", flags.batch, 1),
+    receivers: wholeFlag("receivers", flags.receivers, 1),
+    fairnessSeconds: wholeFlag("fairness-seconds", flags["fairness-seconds"], 0),
+    fairnessRate: wholeFlag("fairness-rate", flags["fairness-rate"], 1),
   };
   // Read before pinning: afterwards this process sees only its own core.
   const cores = availableParallelism();
@@ -770,7 +759,7 @@ function printProfile(path: string): void {
 }
 
 if (flags["as-receivers"] !== undefined) {
-  await runReceivers(count("receivers", flags["as-receivers"], 1));
+  await runReceivers(wholeFlag("receivers", flags["as-receivers"], 1));
 } else {
   main().then(
     (code) => {

@@ -120,3 +120,25 @@ export function resultTable(ceiling: TargetSummary, endpoints: EndpointSummary[]
   ];
   return alignColumns(rows, 1);
 }
+
+/** The nearest-rank percentile `p` (0–100) of values already sorted ascending; NaN when empty. */
+export function percentileOfSorted(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** The nearest-rank percentile `p` (0–100) of unsorted values. */
+export const percentile = (values: number[], p: number): number =>
+  percentileOfSorted(
+    [...values].sort((a, b) => a - b),
+    p,
+  );
+
+/** A command-line flag that must be a whole number of at least `min`. */
+export function wholeFlag(name: string, text: string | undefined, min: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`--${name} must be a whole number >= ${min}, not "${text}"`);
+  }
+  return value;
+}

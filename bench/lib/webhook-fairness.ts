@@ -22,6 +22,7 @@ import { openDb } from "../../src/db/open";
 import { drainJob } from "../../src/jobs/drain";
 import { startScheduler } from "../../src/jobs/scheduler";
 import { createLog } from "../../src/log";
+import { percentileOfSorted } from "./report";
 
 export const FAIRNESS_GOAL = 2;
 const SLOW_TENANTS = 2;
@@ -47,10 +48,6 @@ export interface FairnessResult {
 }
 
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
 
 async function listen(handle: (res: ServerResponse) => void): Promise<Server> {
   const server = createServer((req, res) => {
@@ -161,9 +158,9 @@ async function run(opts: {
     return {
       slowTenants: opts.slowTenants,
       signals: opts.signals,
-      fastP50Ms: percentile(latencies, 50),
-      fastP99Ms: percentile(latencies, 99),
-      fastMaxMs: percentile(latencies, 100),
+      fastP50Ms: percentileOfSorted(latencies, 50),
+      fastP99Ms: percentileOfSorted(latencies, 99),
+      fastMaxMs: percentileOfSorted(latencies, 100),
       fastMissing: enqueuedAt.size - arrivals.size,
     };
   } finally {
