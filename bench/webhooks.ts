@@ -423,9 +423,7 @@ async function runPhase(opts: {
     )
     .all(firstSignal, lastSignal);
   const undelivered = (
-    db.writer
-      .prepare("SELECT count(*) AS n FROM deliveries WHERE status != 'delivered'")
-      .get() as {
+    db.writer.prepare("SELECT count(*) AS n FROM deliveries WHERE status != 'delivered'").get() as {
       n: number;
     }
   ).n;
