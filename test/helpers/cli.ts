@@ -7,13 +7,25 @@ export interface CliResult {
   stderr: string;
 }
 
+/** The run in progress: stdout, stderr and process.env belong to one run at a time. */
+let running: Promise<unknown> = Promise.resolve();
+
 /**
  * Runs `smartmoney ARGS` in this process, as main() does for the real binary, with `env` laid
  * over the environment and stdout and stderr captured. Structured logs go to file descriptor 2
  * and are not captured: pass `--log-level error` (or silent) to keep a test's output clean.
  * Tests that need a real process (signals, stdin, crashes, the binary) spawn one instead.
+ *
+ * Runs started together (Promise.all) take turns: each owns the captured streams and the
+ * environment until its command returns, so their outputs cannot mix.
  */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const run = running.then(() => runAlone(args, env));
+  running = run.catch(() => undefined);
+  return run;
+}
+
+async function runAlone(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
   const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {

@@ -7,11 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyId } from "../../src/installation/key";
 import { parseSecretKey } from "../../src/webhooks/secrets";
 import { verifySignature } from "../../src/webhooks/signer";
+import { runCli } from "../helpers/cli";
 import { answer, type Receiver, startReceiver } from "../webhooks/world";
 
 /**
- * The key travels with a backup, or the copy is refused at start: real processes throughout,
- * since the point is what `serve`, `webhooks test` and `mcp` do with a database and its key.
+ * The key travels with a backup, or the copy is refused at start. `serve` runs as a real process,
+ * since the point is what a server does with a database and its key; the other commands run
+ * main() in this process (test/helpers/cli.ts), the same code the binary runs.
  */
 
 const root = new URL("../..", import.meta.url).pathname;
@@ -24,27 +26,13 @@ interface Run {
   stderr: string;
 }
 
+/** `smartmoney ARGS` on the live database unless `env` says otherwise, in this process. */
 function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
-      cwd: root,
-      env: {
-        ...process.env,
-        SMARTMONEY_DB: live,
-        SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1",
-        SMARTMONEY_LOG_LEVEL: "warn",
-        ...env,
-      },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  return runCli(args, {
+    SMARTMONEY_DB: live,
+    SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1",
+    SMARTMONEY_LOG_LEVEL: "warn",
+    ...env,
   });
 }
 
