@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openConnection } from "../../src/db/open";
+import { runCli } from "../helpers/cli";
 
 const root = new URL("../..", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "smartmoney-jobs-"));
@@ -21,14 +22,8 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function cli(args: string[]) {
-  const result = spawnSync(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
-    cwd: root,
-    env,
-    encoding: "utf8",
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+/** A CLI command in this process (test/helpers/cli.ts); `serve` and its jobs are processes. */
+const cli = (args: string[]) => runCli(args, { SMARTMONEY_DB: db, SMARTMONEY_LOG_LEVEL: "warn" });
 
 const alive = (pid: number) => {
   try {
@@ -51,11 +46,14 @@ async function until<T>(what: string, probe: () => Promise<T | null> | T | null)
 
 describe("serve with its jobs in a process of their own", () => {
   it("refreshes beside the API, keeps answering while another writer holds the lock, and leaves nothing behind when killed", async () => {
-    const { key } = JSON.parse(cli(["keys", "mint", "--tier", "terminal", "--json"]).stdout);
+    const { key } = JSON.parse(
+      (await cli(["keys", "mint", "--tier", "terminal", "--json"])).stdout,
+    );
     // The webhook is created on an account of its own: its call is counted whenever the server
     // takes it, which must not land between the reads whose counts are checked below.
     const { key: ownerKey } = JSON.parse(
-      cli(["keys", "mint", "--tier", "terminal", "--account", "webhook-owner", "--json"]).stdout,
+      (await cli(["keys", "mint", "--tier", "terminal", "--account", "webhook-owner", "--json"]))
+        .stdout,
     );
     const child = spawn(
       process.execPath,

@@ -17,7 +17,7 @@ describe("files holding customers' data are owner-only (0600) under a umask of 0
     "the database, its -wal and -shm, the rate-limit database, the key file and a backup",
     async () => {
       const db = join(dir, "private.db");
-      const key = mintKey(db, "files");
+      const key = await mintKey(db, "files");
       const server = await startServer(db);
       try {
         const res = await fetch(`${server.base}/v1/_ping`, {
@@ -31,7 +31,7 @@ describe("files holding customers' data are owner-only (0600) under a umask of 0
           expect(mode(`${db}${suffix}`), `${db}${suffix}`).toBe("600");
         }
         const copy = join(dir, "copy.db");
-        cli(db, ["backup", copy]);
+        await cli(db, ["backup", copy]);
         expect(mode(copy)).toBe("600");
       } finally {
         await stopServer(server);

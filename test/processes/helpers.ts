@@ -1,4 +1,5 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { runCli } from "../helpers/cli";
 
 const root = new URL("../..", import.meta.url).pathname;
 const ENV = { SMARTMONEY_LOG_LEVEL: "warn" };
@@ -11,20 +12,36 @@ function node(args: string[]): [string, string[]] {
   return ["/bin/sh", ["-c", 'umask 022; exec "$0" "$@"', process.execPath, ...args]];
 }
 
-/** Runs a CLI command from source to its end; throws with its stderr when it fails. */
-export function cli(db: string, args: string[]): string {
-  const [command, argv] = node(["--import", "tsx", "cli/main.ts", ...args]);
-  const result = spawnSync(command, argv, {
-    cwd: root,
-    env: { ...process.env, ...ENV, SMARTMONEY_DB: db },
-    encoding: "utf8",
-  });
-  if (result.status !== 0) throw new Error(`${args.join(" ")}: ${result.stderr}`);
-  return result.stdout;
+/**
+ * Runs a CLI command to its end in this process (test/helpers/cli.ts), under a umask of 022 like
+ * the servers; throws with its stderr when it fails.
+ */
+export async function cli(db: string, args: string[]): Promise<string> {
+  const umask = process.umask(0o022);
+  try {
+    const result = await runCli(args, { ...ENV, SMARTMONEY_DB: db });
+    if (result.code !== 0) throw new Error(`${args.join(" ")}: ${result.stderr}`);
+    return result.stdout;
+  } finally {
+    process.umask(umask);
+  }
 }
 
-export function mintKey(db: string, account: string, kind: "api" | "mcp" = "api"): string {
-  const out = cli(db, ["keys", "mint", "--tier", "terminal", "--account", account, "--kind", kind]);
+export async function mintKey(
+  db: string,
+  account: string,
+  kind: "api" | "mcp" = "api",
+): Promise<string> {
+  const out = await cli(db, [
+    "keys",
+    "mint",
+    "--tier",
+    "terminal",
+    "--account",
+    account,
+    "--kind",
+    kind,
+  ]);
   return /svc_(api|mcp)_[0-9a-f]{48}/.exec(out)![0];
 }
 

@@ -17,7 +17,7 @@ const servers: Server[] = [];
 const PROCESS_TEST_MS = 120_000;
 
 beforeAll(async () => {
-  cli(db, ["keys", "list"]); // migrates the new database before two servers race to
+  await cli(db, ["keys", "list"]); // migrates the new database before two servers race to
   servers.push(await startServer(db), await startServer(db));
 }, PROCESS_TEST_MS);
 
@@ -38,8 +38,16 @@ describe("limits across processes", () => {
   it(
     "two servers on one database admit the account's hourly cap between them, no more",
     async () => {
-      const key = mintKey(db, "two-servers");
-      cli(db, ["accounts", "set-limits", "two-servers", "--hourly", "50", "--monthly", "1000"]);
+      const key = await mintKey(db, "two-servers");
+      await cli(db, [
+        "accounts",
+        "set-limits",
+        "two-servers",
+        "--hourly",
+        "50",
+        "--monthly",
+        "1000",
+      ]);
       const statuses = await Promise.all(
         Array.from({ length: 100 }, (_, i) => ping(servers[i % 2]!, key)),
       );
@@ -52,9 +60,9 @@ describe("limits across processes", () => {
   it(
     "a server and the stdio MCP server share the account's quota",
     async () => {
-      const api = mintKey(db, "mixed");
-      const mcp = mintKey(db, "mixed", "mcp");
-      cli(db, ["accounts", "set-limits", "mixed", "--hourly", "5", "--monthly", "1000"]);
+      const api = await mintKey(db, "mixed");
+      const mcp = await mintKey(db, "mixed", "mcp");
+      await cli(db, ["accounts", "set-limits", "mixed", "--hourly", "5", "--monthly", "1000"]);
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: ["--import", "tsx", "cli/main.ts", "mcp", "--key", mcp, "--db", db],
