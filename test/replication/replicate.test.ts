@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { type Connection, openConnection } from "../../src/db/open";
 import { verifySignature } from "../../src/webhooks/signer";
 import {
@@ -13,6 +13,7 @@ import {
   replayFeed,
 } from "../fixtures-polymarket/payloads";
 import { type ApiServer, startApiServer } from "../fixtures-polymarket/servers";
+import { runCli } from "../helpers/cli";
 import { answer, type Receiver, startReceiver } from "../webhooks/world";
 
 /**
@@ -35,22 +36,9 @@ interface Run {
   stderr: string;
 }
 
+/** A CLI command in this process (test/helpers/cli.ts); only `serve`, the machine, is a process. */
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
-      cwd: root,
-      env: { ...process.env, SMARTMONEY_LOG_LEVEL: "warn", ...env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCli(args, { SMARTMONEY_LOG_LEVEL: "warn", ...env });
 }
 
 async function json(args: string[], env: NodeJS.ProcessEnv) {
@@ -188,23 +176,23 @@ const replicas = [
   },
 ];
 
-/** Process groups of servers still running when a test fails: killed, never left behind. */
-const groups = new Set<number>();
-afterEach(() => {
-  for (const pgid of groups) {
+/** A server's process group, killed when its test ends however it ends: never left behind. */
+function killOnFinish(onTestFinished: TestContext["onTestFinished"], child: ChildProcess): void {
+  onTestFinished(() => {
     try {
-      process.kill(-pgid, "SIGKILL");
+      process.kill(-child.pid!, "SIGKILL");
     } catch {
       // already gone
     }
-  }
-  groups.clear();
-});
+  });
+}
 
-describe.each(replicas)(
+// The two replicas run side by side: each test mostly waits (on Litestream, the drainer, its
+// four seconds of live writes), and each has its own directory, server and receiver path.
+describe.concurrent.each(replicas)(
   "replication to a $kind replica",
   ({ kind, slug, url, env: credentials }) => {
-    it("survives the machine: kill, delete, restore, serve at once", async () => {
+    it("survives the machine: kill, delete, restore, serve at once", async ({ onTestFinished }) => {
       const home = join(dir, slug);
       const live = join(home, "live", "smartmoney.db");
       const env = {
@@ -235,6 +223,7 @@ describe.each(replicas)(
       copyFileSync(`${live}.key`, join(home, "vault", "smartmoney.db.key"));
 
       const server = await serve(["--replicate", url()], env);
+      killOnFinish(onTestFinished, server.child);
       expect(server.output()).toContain("is not replicated: keep a copy of it apart");
       const ingest = await json(
         [
@@ -327,6 +316,7 @@ describe.each(replicas)(
       expect(lossMs).toBeLessThanOrEqual(DOCUMENTED_LOSS_MS);
 
       const again = await serve([], restoredEnv);
+      killOnFinish(onTestFinished, again.child);
       const pinged = await fetch(`${again.base}/v1/_ping`, {
         headers: { authorization: `Bearer ${key}` },
       });
@@ -334,10 +324,12 @@ describe.each(replicas)(
       const exited = new Promise((resolve) => again.child.once("exit", resolve));
       again.child.kill("SIGTERM");
       await exited;
-      const sent = receiver.received.length;
+      const mine = () => receiver.received.filter((r) => r.path === `/${slug}`);
+      const sent = mine().length;
       const tested = await cli(["webhooks", "test", endpoint.id], restoredEnv);
       expect(tested.code, tested.stderr).toBe(0);
-      const request = receiver.received[sent]!;
+      expect(mine()).toHaveLength(sent + 1);
+      const request = mine()[sent]!;
       expect(
         verifySignature(
           endpoint.secret,
