@@ -18,7 +18,12 @@ const PROCESS_TEST_MS = 120_000;
 
 beforeAll(async () => {
   await cli(db, ["keys", "list"]); // migrates the new database before two servers race to
-  servers.push(await startServer(db), await startServer(db));
+  // Started side by side; one that started is stopped in afterAll even if the other failed.
+  const started = await Promise.allSettled([startServer(db), startServer(db)]);
+  for (const result of started) {
+    if (result.status === "fulfilled") servers.push(result.value);
+  }
+  for (const result of started) if (result.status === "rejected") throw result.reason;
 }, PROCESS_TEST_MS);
 
 afterAll(async () => {
