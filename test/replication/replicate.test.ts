@@ -84,6 +84,15 @@ const until = async (what: string, test: () => boolean | Promise<boolean>, ms = 
   }
 };
 
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** What must survive: everything written well before the machine died. */
 function facts(db: Connection) {
   const all = (sql: string) => db.prepare(sql).all();
@@ -278,6 +287,8 @@ describe.concurrent.each(replicas)(
       const killedAt = Date.now();
       process.kill(-server.child.pid!, "SIGKILL");
       await new Promise((resolve) => server.child.once("exit", resolve));
+      // The restore below starts at once (in this process): wait for Litestream to be gone too.
+      await until("the machine's processes to be gone", () => !groupAlive(server.child.pid!));
       writer.close();
       reader.close();
       rmSync(join(home, "live"), { recursive: true, force: true });
