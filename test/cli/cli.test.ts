@@ -137,7 +137,8 @@ describe("smartmoney CLI", () => {
 
   it("serves a recorded world at its own time with --now: rate windows follow that clock", async () => {
     const { key } = JSON.parse((await cli(["keys", "mint", "--tier", "free", "--json"])).stdout);
-    const { child, base } = await serveFromSource(["--now", "2026-01-01T00:00:00Z"]);
+    // The API alone (--no-jobs): the clock of its rate windows is the point, not the jobs.
+    const { child, base } = await serveFromSource(["--now", "2026-01-01T00:00:00Z", "--no-jobs"]);
     const res = await fetch(`${base}/v1/_ping`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
     // The binding window resets within 30 days of the served clock's start, not of today.

@@ -42,13 +42,16 @@ async function json(args: string[], env: NodeJS.ProcessEnv = {}) {
   return JSON.parse(res.stdout);
 }
 
-/** Starts `serve` on a free port; resolves with its base URL, or with its exit when it refuses. */
+/**
+ * Starts `serve` on a free port; resolves with its base URL, or with its exit when it refuses.
+ * The API alone (--no-jobs): the key is checked before anything starts, jobs or not.
+ */
 function serve(
   env: NodeJS.ProcessEnv,
 ): Promise<{ base: string; stop(): Promise<number | null> } | Run> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0"],
+    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--no-jobs"],
     {
       cwd: root,
       env: { ...process.env, SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1", ...env },
