@@ -18,7 +18,8 @@ describe("files holding customers' data are owner-only (0600) under a umask of 0
     async () => {
       const db = join(dir, "private.db");
       const key = await mintKey(db, "files");
-      const server = await startServer(db);
+      // The API alone (--no-jobs): the files below must be the server's own doing.
+      const server = await startServer(db, ["--no-jobs"]);
       try {
         const res = await fetch(`${server.base}/v1/_ping`, {
           headers: { authorization: `Bearer ${key}` },
