@@ -12,7 +12,7 @@ import type {
   WalletTimingSchema,
 } from "../schemas/wallets";
 import { createCorrelatedQueries } from "./correlated";
-import type { Trade, TradeQueries } from "./trades";
+import type { TradeQueries } from "./trades";
 import { createWalletFallback } from "./wallet-fallback";
 import { createWalletSearch } from "./wallet-search";
 import {

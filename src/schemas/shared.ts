@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { TIERS } from "../auth/tiers";
 
 /**
  * Response schemas: the shapes the API promises. They feed the OpenAPI document,
@@ -29,6 +30,9 @@ export const TradeSchema = v.object({
   usd_value: num,
   trade_timestamp: isoDateTime,
 });
+
+/** The key check (GET /v1/_ping): the key works, on this tier. */
+export const PingSchema = v.object({ ok: v.literal(true), tier: v.picklist(TIERS) });
 
 export function PageOf<T extends v.GenericSchema>(item: T) {
   return v.object({ data: v.array(item), next_cursor: v.nullable(v.string()) });
