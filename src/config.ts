@@ -25,8 +25,8 @@ export interface ConfigFlags {
  */
 type ValueSchema<T> = (label: string) => v.GenericSchema<string, T>;
 
-interface Setting<F extends string | null, T> {
-  env: string;
+interface Setting<E extends string, F extends string | null, T> {
+  env: E;
   /** The Config field the value lands in; null for a setting only checked here (the secret key). */
   field: F;
   /** The command-line flag that overrides the variable, and which ConfigFlags key carries it. */
@@ -40,7 +40,7 @@ interface Setting<F extends string | null, T> {
   value: ValueSchema<T>;
 }
 
-const setting = <F extends string | null, T>(s: Setting<F, T>) => s;
+const setting = <E extends string, F extends string | null, T>(s: Setting<E, F, T>) => s;
 
 /** A refusal that quotes the text given: `LABEL: "text" rule`. */
 const quoting =
