@@ -6,12 +6,13 @@ import type { TradeSide } from "../domain";
 import type {
   AlertSchema,
   WalletCategoriesSchema,
+  WalletDossierSchema,
   WalletProfileLiteSchema,
   WalletSignalSchema,
   WalletTimingSchema,
 } from "../schemas/wallets";
 import { createCorrelatedQueries } from "./correlated";
-import type { Trade, TradeQueries } from "./trades";
+import type { TradeQueries } from "./trades";
 import { createWalletFallback } from "./wallet-fallback";
 import { createWalletSearch } from "./wallet-search";
 import {
@@ -28,11 +29,7 @@ export type WalletProfile = v.InferOutput<typeof WalletProfileLiteSchema>;
 
 export type WalletAlert = v.InferOutput<typeof AlertSchema>;
 
-export interface WalletDossier extends WalletProfile {
-  recent_trades: Trade[];
-  alerts: WalletAlert[];
-  funding_cluster: unknown;
-}
+export type WalletDossier = v.InferOutput<typeof WalletDossierSchema>;
 
 export type WalletCategoryStat = v.InferOutput<typeof WalletCategoriesSchema>["categories"][number];
 
@@ -57,7 +54,7 @@ export type WalletQueries = ReturnType<typeof createWalletQueries>;
 export interface WalletQueryDeps {
   trades: TradeQueries;
   /** The wallet's sybil cluster membership (the funding graph's clusterOf), or null. */
-  clusterOf(address: string): unknown;
+  clusterOf(address: string): WalletDossier["funding_cluster"];
 }
 
 /**
