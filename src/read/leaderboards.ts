@@ -9,6 +9,7 @@ import {
   CATEGORY_PNL_TRUSTED_SQL,
   categoryPnlTrusted,
   createLatestRefresh,
+  once,
   pnlAsOf,
 } from "./wallet-stats";
 
@@ -164,7 +165,7 @@ export function createLeaderboardQueries(db: Db) {
   }
 
   function statsEntries(page: { rows: StatsEntryRow[]; keys: RankKey[]; more: boolean }) {
-    const refreshedAt = latestRefreshAt();
+    const refreshedAt = once(latestRefreshAt);
     return {
       keys: page.keys,
       more: page.more,
@@ -221,7 +222,7 @@ export function createLeaderboardQueries(db: Db) {
     ): RankedPage {
       const params = { category, minBets: q.minBets };
       const page = run<CategoryEntryRow>(`category:${q.sort}`, params, limit, after);
-      const refreshedAt = latestRefreshAt();
+      const refreshedAt = once(latestRefreshAt);
       return {
         keys: page.keys,
         more: page.more,

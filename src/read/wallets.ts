@@ -93,7 +93,7 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
         address,
         platform_name: row.platform_name,
         wallet_type: row.wallet_type,
-        stats: toWalletStats(row, latestRefreshAt()),
+        stats: toWalletStats(row, latestRefreshAt),
       };
     }
     const fb = fallback(address);
@@ -115,7 +115,7 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
           confidence: row.confidence,
           breakdown: JSON.parse(row.breakdown) as WalletSignal["breakdown"],
           wallet_type: row.wallet_type,
-          stats: toWalletStats(row, latestRefreshAt()),
+          stats: toWalletStats(row, latestRefreshAt),
         };
       }
       const fb = fallback(address);
