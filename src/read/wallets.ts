@@ -192,12 +192,19 @@ interface CategoryRow {
   volume: number;
 }
 
+/** Field by field, as toTrade (src/read/trades.ts): a fixed shape serializes faster. */
 function toAlert(row: AlertRow): WalletAlert {
-  const { slug, title, category, created_at, ...signal } = row;
   return {
-    ...signal,
-    created_at: new Date(created_at).toISOString(),
-    market: { slug, title, category },
+    id: row.id,
+    type: row.type,
+    score: row.score,
+    bet_value: row.bet_value,
+    side: row.side,
+    outcome: row.outcome,
+    price: row.price,
+    explanation: row.explanation,
+    created_at: new Date(row.created_at).toISOString(),
+    market: { slug: row.slug, title: row.title, category: row.category },
   };
 }
 
