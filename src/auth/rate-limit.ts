@@ -315,22 +315,30 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
     };
     const decision = decide(account, after, limits, now, true);
     if (leased === 0) return decision;
-    leases.set(account, {
+    taken = {
       minute: w.minute,
       hourly: limits.hourly,
       monthly: limits.monthly,
       unspent: leased,
       decision,
-    });
-    scheduleReturn(now);
+    };
     return { ...decision, remaining: decision.remaining + leased };
   }
 
   let transaction: ((account: number, limits: Limits, calls: number) => RateDecision) | undefined;
+  /** The lease the running transaction took: held only once the transaction has committed. */
+  let taken: Lease | undefined;
 
   const charge = (account: number, limits: Limits, calls: number): RateDecision => {
     transaction ??= ledger().c.transaction(decideAndRecord).immediate;
-    return transaction(account, limits, calls);
+    taken = undefined;
+    const decision = transaction(account, limits, calls);
+    if (taken) {
+      leases.set(account, taken);
+      taken = undefined;
+      scheduleReturn(clock.now());
+    }
+    return decision;
   };
 
   /** Returns every lease in one transaction; false when the ledger could not be reached. */
