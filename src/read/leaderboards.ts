@@ -9,6 +9,7 @@ import {
   CATEGORY_PNL_TRUSTED_SQL,
   categoryPnlTrusted,
   createLatestRefresh,
+  once,
   pnlAsOf,
 } from "./wallet-stats";
 
@@ -193,7 +194,7 @@ export function createLeaderboardQueries(
   }
 
   function statsEntries(page: { rows: StatsEntryRow[]; keys: RankKey[]; more: boolean }) {
-    const refreshedAt = latestRefreshAt();
+    const refreshedAt = once(latestRefreshAt);
     return {
       keys: page.keys,
       more: page.more,
@@ -254,7 +255,7 @@ export function createLeaderboardQueries(
       const params = few ? bound : { category, minBets: q.minBets };
       const plan = few ? "category-few" : "category";
       const page = run<CategoryEntryRow>(`${plan}:${q.sort}`, params, limit, after);
-      const refreshedAt = latestRefreshAt();
+      const refreshedAt = once(latestRefreshAt);
       return {
         keys: page.keys,
         more: page.more,

@@ -90,7 +90,7 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
         address,
         platform_name: row.platform_name,
         wallet_type: row.wallet_type,
-        stats: toWalletStats(row, latestRefreshAt()),
+        stats: toWalletStats(row, latestRefreshAt),
       };
     }
     const fb = fallback(address);
@@ -112,7 +112,7 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
           confidence: row.confidence,
           breakdown: JSON.parse(row.breakdown) as WalletSignal["breakdown"],
           wallet_type: row.wallet_type,
-          stats: toWalletStats(row, latestRefreshAt()),
+          stats: toWalletStats(row, latestRefreshAt),
         };
       }
       const fb = fallback(address);
@@ -189,12 +189,19 @@ interface CategoryRow {
   volume: number;
 }
 
+/** Field by field, as toTrade (src/read/trades.ts): a fixed shape serializes faster. */
 function toAlert(row: AlertRow): WalletAlert {
-  const { slug, title, category, created_at, ...signal } = row;
   return {
-    ...signal,
-    created_at: new Date(created_at).toISOString(),
-    market: { slug, title, category },
+    id: row.id,
+    type: row.type,
+    score: row.score,
+    bet_value: row.bet_value,
+    side: row.side,
+    outcome: row.outcome,
+    price: row.price,
+    explanation: row.explanation,
+    created_at: new Date(row.created_at).toISOString(),
+    market: { slug: row.slug, title: row.title, category: row.category },
   };
 }
 
