@@ -9,7 +9,7 @@
  *           a third of the fills sharing a transaction with the previous one), imported with
  *           `smartmoney import` into a copy of the world, in a child that reports its own
  *           /proc/self/io and VmHWM as it exits (bench/lib/io-child.ts)
- * and prints fills/s, bytes written per byte of growth, bytes per fill all-in (dbstat's used
+ * (--cpu-prof: under node --cpu-prof, and prints where its time went) and prints fills/s, bytes written per byte of growth, bytes per fill all-in (dbstat's used
  * pages over fills), peak RSS, and a year at 1M fills a day at that density.
  *
  * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
@@ -20,6 +20,7 @@ import {
   createWriteStream,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -30,6 +31,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openConnection } from "../src/db/open";
 import { objectSizes } from "./lib/dbstat";
+import { formatProfile, summariseProfile } from "./lib/profile";
 import { randomHex, uniform } from "./lib/random";
 import { alignColumns } from "./lib/report";
 import { worldCacheDir } from "./lib/world";
@@ -37,6 +39,7 @@ import { worldCacheDir } from "./lib/world";
 const ROOT = resolve(fileURLToPath(import.meta.url), "..", "..");
 const BINARY = join(ROOT, "dist", "smartmoney");
 const DAY = 86_400_000;
+const PROFILE_DIR = join(ROOT, "bench", "results", "profiles", "bulk");
 
 interface Seeded {
   seconds: number;
@@ -105,11 +108,20 @@ interface Imported {
   peakRssMb: number;
 }
 
-function importChild(file: string, dbPath: string): Imported {
+function importChild(file: string, dbPath: string, profileDir: string | null): Imported {
   const out = `${dbPath}.io.json`;
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const run = spawnSync(
     process.execPath,
-    [...process.execArgv, join(ROOT, "bench/lib/io-child.ts"), "import", file, "--db", dbPath],
+    [
+      ...process.execArgv,
+      ...profile,
+      join(ROOT, "bench/lib/io-child.ts"),
+      "import",
+      file,
+      "--db",
+      dbPath,
+    ],
     {
       stdio: ["ignore", "ignore", "inherit"],
       env: { ...process.env, SMARTMONEY_BENCH_IO_OUT: out },
@@ -137,6 +149,7 @@ async function main(): Promise<void> {
       scales: { type: "string", default: "medium,large" },
       fills: { type: "string", default: "1000000" },
       reseed: { type: "boolean", default: false },
+      "cpu-prof": { type: "boolean", default: false },
     },
   });
   if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run npm run build first`);
@@ -164,7 +177,16 @@ async function main(): Promise<void> {
     await writeNewFills(copy, file, count);
     const before = { bytes: fileBytes(copy), fills: fillCount(copy) };
     console.error(`importing ${count} new fills into the ${scale} world ...`);
-    const imported = importChild(file, copy);
+    const profileDir = values["cpu-prof"] ? join(PROFILE_DIR, scale) : null;
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+    const imported = importChild(file, copy, profileDir);
+    if (profileDir) {
+      for (const name of readdirSync(profileDir).filter((n) => n.endsWith(".cpuprofile"))) {
+        console.error(
+          formatProfile(`the import into ${scale}`, summariseProfile(join(profileDir, name), 25)),
+        );
+      }
+    }
     const after = { bytes: fileBytes(copy), fills: fillCount(copy) };
     const { usedBytes } = objectSizes(copy);
     const perFill = usedBytes / after.fills;

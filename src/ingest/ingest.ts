@@ -84,6 +84,17 @@ export interface IngestHooks {
    * them. It must not have effects outside the database.
    */
   onNewTrades?(trades: readonly Trade[]): void;
+  /** Called with the transfers an `insertTransfers` call stored, in the same transaction. */
+  onNewTransfers?(transfers: readonly Transfer[]): void;
+  /** Called when a label is stored or changed, in the same transaction. */
+  onLabelChanged?(address: string): void;
+  /**
+   * Hooks for one transaction that makes many ingest calls (an import file). They may keep
+   * what they read from one call to the next, because the ingest path reports each of its
+   * writes that could change it (the three calls above). Use them only inside that transaction,
+   * with nothing but the ingest path writing in it.
+   */
+  scope?(): IngestHooks;
 }
 
 export interface Ingest {
@@ -304,6 +315,7 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
       }
       // Funding links feed the connection and cluster analytics of both ends.
       if (touched.size > 0) markWallets.run(JSON.stringify([...touched]));
+      if (inserted.length > 0) hooks.onNewTransfers?.(inserted);
       return inserted;
     },
 
@@ -383,6 +395,7 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
       if (current && current.kind === label.kind && current.name === label.name) return "present";
       writeLabel.run(label);
       markWallet.run(label.address);
+      hooks.onLabelChanged?.(label.address);
       return current ? "updated" : "new";
     },
 

@@ -3,9 +3,9 @@ import { explainInsiderSignal, type InsiderFacts, insiderScore } from "../analyt
 import { fallbackScore } from "../analytics/score";
 import { explainWhaleSignal, whaleSignalScore } from "../analytics/whale";
 import type { Db } from "../db/open";
-import type { Trade } from "../ingest/ingest";
+import type { IngestHooks, Trade } from "../ingest/ingest";
 import type { NewSignal } from "../webhooks/outbox";
-import { createFundingFacts } from "./funding-facts";
+import { createFundingFacts, type FundingFacts } from "./funding-facts";
 
 const WINDOW_MS = 30 * DAY_MS;
 const FRESH_MS = 7 * DAY_MS;
@@ -35,6 +35,22 @@ function upperBound(values: readonly number[], x: number): number {
   return lo;
 }
 
+/** Sizes of one market's fills, sorted, and the sizes stored since they were sorted. */
+interface MarketSizes {
+  sorted: number[];
+  pending: number[];
+}
+
+/**
+ * The detector as the ingest path calls it: `onNewTrades` alone reads everything afresh for
+ * each call; `scope()` gives hooks whose caches last as long as the caller's transaction (an
+ * import file), told of every write in it that could change what they cached.
+ */
+export interface SignalDetector extends IngestHooks {
+  onNewTrades(trades: readonly Trade[]): void;
+  scope(): IngestHooks;
+}
+
 /**
  * Whale and insider detection on every new trade (docs/methodology.md, Signals), called by the ingest
  * path inside the transaction that stored the trades, so a signal and its outbox rows commit
@@ -43,11 +59,14 @@ function upperBound(values: readonly number[], x: number): number {
  *
  * An import streams millions of trades through here, so the insider score is first bounded from
  * the cheap facts (counting the timing cluster and concentration at their maximum) and the two
- * costly facts are only read when that bound can still reach the firing threshold.
+ * costly facts are only read when that bound can still reach the firing threshold. The cheap
+ * facts (funding, the market's sizes for a whale's percentile) are cached for the scope: read
+ * once per import file, not once per batch, and kept exact by the ingest path's reports of new
+ * transfers, labels and trades.
  */
-export function createSignalDetector(db: Db, options: DetectorOptions) {
+export function createSignalDetector(db: Db, options: DetectorOptions): SignalDetector {
   const w = db.writer;
-  const fundingBatch = createFundingFacts(db);
+  const fundingScope = createFundingFacts(db);
   const marketFills = w.prepare<[number, number, number], { ts: number; usd: number }>(
     `SELECT ts, usd_value AS usd FROM trades WHERE market_id = ? AND ts > ? AND ts <= ?
       ORDER BY ts, id`,
@@ -77,11 +96,31 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
       AND ts >= ? AND ts < ? AND wallet <> ?`,
   );
 
-  return function onNewTrades(trades: readonly Trade[]): void {
+  /** Sorted sizes of a market's stored fills: read once per scope, then kept up to date. */
+  const sizesOf = (sizes: Map<number, MarketSizes>, marketId: number): number[] => {
+    let entry = sizes.get(marketId);
+    if (!entry) {
+      entry = { sorted: marketSizes.all(marketId) as number[], pending: [] };
+      sizes.set(marketId, entry);
+    } else if (entry.pending.length > 0) {
+      entry.sorted = mergeSorted(
+        entry.sorted,
+        entry.pending.sort((a, b) => a - b),
+      );
+      entry.pending = [];
+    }
+    return entry.sorted;
+  };
+
+  const detect = (
+    trades: readonly Trade[],
+    funding: FundingFacts,
+    sizes: Map<number, MarketSizes>,
+  ): void => {
     if (trades.length === 0) return;
-    const funding = fundingBatch();
+    // This batch is stored: its sizes count in the percentile of every trade in it.
+    for (const t of trades) sizes.get(t.market_id)?.pending.push(t.usd_value);
     const windows = new Map<number, VolumeWindow>();
-    const sizes = new Map<number, number[]>();
     const span = new Map<number, [number, number]>();
     for (const t of trades) {
       const s = span.get(t.market_id);
@@ -114,11 +153,7 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
     for (const trade of trades) {
       if (trade.usd_value >= options.whaleMinUsd) {
         const wallet = walletRow.get(trade.wallet);
-        let all = sizes.get(trade.market_id);
-        if (!all) {
-          all = marketSizes.all(trade.market_id) as number[];
-          sizes.set(trade.market_id, all);
-        }
+        const all = sizesOf(sizes, trade.market_id);
         const percentile = all.length > 0 ? upperBound(all, trade.usd_value) / all.length : 1;
         const smartMoneyScore = wallet?.score ?? fallbackScore(0, 0).score;
         const score = whaleSignalScore(smartMoneyScore, percentile);
@@ -184,6 +219,31 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
       );
     }
   };
+
+  return {
+    onNewTrades: (trades) => detect(trades, fundingScope(), new Map()),
+    scope() {
+      const funding = fundingScope();
+      const sizes = new Map<number, MarketSizes>();
+      return {
+        onNewTrades: (trades) => detect(trades, funding, sizes),
+        onNewTransfers: (transfers) => funding.transfersStored(transfers),
+        onLabelChanged: (address) => funding.labelChanged(address),
+      };
+    },
+  };
+}
+
+/** Two ascending arrays as one. */
+function mergeSorted(a: readonly number[], b: readonly number[]): number[] {
+  const out = new Array<number>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = a[i]! <= b[j]! ? a[i++]! : b[j++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
 }
 
 /** The outcome a BUY of this trade's direction would have bought (docs/methodology.md, Signals: same side). */
