@@ -9,8 +9,11 @@
  *           a third of the fills sharing a transaction with the previous one), imported with
  *           `smartmoney import` into a copy of the world, in a child that reports its own
  *           /proc/self/io and VmHWM as it exits (bench/lib/io-child.ts)
- * (--cpu-prof: under node --cpu-prof, and prints where its time went) and prints fills/s, bytes written per byte of growth, bytes per fill all-in (dbstat's used
- * pages over fills), peak RSS, and a year at 1M fills a day at that density.
+ * (--cpu-prof: under node --cpu-prof, and prints where its time went; --keep-fills keeps the
+ * file of new fills beside the world) and prints fills/s (by the wall clock, and per CPU second:
+ * on a busy machine the wall clock also counts other processes' turns), bytes written per byte
+ * of growth, bytes per fill all-in (dbstat's used pages over fills), peak RSS, and a year at 1M
+ * fills a day at that density.
  *
  * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
  */
@@ -103,6 +106,7 @@ async function writeNewFills(dbPath: string, file: string, count: number): Promi
 
 interface Imported {
   seconds: number;
+  cpuSeconds: number;
   writeBytes: number;
   readBytes: number;
   peakRssMb: number;
@@ -150,6 +154,7 @@ async function main(): Promise<void> {
       fills: { type: "string", default: "1000000" },
       reseed: { type: "boolean", default: false },
       "cpu-prof": { type: "boolean", default: false },
+      "keep-fills": { type: "boolean", default: false },
     },
   });
   if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run npm run build first`);
@@ -196,12 +201,13 @@ async function main(): Promise<void> {
       "seed s": seeded.seconds.toFixed(0),
       "seed RSS MB": seeded.peakRssMb.toFixed(0),
       "import fills/s": ((after.fills - before.fills) / imported.seconds).toFixed(0),
+      "fills/CPU s": ((after.fills - before.fills) / imported.cpuSeconds).toFixed(0),
       "written/growth": (imported.writeBytes / growth).toFixed(2),
       "import RSS MB": imported.peakRssMb.toFixed(0),
       "B/fill all-in": perFill.toFixed(0),
       "year at 1M/day GB": ((perFill * 365e6) / 1e9).toFixed(0),
     });
-    rmSync(file, { force: true });
+    if (!values["keep-fills"]) rmSync(file, { force: true });
   }
   const headers = Object.keys(rows[0] ?? {});
   console.log(alignColumns([headers, ...rows.map((r) => headers.map((h) => r[h]!))]));

@@ -3,6 +3,9 @@ import type { Db, Statement } from "../db/open";
 import type { Outcome, TradeSide } from "../domain";
 import { hashBytes, kindOf, units } from "./fill-codec";
 
+/** An amount as stored: millionths (INTEGER) or the value itself (REAL). */
+type Num = bigint | number;
+
 /**
  * The one write path for market data. Every source (the JSONL importer, the fixture seeder, the
  * live Polymarket ingester) stores rows through these functions, so new trades always mark what
@@ -135,21 +138,25 @@ interface MarketRow extends MarketFacts {
 export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ingest {
   const w = db.writer;
   // Fills go straight into the compact table (sql/0010); the `trades` view is for readers.
-  const insertFill = w.prepare(
+  // (tx_hash, log_index) is unique by the lookup in this statement, not by a unique index:
+  // fills_by_tx keys on the hash's first 8 bytes, a third of a full-hash index (sql/0010). One
+  // statement per fill, not a lookup and then an insert: the lookup walks the very index path
+  // the insert then writes, and it halves the calls across the native boundary.
+  const insertNewFill = w.prepare<
+    [Buffer, number, number, number, number, Num, Num, Num, number, Buffer, number, Buffer]
+  >(
     `INSERT INTO fills (tx_hash, log_index, wallet_id, market_id, kind, price, size, usd_value, ts)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?
+      WHERE NOT EXISTS (SELECT 1 FROM fills
+                         WHERE substr(tx_hash, 1, 8) = substr(?, 1, 8) AND log_index = ? AND tx_hash = ?)`,
   );
-  // (tx_hash, log_index) is unique by this lookup, not by a unique index: fills_by_tx keys on the
-  // hash's first 8 bytes, a third of a full-hash index (sql/0010).
   const fillIdByKey = w
     .prepare(
       `SELECT id FROM fills
         WHERE substr(tx_hash, 1, 8) = substr(?, 1, 8) AND log_index = ? AND tx_hash = ?`,
     )
     .pluck() as Statement<[Buffer, number, Buffer], number>;
-  const addWallet = w.prepare(
-    "INSERT INTO wallet_ids (address) VALUES (?) ON CONFLICT (address) DO NOTHING",
-  );
+  const addWallet = w.prepare("INSERT INTO wallet_ids (address) VALUES (?)");
   const walletIdOf = w.prepare("SELECT id FROM wallet_ids WHERE address = ?").pluck() as Statement<
     [string],
     number
@@ -252,14 +259,14 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
       for (const address of [...new Set(rows.map((r) => r.wallet))].sort()) {
         if (address.length !== 42)
           throw new Error(`wallet "${address}" is not a 42-character address`);
-        addWallet.run(address);
-        walletIds.set(address, walletIdOf.get(address)!);
+        let id = walletIdOf.get(address);
+        if (id === undefined) id = Number(addWallet.run(address).lastInsertRowid);
+        walletIds.set(address, id);
       }
       const wallets = new Set<string>();
       for (const r of rows) {
         const hash = hashBytes(r.tx_hash);
-        if (fillIdByKey.get(hash, r.log_index, hash) !== undefined) continue;
-        const info = insertFill.run(
+        const info = insertNewFill.run(
           hash,
           r.log_index,
           walletIds.get(r.wallet)!,
@@ -269,7 +276,11 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
           units(r.size),
           units(r.usd_value),
           r.ts,
+          hash,
+          r.log_index,
+          hash,
         );
+        if (info.changes === 0) continue;
         inserted.push({
           id: Number(info.lastInsertRowid),
           tx_hash: r.tx_hash,
