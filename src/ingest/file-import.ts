@@ -48,13 +48,18 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
   // funding once per file instead of once per batch. Once the hooks fall silent (a refused
   // file) they never speak again in this file, so the scope's caches are never used stale.
   const hooks = deps.hooks?.scope?.() ?? deps.hooks;
-  const ingest = createIngest(deps.db, deps.clock, {
-    onNewTrades: (trades) => {
-      if (options.keepHooksWhile()) hooks?.onNewTrades?.(trades);
+  const ingest = createIngest(
+    deps.db,
+    deps.clock,
+    {
+      onNewTrades: (trades) => {
+        if (options.keepHooksWhile()) hooks?.onNewTrades?.(trades);
+      },
+      onNewTransfers: (transfers) => hooks?.onNewTransfers?.(transfers),
+      onLabelChanged: (address) => hooks?.onLabelChanged?.(address),
     },
-    onNewTransfers: (transfers) => hooks?.onNewTransfers?.(transfers),
-    onLabelChanged: (address) => hooks?.onLabelChanged?.(address),
-  });
+    { oneTransaction: true },
+  );
   const seenLineOf = writer
     .prepare("SELECT line FROM import_seen WHERE key = ?")
     .pluck() as Statement<[string], number>;

@@ -135,8 +135,41 @@ interface MarketRow extends MarketFacts {
  * caller opened (one `db.writer.transaction`, or the importer's file transaction): that is what
  * makes a batch, its dirty marks and the hook's writes one unit.
  */
-export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ingest {
+export interface IngestOptions {
+  /**
+   * The instance is used inside one transaction only (an import file): it may remember wallet
+   * ids and the dirty marks it already wrote, which a rolled-back transaction would make wrong
+   * for a longer-lived instance.
+   */
+  oneTransaction?: boolean;
+}
+
+/** Remembered wallet ids and dirty marks, per one-transaction instance; dropped past this. */
+const MAX_REMEMBERED = 1_000_000;
+
+export function createIngest(
+  db: Db,
+  clock: Clock,
+  hooks: IngestHooks = {},
+  options: IngestOptions = {},
+): Ingest {
   const w = db.writer;
+  // In one transaction: a bulk import meets the same wallets in batch after batch.
+  const knownWalletIds = options.oneTransaction ? new Map<string, number>() : null;
+  const markedWallets = options.oneTransaction ? new Set<string>() : null;
+  const markedMarkets = options.oneTransaction ? new Set<number>() : null;
+  /** The keys not marked dirty yet in this transaction (all of them without a memory). */
+  const unmarked = <K>(keys: Iterable<K>, marked: Set<K> | null): K[] => {
+    if (!marked) return [...keys];
+    if (marked.size > MAX_REMEMBERED) marked.clear();
+    const fresh: K[] = [];
+    for (const key of keys) {
+      if (marked.has(key)) continue;
+      marked.add(key);
+      fresh.push(key);
+    }
+    return fresh;
+  };
   // Fills go straight into the compact table (sql/0010); the `trades` view is for readers.
   // (tx_hash, log_index) is unique by the lookup in this statement, not by a unique index:
   // fills_by_tx keys on the hash's first 8 bytes, a third of a full-hash index (sql/0010). One
@@ -259,9 +292,13 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
       for (const address of [...new Set(rows.map((r) => r.wallet))].sort()) {
         if (address.length !== 42)
           throw new Error(`wallet "${address}" is not a 42-character address`);
-        let id = walletIdOf.get(address);
+        let id = knownWalletIds?.get(address) ?? walletIdOf.get(address);
         if (id === undefined) id = Number(addWallet.run(address).lastInsertRowid);
         walletIds.set(address, id);
+        if (knownWalletIds) {
+          if (knownWalletIds.size > MAX_REMEMBERED) knownWalletIds.clear();
+          knownWalletIds.set(address, id);
+        }
       }
       const wallets = new Set<string>();
       for (const r of rows) {
@@ -298,8 +335,10 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
         markets.add(r.market_id);
       }
       if (inserted.length > 0) {
-        markWallets.run(JSON.stringify([...wallets]));
-        markMarkets.run(JSON.stringify([...markets]));
+        const newWallets = unmarked(wallets, markedWallets);
+        if (newWallets.length > 0) markWallets.run(JSON.stringify(newWallets));
+        const newMarkets = unmarked(markets, markedMarkets);
+        if (newMarkets.length > 0) markMarkets.run(JSON.stringify(newMarkets));
         hooks.onNewTrades?.(inserted);
       }
       return inserted;
