@@ -145,7 +145,7 @@ export interface IngestOptions {
 }
 
 /** Remembered wallet ids and dirty marks, per one-transaction instance; dropped past this. */
-const MAX_REMEMBERED = 1_000_000;
+const MAX_REMEMBERED = 500_000;
 
 export function createIngest(
   db: Db,
