@@ -103,6 +103,10 @@ async function importWith(source: ImportSource, pick: (hooks: IngestHooks) => In
     source,
   );
   if (!imported.ok) throw new Error(imported.reason);
+  // The import leaves foreign keys unchecked for the file: every reference must hold anyway,
+  // and the check is back on afterwards.
+  expect(t.db.writer.pragma("foreign_key_check")).toEqual([]);
+  expect(t.db.writer.pragma("foreign_keys", { simple: true })).toBe(1);
   return {
     signals: t.db.writer
       .prepare(
