@@ -15,12 +15,7 @@ export function bulkCacheMb(memoryMb: number, machineBytes = totalmem()): number
   return Math.max(DEFAULT_CACHE_MB, Math.min(Math.floor(memoryMb / 2), machineMb));
 }
 
-/**
- * Runs `work` with the connection's page cache at `mb` and without memory-mapped reads, then
- * puts both back. The page cache holds what the bulk writer reads; mapped pages of the file
- * would count in the process's resident memory on top of it (up to mmap_size, 256 MB), beyond
- * the memory cap the cache was sized from.
- */
+/** Runs `work` with the connection's page cache at `mb`, then puts the previous size back. */
 export async function withCacheMb<T>(
   connection: Connection,
   mb: number | undefined,
@@ -28,13 +23,10 @@ export async function withCacheMb<T>(
 ): Promise<T> {
   if (mb === undefined) return work();
   const previous = connection.pragma("cache_size", { simple: true }) as number;
-  const mapped = connection.pragma("mmap_size", { simple: true }) as number | undefined;
   connection.pragma(`cache_size = ${-mb * 1024}`);
-  if (mapped !== undefined) connection.pragma("mmap_size = 0");
   try {
     return await work();
   } finally {
     connection.pragma(`cache_size = ${previous}`);
-    if (mapped !== undefined) connection.pragma(`mmap_size = ${mapped}`);
   }
 }
