@@ -9,8 +9,11 @@
  *           a third of the fills sharing a transaction with the previous one), imported with
  *           `smartmoney import` into a copy of the world, in a child that reports its own
  *           /proc/self/io and VmHWM as it exits (bench/lib/io-child.ts)
- * and prints fills/s, bytes written per byte of growth, bytes per fill all-in (dbstat's used
- * pages over fills), peak RSS, and a year at 1M fills a day at that density.
+ * (--cpu-prof: under node --cpu-prof, and prints where its time went; --keep-fills keeps the
+ * file of new fills beside the world) and prints fills/s (by the wall clock, and per CPU second:
+ * on a busy machine the wall clock also counts other processes' turns), bytes written per byte
+ * of growth, bytes per fill all-in (dbstat's used pages over fills), peak RSS, and a year at 1M
+ * fills a day at that density.
  *
  * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
  */
@@ -20,6 +23,7 @@ import {
   createWriteStream,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -30,6 +34,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openConnection } from "../src/db/open";
 import { objectSizes } from "./lib/dbstat";
+import { formatProfile, summariseProfile } from "./lib/profile";
 import { randomHex, uniform } from "./lib/random";
 import { alignColumns } from "./lib/report";
 import { worldCacheDir } from "./lib/world";
@@ -37,6 +42,7 @@ import { worldCacheDir } from "./lib/world";
 const ROOT = resolve(fileURLToPath(import.meta.url), "..", "..");
 const BINARY = join(ROOT, "dist", "smartmoney");
 const DAY = 86_400_000;
+const PROFILE_DIR = join(ROOT, "bench", "results", "profiles", "bulk");
 
 interface Seeded {
   seconds: number;
@@ -100,16 +106,26 @@ async function writeNewFills(dbPath: string, file: string, count: number): Promi
 
 interface Imported {
   seconds: number;
+  cpuSeconds: number;
   writeBytes: number;
   readBytes: number;
   peakRssMb: number;
 }
 
-function importChild(file: string, dbPath: string): Imported {
+function importChild(file: string, dbPath: string, profileDir: string | null): Imported {
   const out = `${dbPath}.io.json`;
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const run = spawnSync(
     process.execPath,
-    [...process.execArgv, join(ROOT, "bench/lib/io-child.ts"), "import", file, "--db", dbPath],
+    [
+      ...process.execArgv,
+      ...profile,
+      join(ROOT, "bench/lib/io-child.ts"),
+      "import",
+      file,
+      "--db",
+      dbPath,
+    ],
     {
       stdio: ["ignore", "ignore", "inherit"],
       env: { ...process.env, SMARTMONEY_BENCH_IO_OUT: out },
@@ -137,6 +153,8 @@ async function main(): Promise<void> {
       scales: { type: "string", default: "medium,large" },
       fills: { type: "string", default: "1000000" },
       reseed: { type: "boolean", default: false },
+      "cpu-prof": { type: "boolean", default: false },
+      "keep-fills": { type: "boolean", default: false },
     },
   });
   if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run npm run build first`);
@@ -164,7 +182,16 @@ async function main(): Promise<void> {
     await writeNewFills(copy, file, count);
     const before = { bytes: fileBytes(copy), fills: fillCount(copy) };
     console.error(`importing ${count} new fills into the ${scale} world ...`);
-    const imported = importChild(file, copy);
+    const profileDir = values["cpu-prof"] ? join(PROFILE_DIR, scale) : null;
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+    const imported = importChild(file, copy, profileDir);
+    if (profileDir) {
+      for (const name of readdirSync(profileDir).filter((n) => n.endsWith(".cpuprofile"))) {
+        console.error(
+          formatProfile(`the import into ${scale}`, summariseProfile(join(profileDir, name), 25)),
+        );
+      }
+    }
     const after = { bytes: fileBytes(copy), fills: fillCount(copy) };
     const { usedBytes } = objectSizes(copy);
     const perFill = usedBytes / after.fills;
@@ -174,12 +201,13 @@ async function main(): Promise<void> {
       "seed s": seeded.seconds.toFixed(0),
       "seed RSS MB": seeded.peakRssMb.toFixed(0),
       "import fills/s": ((after.fills - before.fills) / imported.seconds).toFixed(0),
+      "fills/CPU s": ((after.fills - before.fills) / imported.cpuSeconds).toFixed(0),
       "written/growth": (imported.writeBytes / growth).toFixed(2),
       "import RSS MB": imported.peakRssMb.toFixed(0),
       "B/fill all-in": perFill.toFixed(0),
       "year at 1M/day GB": ((perFill * 365e6) / 1e9).toFixed(0),
     });
-    rmSync(file, { force: true });
+    if (!values["keep-fills"]) rmSync(file, { force: true });
   }
   const headers = Object.keys(rows[0] ?? {});
   console.log(alignColumns([headers, ...rows.map((r) => headers.map((h) => r[h]!))]));

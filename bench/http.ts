@@ -11,7 +11,8 @@
  * missing), loads them from the other, one target at a time, alternating, so drift on a noisy
  * machine hits both alike. Reports medians of requests/s, p50 and p99 per target and, per
  * endpoint, the ratio of its median requests/s to the ceiling's, with the goals (the wallet
- * signal >= 0.6 of the ceiling, every p99 <= 20 ms), and the server CPU time per response, which
+ * signal >= 0.6 of the ceiling, the ping >= 0.8, the wallet dossier and the whale leaderboard
+ * >= 0.3, every p99 <= 20 ms), and the server CPU time per response, which
  * other processes on the machine disturb far less than throughput. Endpoints and how their ids are
  * picked from the world: bench/lib/endpoints.ts.
  *

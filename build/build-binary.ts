@@ -1,6 +1,6 @@
 /**
  * `npm run build`: writes dist/smartmoney, one self-contained executable built as a
- * Node Single Executable Application, the route shared/notes/PACKAGING.md found to work here:
+ * Node Single Executable Application:
  *
  *  1. esbuild bundles cli/main.ts into ONE CommonJS file; the migrations in sql/ are embedded as
  *     strings by swapping out src/db/sql-files.ts, so nothing has to sit beside the binary;

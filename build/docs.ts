@@ -3,7 +3,9 @@
  *
  *   - docs/cli.md: every command's --help, as commander prints it;
  *   - the endpoint list in docs/api.md (between its GENERATED markers): from the served OpenAPI
- *     document, with each operation's minimum tier (x-min-tier).
+ *     document, with each operation's minimum tier (x-min-tier);
+ *   - the settings table in docs/configuration.md (between its GENERATED markers): from the
+ *     settings table in src/config.ts, the one that loadConfig reads.
  *
  *   npm run docs            rewrite the files
  *   npm run docs -- --check exit 1, naming each stale file, when a rewrite would change one
@@ -20,7 +22,7 @@ import type { Command } from "commander";
 import { allCommands, buildProgram } from "../cli/program";
 import { createApp } from "../src/app";
 import { systemClock } from "../src/clock";
-import { loadConfig } from "../src/config";
+import { loadConfig, SETTINGS } from "../src/config";
 import { migrate } from "../src/db/migrate";
 import { openDb } from "../src/db/open";
 import { TAGS } from "../src/http/openapi";
@@ -28,8 +30,11 @@ import { createLog } from "../src/log";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const HELP_WIDTH = 100;
-export const BEGIN = "<!-- BEGIN GENERATED: endpoints (npm run docs) -->";
-export const END = "<!-- END GENERATED: endpoints -->";
+/** The markers around a generated block of a hand-written file. */
+export const markers = (block: string) => ({
+  begin: `<!-- BEGIN GENERATED: ${block} (npm run docs) -->`,
+  end: `<!-- END GENERATED: ${block} -->`,
+});
 
 function fullName(command: Command): string {
   const names: string[] = [];
@@ -120,8 +125,14 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }
 
-/** Replaces the generated block of a hand-written file, which must hold both markers once. */
-export function withGeneratedBlock(text: string, block: string, file: string): string {
+/** Replaces the named generated block of a hand-written file, which must hold both markers once. */
+export function withGeneratedBlock(
+  text: string,
+  name: string,
+  block: string,
+  file: string,
+): string {
+  const { begin: BEGIN, end: END } = markers(name);
   const begin = text.indexOf(BEGIN);
   const end = text.indexOf(END);
   if (begin === -1 || end < begin)
@@ -129,13 +140,37 @@ export function withGeneratedBlock(text: string, block: string, file: string): s
   return `${text.slice(0, begin + BEGIN.length)}\n\n${block}\n\n${text.slice(end)}`;
 }
 
+/** docs/configuration.md's table: every setting, in the order loadConfig reports problems. */
+export function settingsTable(): string {
+  const code = (text: string) => `\`${text}\``;
+  return table(
+    ["variable", "flag", "default", "meaning"],
+    SETTINGS.map((setting) => [
+      code(setting.env),
+      setting.flag
+        ? `${code(setting.flag.name)}${setting.flag.only ? ` (${setting.flag.only})` : ""}`
+        : "",
+      setting.shown ?? setting.default,
+      setting.doc.replaceAll("|", "\\|"),
+    ]),
+  );
+}
+
 /** Every generated file, path relative to the repository root, with the content it should have. */
 export async function generatedDocs(): Promise<Map<string, string>> {
+  const current = (file: string) => readFileSync(join(ROOT, file), "utf8");
   const api = "docs/api.md";
-  const current = readFileSync(join(ROOT, api), "utf8");
+  const configuration = "docs/configuration.md";
   return new Map([
     ["docs/cli.md", cliReference()],
-    [api, withGeneratedBlock(current, endpointList(await openApiDocument()), api)],
+    [
+      api,
+      withGeneratedBlock(current(api), "endpoints", endpointList(await openApiDocument()), api),
+    ],
+    [
+      configuration,
+      withGeneratedBlock(current(configuration), "settings", settingsTable(), configuration),
+    ],
   ]);
 }
 

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { type App, createApp } from "../src/app";
 import { type Clock, systemClock } from "../src/clock";
-import { type Config, type ConfigFlags, loadConfig } from "../src/config";
+import { type Config, type ConfigFlags, loadConfig, SETTINGS } from "../src/config";
 import { migrate } from "../src/db/migrate";
 import { type Db, openDb } from "../src/db/open";
 import { type InstallationKey, loadInstallationKey } from "../src/installation/key";
@@ -82,11 +82,23 @@ export function openDatabase(path: string): Db {
   }
 }
 
+type SettingEnv = (typeof SETTINGS)[number]["env"];
+
+/**
+ * A commander option for a setting's flag: the flag's name comes from the settings table
+ * (src/config.ts), and its help names the variable it overrides.
+ */
+export function settingFlag(env: SettingEnv, argument: string, help: string): [string, string] {
+  const flag = SETTINGS.find((setting) => setting.env === env)?.flag;
+  if (!flag) throw new Error(`${env} has no command-line flag`);
+  return [`${flag.name} <${argument}>`, `${help} (${env})`];
+}
+
 /** Adds the flags every command shares. */
 export function withDbOption(command: Command): Command {
   return command
-    .option("--db <path>", "SQLite database file (SMARTMONEY_DB)")
-    .option("--log-level <level>", "log level (SMARTMONEY_LOG_LEVEL)");
+    .option(...settingFlag("SMARTMONEY_DB", "path", "SQLite database file"))
+    .option(...settingFlag("SMARTMONEY_LOG_LEVEL", "level", "log level"));
 }
 
 export function print(options: CommonOptions, data: unknown, human: () => string): void {

@@ -1,6 +1,4 @@
-import type { Hono } from "hono";
 import { type AppDeps, type Core, createCore } from "./core";
-import type { HttpEnv } from "./http/env";
 import { createRouter } from "./http/router";
 
 export type { AppDeps } from "./core";
@@ -11,7 +9,8 @@ export type { AppDeps } from "./core";
  * the same services with the same clock. The only module outside http/ and mcp/ that knows them.
  */
 export interface App extends Core {
-  http: Hono<HttpEnv>;
+  /** The REST and MCP routes (a Hono app: only http/ and mcp/ name the framework). */
+  http: ReturnType<typeof createRouter>;
 }
 
 export function createApp(deps: AppDeps): App {

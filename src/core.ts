@@ -95,12 +95,10 @@ export function createCore(deps: AppDeps): Core {
         refreshFunding(db, now, { force: change.full, changedWallets: change.wallets }),
     },
   ];
-  app.ingestHooks = {
-    onNewTrades: createSignalDetector(deps.db, {
-      whaleMinUsd: deps.config.whaleSignalUsd,
-      enqueue: (signal) => webhooks.outbox.enqueueSignal(signal),
-    }),
-  };
+  app.ingestHooks = createSignalDetector(deps.db, {
+    whaleMinUsd: deps.config.whaleSignalUsd,
+    enqueue: (signal) => webhooks.outbox.enqueueSignal(signal),
+  });
   app.freshness = createFreshness(deps.db);
   app.readModelsChanged = () => {
     app.freshness.poll();

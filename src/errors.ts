@@ -3,6 +3,9 @@
  * Errors) with the HTTP status each maps to: REST answers them as the envelope, MCP as tool
  * errors, so the rules live here and not in either adapter.
  */
+import type * as v from "valibot";
+import type { ErrorEnvelopeSchema } from "./schemas/shared";
+
 export const ERROR_STATUS = {
   bad_request: 400,
   unauthorized: 401,
@@ -31,9 +34,7 @@ export class ApiError extends Error {
 export const badRequest = (message: string) => new ApiError("bad_request", message);
 export const notFound = (message: string) => new ApiError("not_found", message);
 
-export interface ErrorEnvelope {
-  error: { code: ErrorCode; message: string; request_id: string };
-}
+export type ErrorEnvelope = v.InferOutput<typeof ErrorEnvelopeSchema>;
 
 export function envelope(code: ErrorCode, message: string, requestId: string): ErrorEnvelope {
   return { error: { code, message, request_id: requestId } };

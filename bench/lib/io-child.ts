@@ -1,6 +1,6 @@
 /**
  * Runs one smartmoney CLI command in this process and, as it exits, writes what the process did
- * to the disk (/proc/self/io) and its peak RSS (VmHWM) as JSON to the file named by
+ * to the disk (/proc/self/io), its CPU time and its peak RSS (VmHWM) as JSON to the file named by
  * $SMARTMONEY_BENCH_IO_OUT. A parent cannot read a child's /proc/PID/io once it has exited, and
  * the last thing an import does (the WAL checkpoint on close) is a large share of its writes.
  *
@@ -25,6 +25,8 @@ process.on("exit", () => {
     out,
     JSON.stringify({
       seconds: (performance.now() - started) / 1000,
+      // On a shared machine the wall clock counts other processes' turns; CPU time does not.
+      cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
       writeBytes: field(io, "write_bytes"),
       readBytes: field(io, "read_bytes"),
       peakRssMb: field(status, "VmHWM") / 1024,

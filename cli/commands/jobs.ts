@@ -4,7 +4,14 @@ import { systemClock } from "../../src/clock";
 import { drainOnce } from "../../src/jobs/drain";
 import { refreshNow } from "../../src/jobs/refresh";
 import { runScheduledJobs } from "../../src/jobs/schedule";
-import { type CommonOptions, clockFrom, print, withApp, withDbOption } from "../context";
+import {
+  type CommonOptions,
+  clockFrom,
+  print,
+  settingFlag,
+  withApp,
+  withDbOption,
+} from "../context";
 import { CliError } from "../errors";
 import { ingestJobSummary } from "./ingest";
 
@@ -47,7 +54,7 @@ export function registerJobs(program: Command): void {
     .description(
       "run the scheduled jobs (deliveries, refresh, ingest) until SIGTERM or SIGINT; `serve` runs this beside itself",
     )
-    .option("--public-url <url>", "base for profile links in webhooks (SMARTMONEY_PUBLIC_URL)")
+    .option(...settingFlag("SMARTMONEY_PUBLIC_URL", "url", "base for profile links in webhooks"))
     .option("--now <iso>", "run as if the clock read ISO at start (as `serve --now`)")
     .action((options: CommonOptions & { now?: string }) =>
       withApp(

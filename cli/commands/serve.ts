@@ -17,6 +17,7 @@ import {
   clockFrom,
   configFrom,
   type Session,
+  settingFlag,
   withApp,
   withDbOption,
 } from "../context";
@@ -37,12 +38,15 @@ interface ServeOptions extends CommonOptions {
 export function registerServe(program: Command): void {
   withDbOption(program.command("serve"))
     .description("migrate, then serve the API, the MCP endpoint and the scheduled jobs")
-    .option("--host <address>", "listen address (SMARTMONEY_HOST)")
-    .option("--port <port>", "listen port, 0 picks a free one (SMARTMONEY_PORT)")
-    .option("--public-url <url>", "base for profile links in webhooks (SMARTMONEY_PUBLIC_URL)")
+    .option(...settingFlag("SMARTMONEY_HOST", "address", "listen address"))
+    .option(...settingFlag("SMARTMONEY_PORT", "port", "listen port, 0 picks a free one"))
+    .option(...settingFlag("SMARTMONEY_PUBLIC_URL", "url", "base for profile links in webhooks"))
     .option(
-      "--shutdown-grace <duration>",
-      "on SIGTERM, how long requests in flight may finish before they are cut off (SMARTMONEY_SHUTDOWN_GRACE)",
+      ...settingFlag(
+        "SMARTMONEY_SHUTDOWN_GRACE",
+        "duration",
+        "on SIGTERM, how long requests in flight may finish before they are cut off",
+      ),
     )
     .option(
       "--demo",
@@ -58,8 +62,11 @@ export function registerServe(program: Command): void {
       "serve as if the clock read ISO at start, running on from there: for benchmarks and demos of a recorded world, never production",
     )
     .option(
-      "--replicate <url>",
-      "stream the database with Litestream to s3://BUCKET/PATH or file:///PATH (SMARTMONEY_REPLICA_URL)",
+      ...settingFlag(
+        "SMARTMONEY_REPLICA_URL",
+        "url",
+        "stream the database with Litestream to s3://BUCKET/PATH or file:///PATH",
+      ),
     )
     .action((options: ServeOptions) => {
       if (options.fresh) {

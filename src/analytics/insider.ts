@@ -114,15 +114,33 @@ export function insiderPoints(f: InsiderFacts): Record<InsiderCategory, number> 
           ? clamp01((clusterRate - 0.5) / 0.25)
           : 0,
   };
-  const names = Object.keys(INSIDER_WEIGHTS) as InsiderCategory[];
-  return Object.fromEntries(
-    names.map((name) => [name, roundTo(INSIDER_WEIGHTS[name] * levels[name], 2)]),
-  ) as Record<InsiderCategory, number>;
+  // Written out rather than mapped over the names: an import scores every fill it stores.
+  const W = INSIDER_WEIGHTS;
+  return {
+    size: roundTo(W.size * levels.size, 2),
+    odds: roundTo(W.odds * levels.odds, 2),
+    funding_cluster: roundTo(W.funding_cluster * levels.funding_cluster, 2),
+    timing_cluster: roundTo(W.timing_cluster * levels.timing_cluster, 2),
+    freshness: roundTo(W.freshness * levels.freshness, 2),
+    concentration: roundTo(W.concentration * levels.concentration, 2),
+    niche_market: roundTo(W.niche_market * levels.niche_market, 2),
+    cluster_reputation: roundTo(W.cluster_reputation * levels.cluster_reputation, 2),
+  };
 }
 
 export function insiderScore(facts: InsiderFacts): InsiderScore {
   const points = insiderPoints(facts);
-  const sum = Object.values(points).reduce((a, b) => a + b, 0);
+  // Summed in the weights' order, from 0, as before (a float sum depends on its order).
+  const sum =
+    0 +
+    points.size +
+    points.odds +
+    points.funding_cluster +
+    points.timing_cluster +
+    points.freshness +
+    points.concentration +
+    points.niche_market +
+    points.cluster_reputation;
   const score = Math.min(100, roundTo(sum, 2));
   return { score, fires: score >= INSIDER_FIRE_SCORE, points };
 }

@@ -4,6 +4,12 @@ import type { Log } from "../log";
 import { openLedger } from "./rate-ledger";
 
 const MINUTE_MS = 60_000;
+/** A lease takes 1/LEASE_SHARE of what the account has left beyond the call itself... */
+const LEASE_SHARE = 16;
+/** ...and at most this many calls, which bounds what a crash can leave counted but unspent. */
+export const LEASE_MAX = 64;
+/** After the minute's end, before returning expired leases: room for a timer that fires early. */
+const RETURN_SLACK_MS = 50;
 
 /**
  * A window admitting at minute M counts the calls of minutes M - span .. M. One extra minute
@@ -47,6 +53,18 @@ interface Windows {
   stale: boolean;
 }
 
+/** Calls this process has counted in the ledger for an account but not yet admitted. */
+interface Lease {
+  /** The ledger minute the calls were counted in: they may only be admitted in it. */
+  minute: number;
+  /** The limits the lease was taken under: a change of limits returns it. */
+  hourly: number;
+  monthly: number;
+  unspent: number;
+  /** The decision that took the lease, its `remaining` net of every leased call. */
+  decision: RateDecision;
+}
+
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
 /**
@@ -63,6 +81,15 @@ export type RateLimiter = ReturnType<typeof createRateLimiter>;
  * in the same database (rate_months), advanced in the same transaction by subtracting the
  * minutes that left the window; because every process adds to and subtracts from the one shared
  * total, it cannot drift the way per-process sums did.
+ *
+ * A transaction per call cost about as much CPU as the rest of a cheap request, so a process
+ * takes a LEASE: with the call it records a block of the account's remaining quota (1/16 of
+ * it, at most LEASE_MAX; nothing extra once fewer than 16 calls remain) and then admits that
+ * many calls from memory. Leased calls are counted in the ledger from the start, so no process
+ * can admit more than the limit; what a lease costs is that calls leased but not yet spent are
+ * unavailable to other processes. A lease is only good in the minute it was counted in (its
+ * calls must fall in that ledger minute), and its unspent part goes back to the ledger when the
+ * minute ends, when this process needs a new lease, and on close.
  */
 export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
   const { db, clock, log } = deps;
@@ -234,13 +261,38 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
     s.pruneMinutes.run(before);
   }
 
+  const leases = new Map<number, Lease>();
+  let returnTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Inside a transaction: the unspent part of a lease goes back to the minute it was counted in. */
+  function giveBack(account: number, lease: Lease): void {
+    leases.delete(account);
+    if (lease.unspent === 0) return;
+    const s = ledger();
+    if (s.takeBack.run(lease.unspent, account, lease.minute, lease.unspent).changes > 0) {
+      s.takeBackMonth.run(lease.unspent, account, lease.minute);
+    }
+  }
+
+  /** Inside a transaction: every lease whose minute is over goes back. */
+  function returnExpired(now: number): void {
+    const minute = Math.floor(now / MINUTE_MS);
+    for (const [account, lease] of leases) if (lease.minute < minute) giveBack(account, lease);
+  }
+
   /**
    * One decision in one IMMEDIATE transaction: `calls` calls are recorded if both windows have
-   * room for all of them, else none is. `calls = 0` only reads (and advances the windows).
+   * room for all of them, else none is; with them, a lease on 1/LEASE_SHARE of what is left
+   * after them. `calls = 0` only reads (and advances the windows).
    */
   function decideAndRecord(account: number, limits: Limits, calls: number): RateDecision {
     const s = ledger();
     const now = clock.now();
+    returnExpired(now);
+    // A decision that reaches the ledger replaces the account's lease: what it had left is
+    // returned first, so it counts as room for this decision.
+    const held = leases.get(account);
+    if (held && calls > 0) giveBack(account, held);
     prune(now);
     const w = windowsOf(account, now);
     const admitted =
@@ -250,32 +302,108 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
       if (w.stale) s.saveMonth.run(account, w.minute, w.monthFrom, w.monthCalls);
       return decide(account, w, limits, now, admitted, calls);
     }
-    s.add.run(account, w.minute, calls);
-    s.saveMonth.run(account, w.minute, w.monthFrom, w.monthCalls + calls);
+    const left = Math.min(limits.hourly - w.hourCalls, limits.monthly - w.monthCalls) - calls;
+    const leased = Math.min(LEASE_MAX, Math.floor(left / LEASE_SHARE));
+    const counted = calls + leased;
+    s.add.run(account, w.minute, counted);
+    s.saveMonth.run(account, w.minute, w.monthFrom, w.monthCalls + counted);
     const after: Windows = {
       ...w,
-      hourCalls: w.hourCalls + calls,
-      monthCalls: w.monthCalls + calls,
+      hourCalls: w.hourCalls + counted,
+      monthCalls: w.monthCalls + counted,
       hourOldest: w.hourOldest ?? w.minute,
     };
-    return decide(account, after, limits, now, true);
+    const decision = decide(account, after, limits, now, true);
+    if (leased === 0) return decision;
+    taken = {
+      minute: w.minute,
+      hourly: limits.hourly,
+      monthly: limits.monthly,
+      unspent: leased,
+      decision,
+    };
+    return { ...decision, remaining: decision.remaining + leased };
   }
 
   let transaction: ((account: number, limits: Limits, calls: number) => RateDecision) | undefined;
+  /** The lease the running transaction took: held only once the transaction has committed. */
+  let taken: Lease | undefined;
 
-  /**
-   * One decision in one IMMEDIATE transaction: `calls` calls are recorded if both windows have
-   * room for all of them, else none is. `calls = 0` only reads (and advances the windows).
-   */
   const charge = (account: number, limits: Limits, calls: number): RateDecision => {
     transaction ??= ledger().c.transaction(decideAndRecord).immediate;
-    return transaction(account, limits, calls);
+    taken = undefined;
+    const decision = transaction(account, limits, calls);
+    if (taken) {
+      leases.set(account, taken);
+      taken = undefined;
+      scheduleReturn(clock.now());
+    }
+    return decision;
   };
+
+  /** Returns every lease in one transaction; false when the ledger could not be reached. */
+  function returnLeases(expiredOnly: boolean): boolean {
+    if (leases.size === 0) return true;
+    try {
+      const s = ledger();
+      s.c
+        .transaction(() => {
+          if (expiredOnly) returnExpired(clock.now());
+          else for (const [account, lease] of leases) giveBack(account, lease);
+        })
+        .immediate();
+      return true;
+    } catch (error) {
+      // Closed under us, or locked past the busy timeout: the calls stay counted (the safe
+      // side) and leave the windows with their minute.
+      log.warn({ err: error as Error, leases: leases.size }, "rate-limit leases not returned");
+      leases.clear();
+      return false;
+    }
+  }
+
+  /**
+   * At the end of the minute, the unspent leases go back, so another process can admit them.
+   * The timer does not hold the process open; a process that exits without close() leaves its
+   * leases counted (docs/operations.md, Rate limits).
+   */
+  function scheduleReturn(now: number): void {
+    if (returnTimer) return;
+    const delay = (Math.floor(now / MINUTE_MS) + 1) * MINUTE_MS - now + RETURN_SLACK_MS;
+    returnTimer = setTimeout(() => {
+      returnTimer = undefined;
+      if (returnLeases(true) && leases.size > 0) scheduleReturn(clock.now());
+    }, delay);
+    returnTimer.unref();
+  }
+
+  /** The account's lease, if it can admit `calls` more calls under `limits` now. */
+  function usableLease(account: number, limits: Limits, calls: number): Lease | undefined {
+    const lease = leases.get(account);
+    if (
+      lease === undefined ||
+      lease.unspent < calls ||
+      lease.hourly !== limits.hourly ||
+      lease.monthly !== limits.monthly ||
+      Math.floor(clock.now() / MINUTE_MS) > lease.minute
+    ) {
+      return undefined;
+    }
+    return lease;
+  }
+
+  /** Admits `calls` calls from the account's lease when it has them, else from the ledger. */
+  function admitCalls(account: number, limits: Limits, calls: number): RateDecision {
+    const lease = usableLease(account, limits, calls);
+    if (!lease) return charge(account, limits, calls);
+    lease.unspent -= calls;
+    return { ...lease.decision, remaining: lease.decision.remaining + lease.unspent };
+  }
 
   return {
     /** Counts the call if both windows have room; otherwise refuses it without counting. */
     admit(account: number, limits: Limits): RateDecision {
-      return charge(account, limits, 1);
+      return admitCalls(account, limits, 1);
     },
 
     /**
@@ -283,19 +411,31 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
      * otherwise refuses without counting any.
      */
     admitMany(account: number, limits: Limits, calls: number): RateDecision {
-      return charge(account, limits, Math.max(1, calls));
+      return admitCalls(account, limits, Math.max(1, calls));
     },
 
-    /** The headers' figures without counting a call (for answers that do not count, e.g. 403). */
+    /**
+     * The headers' figures without counting a call (for answers that do not count, e.g. 403):
+     * the ledger's, plus what this process's lease has left.
+     */
     peek(account: number, limits: Limits): RateDecision {
-      return charge(account, limits, 0);
+      const decision = charge(account, limits, 0);
+      const lease = usableLease(account, limits, 1);
+      if (!lease || !decision.admitted) return decision;
+      return { ...decision, remaining: decision.remaining + lease.unspent };
     },
 
     /**
      * Takes back calls counted in `minute` by a decision whose answer turned out not to count
-     * (the webhook endpoint cap's 403, found only once the call was admitted).
+     * (the webhook endpoint cap's 403, found only once the call was admitted). While the lease
+     * they came from is still good, they go back to it; otherwise to the ledger.
      */
     refund(account: number, minute: number, calls = 1): void {
+      const lease = leases.get(account);
+      if (lease && lease.minute === minute && Math.floor(clock.now() / MINUTE_MS) <= minute) {
+        lease.unspent += calls;
+        return;
+      }
       const s = ledger();
       s.c
         .transaction(() => {
@@ -306,7 +446,11 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         .immediate();
     },
 
-    /** Nothing is held in memory: every admitted call is already committed. */
-    close(): void {},
+    /** Returns every lease's unspent calls to the ledger: call before the database closes. */
+    close(): void {
+      if (returnTimer) clearTimeout(returnTimer);
+      returnTimer = undefined;
+      returnLeases(false);
+    },
   };
 }

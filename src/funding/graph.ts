@@ -4,26 +4,13 @@
  * built from raw transfers per request.
  */
 
+import type * as v from "valibot";
 import type { Db } from "../db/open";
 import { isoOrNull as iso } from "../domain";
+import type { ClusterGraphSchema } from "../schemas/funding";
 
-export interface GraphNode {
-  address: string;
-  role: "funder" | "proxy";
-  total_volume: number | null;
-  total_pnl: number | null;
-  win_rate: number | null;
-  funded_amount: number | null;
-  funded_at: string | null;
-}
-
-export interface ClusterGraph {
-  funder: string;
-  node_count: number;
-  truncated: boolean;
-  nodes: GraphNode[];
-  edges: { from: string; to: string; amount: number; timestamp: string }[];
-}
+export type ClusterGraph = v.InferOutput<typeof ClusterGraphSchema>;
+export type GraphNode = ClusterGraph["nodes"][number];
 
 export type GraphOutcome =
   | { kind: "graph"; graph: ClusterGraph }

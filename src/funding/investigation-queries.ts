@@ -3,60 +3,20 @@
  * latest refresh, by p-value then newest first; the CLI sees every case and sets the status.
  */
 
+import type * as v from "valibot";
 import type { Db } from "../db/open";
+import type { Outcome } from "../domain";
 import { fail, ok, type Result } from "../result";
+import type { InvestigationSchema, InvestigationSummarySchema } from "../schemas/funding";
 
 export const INVESTIGATION_STATUSES = ["open", "dismissed"] as const;
 export type InvestigationStatus = (typeof INVESTIGATION_STATUSES)[number];
 export const INVESTIGATION_TYPES = ["wallet", "cluster"] as const;
 export type InvestigationType = (typeof INVESTIGATION_TYPES)[number];
 
-export interface InvestigationSummary {
-  id: number;
-  type: InvestigationType;
-  category: string;
-  title: string;
-  status: InvestigationStatus;
-  wallet_count: number;
-  resolved_bets: number;
-  win_rate: number;
-  edge: number;
-  p_value: number;
-  created_at: string;
-  updated_at: string;
-}
+export type InvestigationSummary = v.InferOutput<typeof InvestigationSummarySchema>;
 
-export interface Investigation extends InvestigationSummary {
-  summary: string;
-  wallets: {
-    address: string;
-    role: string;
-    resolved_bets: number;
-    wins: number;
-    win_rate: number | null;
-    total_pnl: number | null;
-  }[];
-  evidence: {
-    market_slug: string;
-    market_title: string | null;
-    side: string;
-    entry_price: number | null;
-    usd_value: number;
-    outcome: string | null;
-    won: boolean;
-    hours_before_resolution: number | null;
-  }[];
-  stats: {
-    n: number;
-    wins: number;
-    expected_wins: number;
-    win_rate: number;
-    base_rate: number;
-    edge: number;
-    p_value: number;
-    method: string;
-  };
-}
+export type Investigation = v.InferOutput<typeof InvestigationSchema>;
 
 /** What the CLI lists: the summary plus what only an admin needs. */
 export interface InvestigationListing extends InvestigationSummary {
@@ -116,10 +76,10 @@ function toSummary(row: Row): InvestigationSummary {
 interface EvidenceRow {
   market_slug: string;
   market_title: string | null;
-  side: string;
+  side: Outcome;
   entry_price: number | null;
   usd_value: number;
-  outcome: string | null;
+  outcome: Outcome | null;
   won: number;
   entry_ts: number;
   resolved_at: number | null;

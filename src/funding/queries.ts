@@ -3,8 +3,15 @@
  * Each walks one index and stops at its LIMIT.
  */
 
+import type * as v from "valibot";
 import type { Db } from "../db/open";
 import { isoOrNull as iso } from "../domain";
+import type {
+  ClusterDetailSchema,
+  ClusterMembershipSchema,
+  SybilClusterSchema,
+  WalletConnectionsSchema,
+} from "../schemas/funding";
 import { CLUSTER_ID_PREFIX } from "./clusters";
 import { createGraphQuery } from "./graph";
 
@@ -19,47 +26,11 @@ export const CONNECTION_TYPES = [
 ] as const;
 export type ConnectionType = (typeof CONNECTION_TYPES)[number];
 
-export interface WalletConnection {
-  counterparty: string;
-  type: ConnectionType;
-  direction: "in" | "out" | "both";
-  confidence: number;
-  exchange: string | null;
-  amount: number | null;
-  first_seen: string;
-  last_seen: string;
-}
-
-export interface ClusterMembership {
-  id: string;
-  role: "funder" | "member";
-  member_count: number;
-}
-
-export interface WalletConnections {
-  address: string;
-  connections: WalletConnection[];
-  cluster: ClusterMembership | null;
-}
-
-export interface SybilCluster {
-  id: string;
-  funder: string | null;
-  member_count: number;
-  total_volume: number | null;
-  total_pnl: number | null;
-  win_rate: number | null;
-  markets_traded: number | null;
-  first_funded_at: string | null;
-  last_active_at: string | null;
-}
-
-export interface ClusterDetail {
-  id: string;
-  cluster_stats: Omit<SybilCluster, "id">;
-  members: { wallet: string; role: "funder" | "member" }[];
-  members_total: number;
-}
+export type WalletConnections = v.InferOutput<typeof WalletConnectionsSchema>;
+export type WalletConnection = WalletConnections["connections"][number];
+export type ClusterMembership = v.InferOutput<typeof ClusterMembershipSchema>;
+export type SybilCluster = v.InferOutput<typeof SybilClusterSchema>;
+export type ClusterDetail = v.InferOutput<typeof ClusterDetailSchema>;
 
 export const CLUSTER_SORTS = ["members", "volume", "pnl"] as const;
 export type ClusterSort = (typeof CLUSTER_SORTS)[number];

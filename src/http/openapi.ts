@@ -1,14 +1,6 @@
 import { type DescribeRouteOptions, resolver } from "hono-openapi";
-import * as v from "valibot";
-import { ERROR_STATUS, type ErrorCode } from "../errors";
-
-export const ErrorEnvelopeSchema = v.object({
-  error: v.object({
-    code: v.picklist(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
-    message: v.string(),
-    request_id: v.string(),
-  }),
-});
+import type * as v from "valibot";
+import { ErrorEnvelopeSchema } from "../schemas/shared";
 
 type Responses = NonNullable<DescribeRouteOptions["responses"]>;
 

@@ -44,11 +44,22 @@ type Batch<Row> = { rows: Row[]; lines: number[]; texts: string[] };
 
 export function createFileImport(deps: ImportDeps, options: FileImportOptions): FileImport {
   const writer = deps.db.writer;
-  const ingest = createIngest(deps.db, deps.clock, {
-    onNewTrades: (trades) => {
-      if (options.keepHooksWhile()) deps.hooks?.onNewTrades?.(trades);
+  // One scope for the whole file (it is one transaction): signal detection reads each wallet's
+  // funding once per file instead of once per batch. Once the hooks fall silent (a refused
+  // file) they never speak again in this file, so the scope's caches are never used stale.
+  const hooks = deps.hooks?.scope?.() ?? deps.hooks;
+  const ingest = createIngest(
+    deps.db,
+    deps.clock,
+    {
+      onNewTrades: (trades) => {
+        if (options.keepHooksWhile()) hooks?.onNewTrades?.(trades);
+      },
+      onNewTransfers: (transfers) => hooks?.onNewTransfers?.(transfers),
+      onLabelChanged: (address) => hooks?.onLabelChanged?.(address),
     },
-  });
+    { oneTransaction: true },
+  );
   const seenLineOf = writer
     .prepare("SELECT line FROM import_seen WHERE key = ?")
     .pluck() as Statement<[string], number>;

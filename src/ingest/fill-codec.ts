@@ -31,3 +31,7 @@ export function units(value: number): bigint | number {
   const micro = Math.round(value * 1e6);
   return micro / 1e6 === value ? BigInt(micro) : value;
 }
+
+/** SQL for a stored amount's value: millionths when an INTEGER, the value itself when a REAL. */
+export const decodedSql = (column: string) =>
+  `CASE typeof(${column}) WHEN 'integer' THEN ${column} / 1e6 ELSE ${column} END`;

@@ -3,6 +3,9 @@ import type { Db, Statement } from "../db/open";
 import type { Outcome, TradeSide } from "../domain";
 import { hashBytes, kindOf, units } from "./fill-codec";
 
+/** An amount as stored: millionths (INTEGER) or the value itself (REAL). */
+type Num = bigint | number;
+
 /**
  * The one write path for market data. Every source (the JSONL importer, the fixture seeder, the
  * live Polymarket ingester) stores rows through these functions, so new trades always mark what
@@ -84,6 +87,17 @@ export interface IngestHooks {
    * them. It must not have effects outside the database.
    */
   onNewTrades?(trades: readonly Trade[]): void;
+  /** Called with the transfers an `insertTransfers` call stored, in the same transaction. */
+  onNewTransfers?(transfers: readonly Transfer[]): void;
+  /** Called when a label is stored or changed, in the same transaction. */
+  onLabelChanged?(address: string): void;
+  /**
+   * Hooks for one transaction that makes many ingest calls (an import file). They may keep
+   * what they read from one call to the next, because the ingest path reports each of its
+   * writes that could change it (the three calls above). Use them only inside that transaction,
+   * with nothing but the ingest path writing in it.
+   */
+  scope?(): IngestHooks;
 }
 
 export interface Ingest {
@@ -121,24 +135,61 @@ interface MarketRow extends MarketFacts {
  * caller opened (one `db.writer.transaction`, or the importer's file transaction): that is what
  * makes a batch, its dirty marks and the hook's writes one unit.
  */
-export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ingest {
+export interface IngestOptions {
+  /**
+   * The instance is used inside one transaction only (an import file): it may remember wallet
+   * ids and the dirty marks it already wrote, which a rolled-back transaction would make wrong
+   * for a longer-lived instance.
+   */
+  oneTransaction?: boolean;
+}
+
+/** Remembered wallet ids and dirty marks, per one-transaction instance; dropped past this. */
+const MAX_REMEMBERED = 500_000;
+
+export function createIngest(
+  db: Db,
+  clock: Clock,
+  hooks: IngestHooks = {},
+  options: IngestOptions = {},
+): Ingest {
   const w = db.writer;
+  // In one transaction: a bulk import meets the same wallets in batch after batch.
+  const knownWalletIds = options.oneTransaction ? new Map<string, number>() : null;
+  const markedWallets = options.oneTransaction ? new Set<string>() : null;
+  const markedMarkets = options.oneTransaction ? new Set<number>() : null;
+  /** The keys not marked dirty yet in this transaction (all of them without a memory). */
+  const unmarked = <K>(keys: Iterable<K>, marked: Set<K> | null): K[] => {
+    if (!marked) return [...keys];
+    if (marked.size > MAX_REMEMBERED) marked.clear();
+    const fresh: K[] = [];
+    for (const key of keys) {
+      if (marked.has(key)) continue;
+      marked.add(key);
+      fresh.push(key);
+    }
+    return fresh;
+  };
   // Fills go straight into the compact table (sql/0010); the `trades` view is for readers.
-  const insertFill = w.prepare(
+  // (tx_hash, log_index) is unique by the lookup in this statement, not by a unique index:
+  // fills_by_tx keys on the hash's first 8 bytes, a third of a full-hash index (sql/0010). One
+  // statement per fill, not a lookup and then an insert: the lookup walks the very index path
+  // the insert then writes, and it halves the calls across the native boundary.
+  const insertNewFill = w.prepare<
+    [Buffer, number, number, number, number, Num, Num, Num, number, Buffer, number, Buffer]
+  >(
     `INSERT INTO fills (tx_hash, log_index, wallet_id, market_id, kind, price, size, usd_value, ts)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?
+      WHERE NOT EXISTS (SELECT 1 FROM fills
+                         WHERE substr(tx_hash, 1, 8) = substr(?, 1, 8) AND log_index = ? AND tx_hash = ?)`,
   );
-  // (tx_hash, log_index) is unique by this lookup, not by a unique index: fills_by_tx keys on the
-  // hash's first 8 bytes, a third of a full-hash index (sql/0010).
   const fillIdByKey = w
     .prepare(
       `SELECT id FROM fills
         WHERE substr(tx_hash, 1, 8) = substr(?, 1, 8) AND log_index = ? AND tx_hash = ?`,
     )
     .pluck() as Statement<[Buffer, number, Buffer], number>;
-  const addWallet = w.prepare(
-    "INSERT INTO wallet_ids (address) VALUES (?) ON CONFLICT (address) DO NOTHING",
-  );
+  const addWallet = w.prepare("INSERT INTO wallet_ids (address) VALUES (?)");
   const walletIdOf = w.prepare("SELECT id FROM wallet_ids WHERE address = ?").pluck() as Statement<
     [string],
     number
@@ -241,14 +292,18 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
       for (const address of [...new Set(rows.map((r) => r.wallet))].sort()) {
         if (address.length !== 42)
           throw new Error(`wallet "${address}" is not a 42-character address`);
-        addWallet.run(address);
-        walletIds.set(address, walletIdOf.get(address)!);
+        let id = knownWalletIds?.get(address) ?? walletIdOf.get(address);
+        if (id === undefined) id = Number(addWallet.run(address).lastInsertRowid);
+        walletIds.set(address, id);
+        if (knownWalletIds) {
+          if (knownWalletIds.size > MAX_REMEMBERED) knownWalletIds.clear();
+          knownWalletIds.set(address, id);
+        }
       }
       const wallets = new Set<string>();
       for (const r of rows) {
         const hash = hashBytes(r.tx_hash);
-        if (fillIdByKey.get(hash, r.log_index, hash) !== undefined) continue;
-        const info = insertFill.run(
+        const info = insertNewFill.run(
           hash,
           r.log_index,
           walletIds.get(r.wallet)!,
@@ -258,7 +313,11 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
           units(r.size),
           units(r.usd_value),
           r.ts,
+          hash,
+          r.log_index,
+          hash,
         );
+        if (info.changes === 0) continue;
         inserted.push({
           id: Number(info.lastInsertRowid),
           tx_hash: r.tx_hash,
@@ -276,8 +335,10 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
         markets.add(r.market_id);
       }
       if (inserted.length > 0) {
-        markWallets.run(JSON.stringify([...wallets]));
-        markMarkets.run(JSON.stringify([...markets]));
+        const newWallets = unmarked(wallets, markedWallets);
+        if (newWallets.length > 0) markWallets.run(JSON.stringify(newWallets));
+        const newMarkets = unmarked(markets, markedMarkets);
+        if (newMarkets.length > 0) markMarkets.run(JSON.stringify(newMarkets));
         hooks.onNewTrades?.(inserted);
       }
       return inserted;
@@ -304,6 +365,7 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
       }
       // Funding links feed the connection and cluster analytics of both ends.
       if (touched.size > 0) markWallets.run(JSON.stringify([...touched]));
+      if (inserted.length > 0) hooks.onNewTransfers?.(inserted);
       return inserted;
     },
 
@@ -383,6 +445,7 @@ export function createIngest(db: Db, clock: Clock, hooks: IngestHooks = {}): Ing
       if (current && current.kind === label.kind && current.name === label.name) return "present";
       writeLabel.run(label);
       markWallet.run(label.address);
+      hooks.onLabelChanged?.(label.address);
       return current ? "updated" : "new";
     },
 

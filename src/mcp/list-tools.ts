@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as v from "valibot";
 import type { App } from "../app";
 import { WHALE_VOLUME_TEXT } from "../domain";
 import { notFound } from "../errors";
@@ -23,51 +23,66 @@ import { defineTool, figure, type McpTool, morePages } from "./tool";
 const MAX_COUNT = 1_000_000;
 const SORTS = [...new Set([...WHALE_SORTS, ...CATEGORY_SORTS])] as [string, ...string[]];
 
-const LeaderboardInput = z
-  .strictObject({
+const LeaderboardInput = v.pipe(
+  v.strictObject({
     kind: oneOf(
       "kind",
       ["whales", "pnl", "category"],
       `whales: wallets over ${WHALE_VOLUME_TEXT} of volume; pnl: wallets by profit; category: wallets ranked within one market category.`,
     ),
-    category: oneOf(
-      "category",
-      LEADERBOARD_CATEGORIES,
-      "Required with kind category, not allowed otherwise.",
-    ).optional(),
-    sort: oneOf(
-      "sort",
-      SORTS,
-      `kind whales: ${WHALE_SORTS.join(", ")} (default volume). kind category: ${CATEGORY_SORTS.join(", ")} (default pnl). Not for kind pnl.`,
-    ).optional(),
-    sort_dir: oneOf(
-      "sort_dir",
-      ["asc", "desc"],
-      "kind pnl only: desc (default, biggest winners first) or asc (biggest losers first).",
-    ).optional(),
-    limit: integer("limit", 1, 100, "Wallets per page (1 to 100).").default(50),
-    min_volume: decimal(
-      "min_volume",
-      0,
-      Number.POSITIVE_INFINITY,
-      "kind whales only: minimum total volume, USD.",
-    ).optional(),
-    min_resolved_bets: integer(
-      "min_resolved_bets",
-      0,
-      MAX_COUNT,
-      "kind whales or pnl: minimum resolved bets (pnl defaults to 5).",
-    ).optional(),
-    min_bets: integer(
-      "min_bets",
-      1,
-      MAX_COUNT,
-      "kind category only: minimum resolved bets in the category (default 20).",
-    ).optional(),
-    cursor: cursor.optional(),
-  })
-  .superRefine((q, ctx) => {
-    const problem = (message: string) => ctx.addIssue({ code: "custom", message });
+    category: v.optional(
+      oneOf(
+        "category",
+        LEADERBOARD_CATEGORIES,
+        "Required with kind category, not allowed otherwise.",
+      ),
+    ),
+    sort: v.optional(
+      oneOf(
+        "sort",
+        SORTS,
+        `kind whales: ${WHALE_SORTS.join(", ")} (default volume). kind category: ${CATEGORY_SORTS.join(", ")} (default pnl). Not for kind pnl.`,
+      ),
+    ),
+    sort_dir: v.optional(
+      oneOf(
+        "sort_dir",
+        ["asc", "desc"],
+        "kind pnl only: desc (default, biggest winners first) or asc (biggest losers first).",
+      ),
+    ),
+    limit: v.optional(integer("limit", 1, 100, "Wallets per page (1 to 100)."), 50),
+    min_volume: v.optional(
+      decimal(
+        "min_volume",
+        0,
+        Number.POSITIVE_INFINITY,
+        "kind whales only: minimum total volume, USD.",
+      ),
+    ),
+    min_resolved_bets: v.optional(
+      integer(
+        "min_resolved_bets",
+        0,
+        MAX_COUNT,
+        "kind whales or pnl: minimum resolved bets (pnl defaults to 5).",
+      ),
+    ),
+    min_bets: v.optional(
+      integer(
+        "min_bets",
+        1,
+        MAX_COUNT,
+        "kind category only: minimum resolved bets in the category (default 20).",
+      ),
+    ),
+    cursor: v.optional(cursor),
+  }),
+  // Which filters go with which kind: checked once every argument is valid on its own.
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const q = dataset.value;
+    const problem = (message: string) => addIssue({ message });
     if (q.kind === "category" && q.category === undefined) {
       problem(
         `category is required with kind category: one of ${LEADERBOARD_CATEGORIES.join(", ")}`,
@@ -95,39 +110,44 @@ const LeaderboardInput = z
     if (q.min_bets !== undefined && q.kind !== "category") {
       problem("min_bets goes only with kind category: use min_resolved_bets");
     }
-  });
+  }),
+);
 
-const TradesInput = z.strictObject({
-  wallet: address("wallet", "Only this wallet's fills.").optional(),
-  market: z
-    .string({ error: "market must be a string" })
-    .regex(/^0x[0-9a-fA-F]{64}$/, "market must be a condition id: 0x followed by 64 hex characters")
-    .transform((s) => s.toLowerCase())
-    .describe(
-      "Only this market's fills, by condition id (0x + 64 hex; get_market_signal gives it as market.condition_id).",
-    )
-    .optional(),
-  side: oneOf("side", ["BUY", "SELL"], "Only buys or only sells.").optional(),
-  min_bet: decimal(
-    "min_bet",
-    0,
-    Number.POSITIVE_INFINITY,
-    "Only fills worth at least this many USD.",
-  ).optional(),
-  start: instant(
-    "start",
-    "Window start: ISO-8601 date-time or Unix milliseconds. Needs end; at most 90 days.",
-  ).optional(),
-  end: instant("end", "Window end, same formats as start.").optional(),
-  limit: integer("limit", 1, 100, "Fills per page (1 to 100).").default(25),
-  cursor: cursor.optional(),
+const TradesInput = v.strictObject({
+  wallet: v.optional(address("wallet", "Only this wallet's fills.")),
+  market: v.optional(
+    v.pipe(
+      v.string("market must be a string"),
+      v.regex(
+        /^0x[0-9a-fA-F]{64}$/,
+        "market must be a condition id: 0x followed by 64 hex characters",
+      ),
+      v.transform((s) => s.toLowerCase()),
+      v.description(
+        "Only this market's fills, by condition id (0x + 64 hex; get_market_signal gives it as market.condition_id).",
+      ),
+    ),
+  ),
+  side: v.optional(oneOf("side", ["BUY", "SELL"], "Only buys or only sells.")),
+  min_bet: v.optional(
+    decimal("min_bet", 0, Number.POSITIVE_INFINITY, "Only fills worth at least this many USD."),
+  ),
+  start: v.optional(
+    instant(
+      "start",
+      "Window start: ISO-8601 date-time or Unix milliseconds. Needs end; at most 90 days.",
+    ),
+  ),
+  end: v.optional(instant("end", "Window end, same formats as start.")),
+  limit: v.optional(integer("limit", 1, 100, "Fills per page (1 to 100)."), 25),
+  cursor: v.optional(cursor),
 });
 
 export function listTools(app: App): McpTool[] {
   const { cursors, read, funding } = app;
   const boards = read.leaderboards;
 
-  function leaderboard(q: z.output<typeof LeaderboardInput>) {
+  function leaderboard(q: v.InferOutput<typeof LeaderboardInput>) {
     const page = <K extends CursorValue[]>(
       endpoint: string,
       fetch: (
@@ -180,17 +200,14 @@ export function listTools(app: App): McpTool[] {
       description: `Wallets that beat their own overall win rate in one category: (wallet, category) rows ranked by edge (category win rate minus overall win rate), largest first. Use it to find specialists, e.g. wallets unusually good at politics. Paginated to a depth of ${SCREEN_DEPTH} rows. Same answer as GET /v1/signals/screen.`,
       rest: "GET /v1/signals/screen",
       minTier: "terminal",
-      input: z.strictObject({
-        min_edge: decimal("min_edge", -1, 1, "Minimum edge, -1 to 1 (e.g. 0.1).").optional(),
-        min_bets: integer(
-          "min_bets",
-          0,
-          MAX_COUNT,
-          "Minimum resolved bets in the category.",
-        ).optional(),
-        category: text("category", 100, "Only this market category.").optional(),
-        limit: integer("limit", 1, 100, "Rows per page (1 to 100).").default(25),
-        cursor: cursor.optional(),
+      input: v.strictObject({
+        min_edge: v.optional(decimal("min_edge", -1, 1, "Minimum edge, -1 to 1 (e.g. 0.1).")),
+        min_bets: v.optional(
+          integer("min_bets", 0, MAX_COUNT, "Minimum resolved bets in the category."),
+        ),
+        category: v.optional(text("category", 100, "Only this market category.")),
+        limit: v.optional(integer("limit", 1, 100, "Rows per page (1 to 100)."), 25),
+        cursor: v.optional(cursor),
       }),
       output: outputOf(WalletEdgePageSchema),
       run: (q) => {
@@ -232,21 +249,20 @@ export function listTools(app: App): McpTool[] {
         "Curated investigations: wallets and sybil clusters whose wins in a category beat the prices they paid by more than luck explains, ordered by p-value (strongest first). Without id: a page of summaries, filterable by category and type. With id: that one investigation with its wallets, evidence bets and statistical test (the list filters are then ignored). Needs the terminal_pro tier. Same answers as GET /v1/investigations and GET /v1/investigations/{id}.",
       rest: "GET /v1/investigations, GET /v1/investigations/{id}",
       minTier: "terminal_pro",
-      input: z.strictObject({
-        id: integer(
-          "id",
-          1,
-          999_999_999_999_999,
-          "An investigation's id, to get that one in full.",
-        ).optional(),
-        category: z
-          .string({ error: "category must be a string" })
-          .min(1, "category must not be empty")
-          .describe("Only investigations in this market category.")
-          .optional(),
-        type: oneOf("type", INVESTIGATION_TYPES, "wallet or cluster.").optional(),
-        limit: integer("limit", 1, 100, "Investigations per page (1 to 100).").default(20),
-        cursor: cursor.optional(),
+      input: v.strictObject({
+        id: v.optional(
+          integer("id", 1, 999_999_999_999_999, "An investigation's id, to get that one in full."),
+        ),
+        category: v.optional(
+          v.pipe(
+            v.string("category must be a string"),
+            v.minLength(1, "category must not be empty"),
+            v.description("Only investigations in this market category."),
+          ),
+        ),
+        type: v.optional(oneOf("type", INVESTIGATION_TYPES, "wallet or cluster.")),
+        limit: v.optional(integer("limit", 1, 100, "Investigations per page (1 to 100)."), 20),
+        cursor: v.optional(cursor),
       }),
       output: eitherOutput(PageOf(InvestigationSummarySchema), InvestigationSchema),
       run: (q): object => {

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as v from "valibot";
 import type { App } from "../app";
 import { WHALE_VOLUME_TEXT } from "../domain";
 import { badRequest } from "../errors";
@@ -41,7 +41,7 @@ export function marketTools(app: App): McpTool[] {
         "Whale sentiment on a market over the last 30 days (bullish, bearish or mixed; YES/NO whale volume; number of whales) and the whale-implied probability of YES next to the current price (edge = implied minus price). Same answer as GET /v1/signals/market/{slug}.",
       rest: "GET /v1/signals/market/{slug}",
       minTier: "free",
-      input: z.strictObject({ slug }),
+      input: v.strictObject({ slug }),
       output: outputOf(MarketSignalSchema),
       run: ({ slug }) => {
         const signal = markets.signal(slug);
@@ -60,7 +60,7 @@ export function marketTools(app: App): McpTool[] {
         "A deterministic live analysis of one market: the smart-money probability of YES (the largest holders weighted by their skill), the market price and the divergence between them, the top 10 positions with who holds them, whale sentiment, and the last 24 hours of money flow. Recomputed at most every 30 seconds. Needs the terminal_pro tier. Same answer as GET /v1/analyze/market/{slug}.",
       rest: "GET /v1/analyze/market/{slug}",
       minTier: "terminal_pro",
-      input: z.strictObject({ slug }),
+      input: v.strictObject({ slug }),
       output: outputOf(MarketAnalysisSchema),
       run: ({ slug }, { now }) => {
         const analysis = markets.analysis(slug, now);
@@ -76,13 +76,19 @@ export function marketTools(app: App): McpTool[] {
       description: `Where the money went in one market over the last \`minutes\`: YES and NO buy/sell volume, net flow, unique wallets and average price in 12 equal time buckets, plus totals. By default only whales (wallets over ${WHALE_VOLUME_TEXT} of total volume). Same answer as GET /v1/markets/{slug}/flow.`,
       rest: "GET /v1/markets/{slug}/flow",
       minTier: "terminal",
-      input: z.strictObject({
+      input: v.strictObject({
         slug,
-        minutes: integer("minutes", 5, 1440, "Window length in minutes (5 to 1440).").default(60),
-        whales_only: z
-          .boolean({ error: "whales_only must be true or false" })
-          .describe("true (default): only whale wallets; false: every wallet.")
-          .default(true),
+        minutes: v.optional(
+          integer("minutes", 5, 1440, "Window length in minutes (5 to 1440)."),
+          60,
+        ),
+        whales_only: v.optional(
+          v.pipe(
+            v.boolean("whales_only must be true or false"),
+            v.description("true (default): only whale wallets; false: every wallet."),
+          ),
+          true,
+        ),
       }),
       output: outputOf(MarketFlowSchema),
       run: ({ slug, minutes, whales_only }, { now }) => {
@@ -100,17 +106,20 @@ export function marketTools(app: App): McpTool[] {
         "Markets ranked over a recent window, either by whale volume (rank_by whale_volume, default: where the smart money is trading) or by absolute YES price change (rank_by price_change: markets with at least 3 trades that moved most). Filter by category or a title substring; paginated. Same answers as GET /v1/markets/trending and GET /v1/markets/moving.",
       rest: "GET /v1/markets/trending, GET /v1/markets/moving",
       minTier: "terminal",
-      input: z.strictObject({
-        rank_by: oneOf(
-          "rank_by",
-          ["whale_volume", "price_change"],
-          "whale_volume (default) or price_change.",
-        ).default("whale_volume"),
+      input: v.strictObject({
+        rank_by: v.optional(
+          oneOf(
+            "rank_by",
+            ["whale_volume", "price_change"],
+            "whale_volume (default) or price_change.",
+          ),
+          "whale_volume",
+        ),
         period_hours: periodHours,
-        limit: integer("limit", 1, 100, "Markets per page (1 to 100).").default(20),
-        category: marketCategory.optional(),
-        search: text("search", 200, "Only markets whose title contains this text.").optional(),
-        cursor: cursor.optional(),
+        limit: v.optional(integer("limit", 1, 100, "Markets per page (1 to 100)."), 20),
+        category: v.optional(marketCategory),
+        search: v.optional(text("search", 200, "Only markets whose title contains this text.")),
+        cursor: v.optional(cursor),
       }),
       output: outputOf(MarketRankPageSchema),
       run: (q, { now }) => {
@@ -138,10 +147,10 @@ export function marketTools(app: App): McpTool[] {
         "The markets with the most USD volume over a recent window, with trade count and net flow (YES flow minus NO flow): a bounded top list, no pagination. Same answer as GET /v1/signals/movers.",
       rest: "GET /v1/signals/movers",
       minTier: "terminal",
-      input: z.strictObject({
+      input: v.strictObject({
         period_hours: periodHours,
-        category: marketCategory.optional(),
-        limit: integer("limit", 1, 100, "How many markets (1 to 100).").default(20),
+        category: v.optional(marketCategory),
+        limit: v.optional(integer("limit", 1, 100, "How many markets (1 to 100)."), 20),
       }),
       output: outputOf(MoversSchema),
       run: (q, { now }) => {

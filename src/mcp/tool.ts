@@ -1,5 +1,7 @@
+import type * as v from "valibot";
 import type * as z from "zod";
 import type { Tier } from "../auth/tiers";
+import { type ArgumentsSchema, toolArguments } from "./inputs";
 
 /** Every tool only reads the database: no side effects, same answer for the same data. */
 export const READ_ONLY_ANNOTATIONS = {
@@ -33,7 +35,7 @@ export interface McpTool {
   summarize(body: object): string;
 }
 
-interface ToolDefinition<S extends z.ZodObject, B extends object> {
+interface ToolDefinition<S extends ArgumentsSchema, B extends object> {
   name: string;
   title: string;
   description: string;
@@ -41,15 +43,18 @@ interface ToolDefinition<S extends z.ZodObject, B extends object> {
   minTier: Tier;
   input: S;
   output: z.ZodType;
-  run(args: z.output<S>, call: ToolCall): B;
+  run(args: v.InferOutput<S>, call: ToolCall): B;
   summarize(body: B): string;
 }
 
-/** Types a tool's handler against its own input schema, then erases that type for the table. */
-export function defineTool<S extends z.ZodObject, B extends object>(
+/**
+ * Types a tool's handler against its own argument schema (valibot, src/mcp/inputs.ts), hands that
+ * schema to the SDK as zod, then erases the handler's type for the table.
+ */
+export function defineTool<S extends ArgumentsSchema, B extends object>(
   definition: ToolDefinition<S, B>,
 ): McpTool {
-  return definition as unknown as McpTool;
+  return { ...definition, input: toolArguments(definition.input) } as unknown as McpTool;
 }
 
 /** A number for a summary line: short, and "n/a" where the figure is not known. */

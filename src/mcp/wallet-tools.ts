@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as v from "valibot";
 import type { App } from "../app";
 import { notFound } from "../errors";
 import { DOSSIER_ALERTS, DOSSIER_TRADES } from "../read/wallets";
@@ -24,7 +24,7 @@ export function walletTools(app: App): McpTool[] {
         "A wallet's smart-money score (0-100, higher means more skilled), its confidence (0-1), the raw per-signal breakdown, its type (e.g. whale, market_maker, retail) and its stats (bets, win rate, Bayesian win rate, volume, PnL with its source). Use it to judge in one call whether a wallet is worth following. Same answer as GET /v1/signals/wallet/{address}.",
       rest: "GET /v1/signals/wallet/{address}",
       minTier: "free",
-      input: z.strictObject({ address: walletAddress }),
+      input: v.strictObject({ address: walletAddress }),
       output: outputOf(WalletSignalSchema),
       run: ({ address }) => {
         const signal = wallets.signal(address);
@@ -40,7 +40,7 @@ export function walletTools(app: App): McpTool[] {
       description: `Everything known about one wallet: platform name, type and stats, its ${DOSSIER_TRADES} latest trades, its ${DOSSIER_ALERTS} latest whale and insider alerts, and its sybil (funding) cluster membership or null. Same answer as GET /v1/wallets/{address} for a terminal key.`,
       rest: "GET /v1/wallets/{address}",
       minTier: "free",
-      input: z.strictObject({ address: walletAddress }),
+      input: v.strictObject({ address: walletAddress }),
       output: outputOf(WalletDossierSchema),
       run: ({ address }) => {
         const dossier = wallets.dossier(address);
@@ -57,16 +57,14 @@ export function walletTools(app: App): McpTool[] {
         "Finds wallets by address prefix (hex digits, with or without 0x) or by a case-insensitive part of their platform name. Address matches come first, then name matches by total volume. Use it to turn a trader's name into an address for the other wallet tools. Same answer as GET /v1/wallets/search.",
       rest: "GET /v1/wallets/search",
       minTier: "terminal",
-      input: z.strictObject({
-        query: z
-          .string({
-            error: (issue) =>
-              issue.input === undefined ? "query is required" : "query must be a string",
-          })
-          .min(3, "query must be at least 3 characters")
-          .max(100, "query must be at most 100 characters")
-          .describe("3 to 100 characters: an address prefix or part of a platform name."),
-        limit: integer("limit", 1, 25, "How many wallets to return (1 to 25).").default(10),
+      input: v.strictObject({
+        query: v.pipe(
+          v.string("query must be a string"),
+          v.minLength(3, "query must be at least 3 characters"),
+          v.maxLength(100, "query must be at most 100 characters"),
+          v.description("3 to 100 characters: an address prefix or part of a platform name."),
+        ),
+        limit: v.optional(integer("limit", 1, 25, "How many wallets to return (1 to 25)."), 10),
       }),
       output: outputOf(WalletSearchSchema),
       run: ({ query, limit }) => wallets.search(query, limit),

@@ -1,4 +1,6 @@
+import type * as v from "valibot";
 import { badRequest } from "../errors";
+import type { PageOf } from "../schemas/shared";
 import type { Cursors, CursorValue } from "./cursor";
 
 /**
@@ -6,10 +8,8 @@ import type { Cursors, CursorValue } from "./cursor";
  * past which lists are not served (docs/api.md, Pages).
  */
 
-export interface Page<T> {
-  data: T[];
-  next_cursor: string | null;
-}
+/** A page of rows: the shape PageOf (src/schemas/shared.ts) declares, for rows of type T. */
+export type Page<T> = v.InferOutput<ReturnType<typeof PageOf<v.GenericSchema<unknown, T>>>>;
 
 /** Wraps one page of rows; the cursor carries the keyset of the last row when more follow. */
 export function toPage<T>(

@@ -1,6 +1,8 @@
+import type * as v from "valibot";
 import { DAY_MS } from "../analytics/fill";
 import type { Db } from "../db/open";
 import type { Outcome } from "../domain";
+import type { CorrelatedWalletsSchema } from "../schemas/wallets";
 
 /**
  * Correlated wallets (GET /v1/wallets/{address}/correlated): who bet the same markets on the
@@ -20,12 +22,7 @@ export const BETS_PER_ANCHOR_SIDE = 500;
 export const MAX_CORRELATED = 20;
 const CACHE_ENTRIES = 1_000;
 
-export interface CorrelatedWallet {
-  address: string;
-  platform_name: string | null;
-  shared_markets: number;
-  same_side_ratio: number;
-}
+export type CorrelatedWallet = v.InferOutput<typeof CorrelatedWalletsSchema>["correlated"][number];
 
 type Side = Outcome;
 

@@ -34,16 +34,16 @@ export interface StatsRow {
 export function pnlAsOf(
   source: PnlSource,
   storedAsOf: number | null,
-  latestRefreshAt: number | null,
+  latestRefreshAt: () => number | null,
 ): string | null {
   if (source === "platform_api") return iso(storedAsOf);
   // A ledger figure is as of when the wallet's positions were marked (wallet_stats.pnl_as_of);
-  // rows written before that was stored fall back to the latest refresh.
-  if (source === "ledger") return iso(storedAsOf ?? latestRefreshAt);
+  // rows written before that was stored fall back to the latest refresh, read only for them.
+  if (source === "ledger") return iso(storedAsOf ?? latestRefreshAt());
   return null;
 }
 
-export function toWalletStats(row: StatsRow, latestRefreshAt: number | null): WalletStats {
+export function toWalletStats(row: StatsRow, latestRefreshAt: () => number | null): WalletStats {
   return {
     total_bets: row.total_bets,
     resolved_bets: row.resolved_bets,
@@ -70,11 +70,27 @@ export function categoryPnlTrusted(walletType: string, totalVolume: number): boo
 /** categoryPnlTrusted over wallet_stats aliased `s`. */
 export const CATEGORY_PNL_TRUSTED_SQL = `(s.wallet_type <> 'market_maker' AND s.total_volume <= ${WHALE_VOLUME_USD})`;
 
-/** When the read models were last refreshed (epoch ms), or null before the first refresh. */
+/**
+ * When the read models were last refreshed (epoch ms), or null before the first refresh. A read
+ * of its own, so callers ask only when a row needs it (pnlAsOf): most rows carry their date.
+ */
 export function createLatestRefresh(db: Db): () => number | null {
   // Run ids grow with time, so the last id is the latest run: a rowid seek, not a scan.
   const latest = db.reader.prepare<[], { at: number }>(
     "SELECT started_at AS at FROM refresh_runs ORDER BY id DESC LIMIT 1",
   );
   return () => latest.get()?.at ?? null;
+}
+
+/** `get` read at most once, on first call: one latest-refresh read for a page of rows. */
+export function once<T>(get: () => T): () => T {
+  let read = false;
+  let value: T;
+  return () => {
+    if (!read) {
+      value = get();
+      read = true;
+    }
+    return value;
+  };
 }

@@ -6,12 +6,13 @@ import type { TradeSide } from "../domain";
 import type {
   AlertSchema,
   WalletCategoriesSchema,
+  WalletDossierSchema,
   WalletProfileLiteSchema,
   WalletSignalSchema,
   WalletTimingSchema,
 } from "../schemas/wallets";
 import { createCorrelatedQueries } from "./correlated";
-import type { Trade, TradeQueries } from "./trades";
+import type { TradeQueries } from "./trades";
 import { createWalletFallback } from "./wallet-fallback";
 import { createWalletSearch } from "./wallet-search";
 import {
@@ -28,11 +29,7 @@ export type WalletProfile = v.InferOutput<typeof WalletProfileLiteSchema>;
 
 export type WalletAlert = v.InferOutput<typeof AlertSchema>;
 
-export interface WalletDossier extends WalletProfile {
-  recent_trades: Trade[];
-  alerts: WalletAlert[];
-  funding_cluster: unknown;
-}
+export type WalletDossier = v.InferOutput<typeof WalletDossierSchema>;
 
 export type WalletCategoryStat = v.InferOutput<typeof WalletCategoriesSchema>["categories"][number];
 
@@ -57,7 +54,7 @@ export type WalletQueries = ReturnType<typeof createWalletQueries>;
 export interface WalletQueryDeps {
   trades: TradeQueries;
   /** The wallet's sybil cluster membership (the funding graph's clusterOf), or null. */
-  clusterOf(address: string): unknown;
+  clusterOf(address: string): WalletDossier["funding_cluster"];
 }
 
 /**
@@ -93,7 +90,7 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
         address,
         platform_name: row.platform_name,
         wallet_type: row.wallet_type,
-        stats: toWalletStats(row, latestRefreshAt()),
+        stats: toWalletStats(row, latestRefreshAt),
       };
     }
     const fb = fallback(address);
@@ -115,7 +112,7 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
           confidence: row.confidence,
           breakdown: JSON.parse(row.breakdown) as WalletSignal["breakdown"],
           wallet_type: row.wallet_type,
-          stats: toWalletStats(row, latestRefreshAt()),
+          stats: toWalletStats(row, latestRefreshAt),
         };
       }
       const fb = fallback(address);
@@ -192,12 +189,19 @@ interface CategoryRow {
   volume: number;
 }
 
+/** Field by field, as toTrade (src/read/trades.ts): a fixed shape serializes faster. */
 function toAlert(row: AlertRow): WalletAlert {
-  const { slug, title, category, created_at, ...signal } = row;
   return {
-    ...signal,
-    created_at: new Date(created_at).toISOString(),
-    market: { slug, title, category },
+    id: row.id,
+    type: row.type,
+    score: row.score,
+    bet_value: row.bet_value,
+    side: row.side,
+    outcome: row.outcome,
+    price: row.price,
+    explanation: row.explanation,
+    created_at: new Date(row.created_at).toISOString(),
+    market: { slug: row.slug, title: row.title, category: row.category },
   };
 }
 

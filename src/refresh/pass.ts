@@ -4,6 +4,7 @@
  */
 import type { Db } from "../db/open";
 import { type Outcome, type TradeSide, WHALE_VOLUME_USD } from "../domain";
+import { decodedSql } from "../ingest/fill-codec";
 import type { WalletStanding } from "./market-model";
 import { createPriceLookup } from "./prices";
 import type { MarketInfo, TradeFill, WalletBetRow, WalletContext } from "./wallet-model";
@@ -23,8 +24,7 @@ export const toFill = (r: FillRow): TradeFill => ({
 });
 
 /** A stored amount: millionths when an INTEGER, the value itself when a REAL (sql/0010). */
-const decoded = (column: string) =>
-  `CASE typeof(${column}) WHEN 'integer' THEN ${column} / 1e6 ELSE ${column} END`;
+const decoded = decodedSql;
 
 // The columns of a FillRow, read from `fills f` and `wallet_ids w` (the trades view's decoding,
 // written out so each query can name the index it walks).

@@ -1,4 +1,6 @@
 import * as v from "valibot";
+import { TIERS } from "../auth/tiers";
+import { ERROR_STATUS, type ErrorCode } from "../errors";
 
 /**
  * Response schemas: the shapes the API promises. They feed the OpenAPI document,
@@ -29,6 +31,18 @@ export const TradeSchema = v.object({
   usd_value: num,
   trade_timestamp: isoDateTime,
 });
+
+/** Every error answer: REST's envelope (src/http/middleware/errors.ts). */
+export const ErrorEnvelopeSchema = v.object({
+  error: v.object({
+    code: v.picklist(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+    message: v.string(),
+    request_id: v.string(),
+  }),
+});
+
+/** The key check (GET /v1/_ping): the key works, on this tier. */
+export const PingSchema = v.object({ ok: v.literal(true), tier: v.picklist(TIERS) });
 
 export function PageOf<T extends v.GenericSchema>(item: T) {
   return v.object({ data: v.array(item), next_cursor: v.nullable(v.string()) });

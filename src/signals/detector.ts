@@ -3,9 +3,10 @@ import { explainInsiderSignal, type InsiderFacts, insiderScore } from "../analyt
 import { fallbackScore } from "../analytics/score";
 import { explainWhaleSignal, whaleSignalScore } from "../analytics/whale";
 import type { Db } from "../db/open";
-import type { Trade } from "../ingest/ingest";
+import { decodedSql } from "../ingest/fill-codec";
+import type { IngestHooks, Trade } from "../ingest/ingest";
 import type { NewSignal } from "../webhooks/outbox";
-import { createFundingFacts } from "./funding-facts";
+import { createFundingFacts, type FundingFacts } from "./funding-facts";
 
 const WINDOW_MS = 30 * DAY_MS;
 const FRESH_MS = 7 * DAY_MS;
@@ -35,6 +36,49 @@ function upperBound(values: readonly number[], x: number): number {
   return lo;
 }
 
+/** Sizes of one market's fills, sorted, and the sizes stored since they were sorted. */
+interface MarketSizes {
+  sorted: number[];
+  pending: number[];
+}
+
+/**
+ * One market's stored fills with `after < ts <= until`, in (ts, id) order (what a window
+ * query returns), and the fills stored since then in that range, not merged yet.
+ */
+interface MarketFills {
+  after: number;
+  until: number;
+  ts: number[];
+  id: number[];
+  usd: number[];
+  pending: { ts: number; id: number; usd: number }[];
+}
+
+/** What a detector keeps between calls of one scope. */
+interface Cache {
+  funding: FundingFacts;
+  sizes: Map<number, MarketSizes>;
+  fills: Map<number, MarketFills>;
+  /** True in a scope: a market's fills are read up to the end of time, once. */
+  open: boolean;
+  /** Values held in `sizes` and `fills`; past HELD_MAX both are dropped and read again on need. */
+  held: number;
+}
+
+/** About 100 MB of cached sizes and fills (a few numbers each). */
+const HELD_MAX = 4_000_000;
+
+/**
+ * The detector as the ingest path calls it: `onNewTrades` alone reads everything afresh for
+ * each call; `scope()` gives hooks whose caches last as long as the caller's transaction (an
+ * import file), told of every write in it that could change what they cached.
+ */
+export interface SignalDetector extends IngestHooks {
+  onNewTrades(trades: readonly Trade[]): void;
+  scope(): IngestHooks;
+}
+
 /**
  * Whale and insider detection on every new trade (docs/methodology.md, Signals), called by the ingest
  * path inside the transaction that stored the trades, so a signal and its outbox rows commit
@@ -43,17 +87,27 @@ function upperBound(values: readonly number[], x: number): number {
  *
  * An import streams millions of trades through here, so the insider score is first bounded from
  * the cheap facts (counting the timing cluster and concentration at their maximum) and the two
- * costly facts are only read when that bound can still reach the firing threshold.
+ * costly facts are only read when that bound can still reach the firing threshold. The cheap
+ * facts (funding, the market's sizes for a whale's percentile) are cached for the scope: read
+ * once per import file, not once per batch, and kept exact by the ingest path's reports of new
+ * transfers, labels and trades.
  */
-export function createSignalDetector(db: Db, options: DetectorOptions) {
+export function createSignalDetector(db: Db, options: DetectorOptions): SignalDetector {
   const w = db.writer;
-  const fundingBatch = createFundingFacts(db);
-  const marketFills = w.prepare<[number, number, number], { ts: number; usd: number }>(
-    `SELECT ts, usd_value AS usd FROM trades WHERE market_id = ? AND ts > ? AND ts <= ?
-      ORDER BY ts, id`,
-  );
+  const fundingScope = createFundingFacts(db);
+  // A market's fills straight from `fills` (the trades view would also join every fill's
+  // wallet address, which these do not need), decoded as the view decodes them.
+  const marketFills = w
+    .prepare<[number, number, number], [number, number, number]>(
+      `SELECT ts, id, ${decodedSql("usd_value")} FROM fills INDEXED BY fills_by_market
+        WHERE market_id = ? AND ts > ? AND ts <= ? ORDER BY ts, id`,
+    )
+    .raw();
   const marketSizes = w
-    .prepare("SELECT usd_value FROM trades WHERE market_id = ? ORDER BY usd_value")
+    .prepare(
+      `SELECT ${decodedSql("usd_value")} AS usd FROM fills INDEXED BY fills_by_market
+        WHERE market_id = ? ORDER BY usd`,
+    )
     .pluck();
   const walletRow = w.prepare<[string], { score: number; type: string | null }>(
     "SELECT smart_money_score AS score, wallet_type AS type FROM wallet_stats WHERE address = ?",
@@ -77,11 +131,75 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
       AND ts >= ? AND ts < ? AND wallet <> ?`,
   );
 
-  return function onNewTrades(trades: readonly Trade[]): void {
+  /** Sorted sizes of a market's stored fills: read once per scope, then kept up to date. */
+  const sizesOf = (cache: Cache, marketId: number): number[] => {
+    let entry = cache.sizes.get(marketId);
+    if (!entry) {
+      entry = { sorted: marketSizes.all(marketId) as number[], pending: [] };
+      cache.sizes.set(marketId, entry);
+      cache.held += entry.sorted.length;
+    } else if (entry.pending.length > 0) {
+      entry.sorted = mergeSorted(
+        entry.sorted,
+        entry.pending.sort((a, b) => a - b),
+      );
+      entry.pending = [];
+    }
+    return entry.sorted;
+  };
+
+  /**
+   * The market's fills with `from < ts <= to`, as the window query returns them: from the
+   * cache when it covers the range (read again, wider, when it does not).
+   */
+  const fillsIn = (cache: Cache, marketId: number, from: number, to: number) => {
+    let entry = cache.fills.get(marketId);
+    if (!entry || entry.after > from || entry.until < to) {
+      const after = Math.min(from, entry?.after ?? from);
+      const until = cache.open ? Number.POSITIVE_INFINITY : Math.max(to, entry?.until ?? to);
+      const rows = marketFills.all(marketId, after, until);
+      entry = {
+        after,
+        until,
+        ts: rows.map((r) => r[0]),
+        id: rows.map((r) => r[1]),
+        usd: rows.map((r) => r[2]),
+        pending: [],
+      };
+      cache.fills.set(marketId, entry);
+      cache.held += rows.length * 3;
+    } else if (entry.pending.length > 0) {
+      mergePending(entry);
+    }
+    return { entry, start: upperBound(entry.ts, from), end: upperBound(entry.ts, to) };
+  };
+
+  const remember = (cache: Cache, trades: readonly Trade[]) => {
+    for (const t of trades) {
+      const sizes = cache.sizes.get(t.market_id);
+      if (sizes) {
+        sizes.pending.push(t.usd_value);
+        cache.held += 1;
+      }
+      const fills = cache.fills.get(t.market_id);
+      if (fills && t.ts > fills.after && t.ts <= fills.until) {
+        fills.pending.push({ ts: t.ts, id: t.id, usd: t.usd_value });
+        cache.held += 3;
+      }
+    }
+    if (cache.held > HELD_MAX) {
+      cache.sizes.clear();
+      cache.fills.clear();
+      cache.held = 0;
+    }
+  };
+
+  const detect = (trades: readonly Trade[], cache: Cache): void => {
     if (trades.length === 0) return;
-    const funding = fundingBatch();
+    const { funding } = cache;
+    // This batch is stored: it counts in every trade's facts, as a query would see it.
+    remember(cache, trades);
     const windows = new Map<number, VolumeWindow>();
-    const sizes = new Map<number, number[]>();
     const span = new Map<number, [number, number]>();
     for (const t of trades) {
       const s = span.get(t.market_id);
@@ -90,10 +208,14 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
     const marketVolume = (marketId: number, ts: number) => {
       let window = windows.get(marketId);
       if (!window) {
+        // The batch's span of this market, as one window query: the same rows, summed in the
+        // same order, so the figures are the same to the last bit.
         const [from, to] = span.get(marketId)!;
-        const rows = marketFills.all(marketId, from - WINDOW_MS, to);
+        const { entry, start, end } = fillsIn(cache, marketId, from - WINDOW_MS, to);
         let sum = 0;
-        window = { ts: rows.map((r) => r.ts), cumulative: rows.map((r) => (sum += r.usd)) };
+        const cumulative = new Array<number>(end - start);
+        for (let i = start; i < end; i++) cumulative[i - start] = sum += entry.usd[i]!;
+        window = { ts: entry.ts.slice(start, end), cumulative };
         windows.set(marketId, window);
       }
       const end = upperBound(window.ts, ts);
@@ -114,11 +236,7 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
     for (const trade of trades) {
       if (trade.usd_value >= options.whaleMinUsd) {
         const wallet = walletRow.get(trade.wallet);
-        let all = sizes.get(trade.market_id);
-        if (!all) {
-          all = marketSizes.all(trade.market_id) as number[];
-          sizes.set(trade.market_id, all);
-        }
+        const all = sizesOf(cache, trade.market_id);
         const percentile = all.length > 0 ? upperBound(all, trade.usd_value) / all.length : 1;
         const smartMoneyScore = wallet?.score ?? fallbackScore(0, 0).score;
         const score = whaleSignalScore(smartMoneyScore, percentile);
@@ -184,6 +302,70 @@ export function createSignalDetector(db: Db, options: DetectorOptions) {
       );
     }
   };
+
+  const newCache = (open: boolean): Cache => ({
+    funding: fundingScope(),
+    sizes: new Map(),
+    fills: new Map(),
+    open,
+    held: 0,
+  });
+
+  return {
+    onNewTrades: (trades) => detect(trades, newCache(false)),
+    scope() {
+      const cache = newCache(true);
+      const { funding } = cache;
+      return {
+        onNewTrades: (trades) => detect(trades, cache),
+        onNewTransfers: (transfers) => funding.transfersStored(transfers),
+        onLabelChanged: (address) => funding.labelChanged(address),
+      };
+    },
+  };
+}
+
+/** Merges the fills stored since the entry was read into its (ts, id) order. */
+function mergePending(entry: MarketFills): void {
+  const add = entry.pending.sort((a, b) => a.ts - b.ts || a.id - b.id);
+  const n = entry.ts.length + add.length;
+  const ts = new Array<number>(n);
+  const id = new Array<number>(n);
+  const usd = new Array<number>(n);
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k < n; k++) {
+    const fromOld =
+      j >= add.length ||
+      (i < entry.ts.length &&
+        (entry.ts[i]! < add[j]!.ts || (entry.ts[i] === add[j]!.ts && entry.id[i]! < add[j]!.id)));
+    if (fromOld) {
+      ts[k] = entry.ts[i]!;
+      id[k] = entry.id[i]!;
+      usd[k] = entry.usd[i++]!;
+    } else {
+      const row = add[j++]!;
+      ts[k] = row.ts;
+      id[k] = row.id;
+      usd[k] = row.usd;
+    }
+  }
+  entry.ts = ts;
+  entry.id = id;
+  entry.usd = usd;
+  entry.pending = [];
+}
+
+/** Two ascending arrays as one. */
+function mergeSorted(a: readonly number[], b: readonly number[]): number[] {
+  const out = new Array<number>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = a[i]! <= b[j]! ? a[i++]! : b[j++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
 }
 
 /** The outcome a BUY of this trade's direction would have bought (docs/methodology.md, Signals: same side). */

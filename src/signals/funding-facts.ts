@@ -7,11 +7,26 @@ export interface ClusterFacts {
   underInvestigation: boolean;
 }
 
+/** A transfer as the facts need it: who sent what to whom. */
+export interface FundingTransfer {
+  from_address: string;
+  to_address: string;
+  token: string;
+}
+
+export type FundingFacts = ReturnType<ReturnType<typeof createFundingFacts>>;
+
 /**
  * Funding facts for signal detection, read from raw transfers rather than the funding read
  * model: an import or a live ingest fires signals before the next refresh has run, and a fresh
- * insider wallet is exactly one the read model has not seen yet. Answers are cached for one
- * detection batch (one ingest transaction), whose transfers are already stored.
+ * insider wallet is exactly one the read model has not seen yet.
+ *
+ * Answers are cached for one scope (`scope()`): a detection batch, or a whole import file. In
+ * a scope nothing but the ingest path writes, and it reports the writes that can change an
+ * answer (`transfersStored`, `labelChanged`), so an answer is read once per scope rather than
+ * once per batch: an import of 1M fills asked the same wallets' first funding again in every
+ * batch of 2,048, and that was a third of its time. The refresh's tables (wallet_stats,
+ * investigations) only change between scopes.
  */
 export function createFundingFacts(db: Db) {
   const w = db.writer;
@@ -44,9 +59,11 @@ export function createFundingFacts(db: Db) {
           AND active = 1 LIMIT 1`,
       )
     : undefined;
+  const NO_CLUSTER: ClusterFacts = { size: 0, resolvedBets: 0, wins: 0, underInvestigation: false };
 
-  return function batch() {
+  return function scope() {
     const firsts = new Map<string, { sender: string; ts: number } | null>();
+    const labels = new Map<string, boolean>();
     const clusters = new Map<string, ClusterFacts>();
     const first = (wallet: string) => {
       let found = firsts.get(wallet);
@@ -56,17 +73,24 @@ export function createFundingFacts(db: Db) {
       }
       return found;
     };
+    const isLabelled = (address: string) => {
+      let found = labels.get(address);
+      if (found === undefined) {
+        found = labelled.get(address) !== undefined;
+        labels.set(address, found);
+      }
+      return found;
+    };
     const funderOf = (wallet: string): string | null => {
       const inbound = first(wallet);
       if (!inbound) return null;
-      return labelled.get(inbound.sender) ? null : inbound.sender;
+      return isLabelled(inbound.sender) ? null : inbound.sender;
     };
     return {
       firstFundedAt: (wallet: string) => first(wallet)?.ts ?? null,
       cluster(wallet: string): ClusterFacts {
         const funder = funderOf(wallet);
-        if (funder === null)
-          return { size: 0, resolvedBets: 0, wins: 0, underInvestigation: false };
+        if (funder === null) return NO_CLUSTER;
         let facts = clusters.get(funder);
         if (!facts) {
           const members = fundedBy
@@ -91,6 +115,25 @@ export function createFundingFacts(db: Db) {
           clusters.set(funder, facts);
         }
         return facts;
+      },
+      /**
+       * Transfers stored in this scope. A transfer can change its recipient's first funding,
+       * and so the membership of the recipient's old funder's cluster and of its sender's.
+       * A cluster is cached only with every candidate member's first funding, so a recipient
+       * not in `firsts` is in no cached cluster.
+       */
+      transfersStored(transfers: readonly FundingTransfer[]) {
+        for (const t of transfers) {
+          if (t.token !== "USDC") continue;
+          const known = firsts.get(t.to_address);
+          if (known) clusters.delete(known.sender);
+          firsts.delete(t.to_address);
+          clusters.delete(t.from_address);
+        }
+      },
+      /** A label stored or changed in this scope: whether a first sender counts as a funder. */
+      labelChanged(address: string) {
+        labels.delete(address);
       },
     };
   };

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { edgeScreenSql } from "../../src/read/edge-screen";
-import { leaderboardSql } from "../../src/read/leaderboards";
+import {
+  CATEGORY_SORTS,
+  createLeaderboardQueries,
+  leaderboardSql,
+} from "../../src/read/leaderboards";
 import { LeaderboardPageSchema } from "../../src/schemas/wallets";
 import {
   A,
@@ -283,6 +287,35 @@ describe("depth 500", () => {
   });
   afterAll(() => deep.t.close());
 
+  it("ranks a category the same whether it sorts the qualifying wallets or walks the ranking", () => {
+    // Bound 0: always the walk; a bound above the category's 600 wallets: always the sort;
+    // the default bound picks per request. Every page of every ranking must agree.
+    const plans = [0, 10_000, undefined].map((bound) =>
+      createLeaderboardQueries(deep.t.db, { categorySortCandidates: bound }),
+    );
+    for (const sort of CATEGORY_SORTS) {
+      for (const minBets of [1, 20, 21]) {
+        for (const limit of [13, 100]) {
+          const pages = plans.map((queries) => {
+            const rows: unknown[] = [];
+            let after: [number, string] | undefined;
+            for (let more = true; more; ) {
+              const page = queries.category("culture", { sort, minBets }, limit, after);
+              rows.push(...page.rows);
+              after = page.keys.at(-1);
+              more = page.more;
+            }
+            return rows;
+          });
+          const label = `${sort} min_bets=${minBets} limit=${limit}`;
+          expect(pages[0], label).toHaveLength(minBets <= 20 ? 600 : 0);
+          expect(pages[1], label).toEqual(pages[0]);
+          expect(pages[2], label).toEqual(pages[0]);
+        }
+      }
+    }
+  });
+
   const order = (rows: Row[], direction: 1 | -1) =>
     [...rows]
       .sort((a, b) => direction * (a.value - b.value) || (a.address < b.address ? -1 : 1))
@@ -324,8 +357,9 @@ describe("query plans", () => {
       limit: 1,
     };
     const statements = { ...leaderboardSql(), ...edgeScreenSql() };
-    expect(Object.keys(statements)).toHaveLength(24);
+    expect(Object.keys(statements)).toHaveLength(32);
     for (const [name, sql] of Object.entries(statements)) {
+      if (name.startsWith("category-few:")) continue; // a bounded sort, checked below
       const statement = t().db.reader.prepare(`EXPLAIN QUERY PLAN ${sql}`);
       const used = Object.fromEntries(
         Object.entries(params).filter(([k]) => new RegExp(`@${k}\\b`).test(sql)),
@@ -333,6 +367,27 @@ describe("query plans", () => {
       const plan = (statement.all(used) as { detail: string }[]).map((p) => p.detail).join(" | ");
       expect(plan, name).not.toMatch(/TEMP B-TREE/);
       expect(plan, name).toMatch(/^(SEARCH|SCAN) \w+ USING (COVERING )?INDEX/);
+    }
+  });
+
+  it("takes a category's qualifying wallets from their index when it sorts them", () => {
+    const few = Object.entries(leaderboardSql()).filter(([name]) =>
+      name.startsWith("category-few:"),
+    );
+    expect(few).toHaveLength(8);
+    const params = { category: "crypto", minBets: 20, candidates: 2001, limit: 51 };
+    for (const [name, sql] of few) {
+      const used = Object.fromEntries(
+        Object.entries({ ...params, keyValue: 0, keyAddress: "" }).filter(([k]) =>
+          new RegExp(`@${k}\\b`).test(sql),
+        ),
+      );
+      const plan = (
+        t().db.reader.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(used) as { detail: string }[]
+      )
+        .map((p) => p.detail)
+        .join(" | ");
+      expect(plan, name).toMatch(/USING (COVERING )?INDEX wallet_category_by_resolved/);
     }
   });
 });

@@ -286,6 +286,14 @@ describe("refusing a file", () => {
     expect(count("trades")).toBe(0);
   });
 
+  it("checks foreign keys again after a file, imported or refused", async () => {
+    await imported(writeJsonl(t.dir, "good.jsonl", [market(1), trade(1)]));
+    expect(t.db.writer.pragma("foreign_keys", { simple: true })).toBe(1);
+    await refused(writeJsonl(t.dir, "bad.jsonl", [market(2), trade(2, { price: 2 })]));
+    expect(t.db.writer.pragma("foreign_keys", { simple: true })).toBe(1);
+    expect(t.db.writer.pragma("foreign_key_check")).toEqual([]);
+  });
+
   it("caps the reported list but counts every bad line", async () => {
     const bad = Array.from({ length: MAX_REPORTED_ERRORS + 250 }, (_, i) => trade(i, { price: 9 }));
     const result = await refused(writeJsonl(t.dir, "junk.jsonl", [market(1), ...bad]));

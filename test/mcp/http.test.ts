@@ -411,7 +411,8 @@ describe("tool errors", () => {
       "period_hours must be an integer from 1 to 168",
     ],
     ["get_trending_markets", { cursor: "garbage" }, "cursor is invalid"],
-    ["get_market_movers", { limt: 5 }, "limt"],
+    ["get_market_movers", { limt: 5 }, 'Unrecognized key: "limt"'],
+    ["get_market_movers", { limt: 5, lmit: 5 }, 'Unrecognized keys: "limt", "lmit"'],
     ["screen_wallet_edges", { min_edge: 2 }, "min_edge must be a number from -1 to 1"],
     [
       "query_trades",
@@ -422,6 +423,7 @@ describe("tool errors", () => {
     ["query_trades", { start: NOW - 91 * DAY, end: NOW }, "must not exceed 90 days"],
     ["query_trades", { start: NOW, end: NOW - 1 }, "end must not be before start"],
     ["query_trades", { start: "yesterday", end: NOW }, "start must be an ISO-8601 date-time"],
+    ["query_trades", { start: 0, end: -1 }, "end must be an ISO-8601 date-time"],
     ["query_trades", { market: "0x12" }, "market must be a condition id"],
     ["query_trades", { wallet: `0x${"1".repeat(40)}`, side: "buy" }, "side must be one of BUY"],
     ["get_market_signal", { slug: "no-such-market" }, "no market with slug 'no-such-market'"],

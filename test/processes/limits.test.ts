@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LEASE_MAX } from "../../src/auth/rate-limit";
 import { cli, mintKey, type Server, startServer, stopServer } from "./helpers";
 
 /**
@@ -16,8 +18,13 @@ const servers: Server[] = [];
 /** Each test starts real processes from source; a loaded machine makes that slow. */
 const PROCESS_TEST_MS = 120_000;
 
+let lastCallsKey = "";
+
 beforeAll(async () => {
   await cli(db, ["keys", "list"]); // migrates the new database before two servers race to
+  // The account whose last calls the two servers split, set up before they start.
+  lastCallsKey = await mintKey(db, "last-calls");
+  await cli(db, ["accounts", "set-limits", "last-calls", "--hourly", "100", "--monthly", "10000"]);
   // Started side by side; one that started is stopped in afterAll even if the other failed.
   // The API alone (--no-jobs): the jobs count no calls, and each would be one more process.
   const started = await Promise.allSettled([
@@ -43,6 +50,25 @@ async function ping(server: Server, key: string): Promise<number> {
   return res.status;
 }
 
+/** Calls the shared ledger holds for the account: admitted, or leased and not yet returned. */
+function counted(account: string): number {
+  const main = new Database(db, { readonly: true });
+  const limits = new Database(`${db}.limits`, { readonly: true });
+  try {
+    const { id } = main.prepare("SELECT id FROM accounts WHERE name = ?").get(account) as {
+      id: number;
+    };
+    return (
+      limits
+        .prepare("SELECT coalesce(sum(calls), 0) AS calls FROM rate_minutes WHERE account_id = ?")
+        .get(id) as { calls: number }
+    ).calls;
+  } finally {
+    main.close();
+    limits.close();
+  }
+}
+
 describe("limits across processes", () => {
   it(
     "two servers on one database admit the account's hourly cap between them, no more",
@@ -62,6 +88,60 @@ describe("limits across processes", () => {
       );
       expect(statuses.filter((s) => s === 200)).toHaveLength(50);
       expect(statuses.filter((s) => s === 429)).toHaveLength(50);
+    },
+    PROCESS_TEST_MS,
+  );
+
+  it(
+    "two servers holding leases split the last calls exactly",
+    async () => {
+      const key = lastCallsKey;
+      // Each server takes leases while plenty is left; 15 calls are then left, some of them
+      // leased to either server.
+      for (let i = 0; i < 85; i++) expect(await ping(servers[i % 2]!, key)).toBe(200);
+      // Both race for the last 15: what a server holds is spent first, then single calls.
+      const statuses = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => ping(servers[i % 2]!, key)),
+      );
+      expect(statuses.filter((s) => s === 200)).toHaveLength(15);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(25);
+      expect(counted("last-calls")).toBe(100);
+    },
+    PROCESS_TEST_MS,
+  );
+
+  it(
+    "a server returns its lease when it stops, and a killed one leaves at most its lease counted",
+    async () => {
+      const key = await mintKey(db, "leases");
+      await cli(db, [
+        "accounts",
+        "set-limits",
+        "leases",
+        "--hourly",
+        "5000",
+        "--monthly",
+        "100000",
+      ]);
+      const stopping = await startServer(db);
+      const killed = await startServer(db);
+      try {
+        expect(await ping(stopping, key)).toBe(200);
+        expect(counted("leases")).toBeGreaterThan(1);
+        await stopServer(stopping);
+        expect(counted("leases")).toBe(1);
+
+        expect(await ping(killed, key)).toBe(200);
+        killed.child.kill("SIGKILL");
+        await killed.exited;
+        // The unspent lease stays counted: the account is under-admitted by it until its minute
+        // leaves the window, never over-admitted.
+        const left = counted("leases") - 2;
+        expect(left).toBeGreaterThan(0);
+        expect(left).toBeLessThanOrEqual(LEASE_MAX);
+      } finally {
+        await Promise.all([stopServer(stopping), stopServer(killed)]);
+      }
     },
     PROCESS_TEST_MS,
   );

@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
-import { createRateLimiter } from "../../src/auth/rate-limit";
+import { createRateLimiter, LEASE_MAX } from "../../src/auth/rate-limit";
 import { createTestApp, type TestApp } from "../helpers/app";
 
 const MIN = 60_000;
@@ -9,7 +9,10 @@ const DAY = 24 * HOUR;
 const T0 = Date.parse("2026-11-01T00:00:30.000Z"); // 30 s into a minute
 
 let t: TestApp;
-afterEach(() => t?.close());
+afterEach(() => {
+  vi.useRealTimers();
+  t?.close();
+});
 
 function limiterApp(limits = { hourly: 50, monthly: 500 }) {
   t = createTestApp();
@@ -128,6 +131,7 @@ describe("30-day window", () => {
   it("survives a restart: the sums reload from the ledger", () => {
     const l = limiterApp();
     for (let i = 0; i < 30; i++) l.admit();
+    t.app.limiter.close(); // a clean stop returns what its lease had left
     const fresh = createRateLimiter({ db: t.db, clock: t.clock, log: t.app.deps.log });
     t.clock.advance(10 * MIN);
     expect(fresh.peek(l.id, { hourly: 50, monthly: 500 }).remaining).toBe(20);
@@ -143,6 +147,134 @@ describe("30-day window", () => {
     const d = l.peek();
     expect(d.remaining).toBe(50);
     expect(l.admit().admitted).toBe(true);
+  });
+});
+
+describe("quota leases", () => {
+  /** Calls counted in the ledger for the account, whoever holds them. */
+  const counted = (id: number) =>
+    (
+      t.db.limits
+        .prepare("SELECT coalesce(sum(calls), 0) AS calls FROM rate_minutes WHERE account_id = ?")
+        .get(id) as { calls: number }
+    ).calls;
+  /** A second process on the same ledger: a limiter with its own leases. */
+  const otherProcess = () => createRateLimiter({ db: t.db, clock: t.clock, log: t.app.deps.log });
+
+  it("counts a block of calls in one decision and admits them from memory, headers exact", () => {
+    const l = limiterApp({ hourly: 1000, monthly: 50_000 });
+    const first = l.admit();
+    expect(first).toMatchObject({ admitted: true, remaining: 999 });
+    // The call and 1/16 of the 999 left after it, capped.
+    const leased = Math.min(LEASE_MAX, Math.floor(999 / 16));
+    expect(counted(l.id)).toBe(1 + leased);
+    for (let i = 1; i <= leased; i++) {
+      const d = l.admit();
+      expect(d.admitted).toBe(true);
+      expect(d.remaining).toBe(999 - i);
+      expect(d.resetAt).toBe(first.resetAt);
+      expect(counted(l.id)).toBe(1 + leased);
+    }
+    // The lease is spent: the next call goes to the ledger and takes another.
+    expect(l.admit().remaining).toBe(999 - leased - 1);
+    expect(counted(l.id)).toBeGreaterThan(1 + leased);
+  });
+
+  it("leases nothing once fewer than 16 calls would be left", () => {
+    const l = limiterApp({ hourly: 10, monthly: 500 });
+    l.admit();
+    expect(counted(l.id)).toBe(1);
+  });
+
+  it("returns the unspent part at the minute's end, with no further call", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const l = limiterApp({ hourly: 1000, monthly: 50_000 });
+    l.admit();
+    l.admit();
+    expect(counted(l.id)).toBeGreaterThan(2);
+    t.clock.advance(30_000); // T0 is 30 s into its minute: now the next minute has begun
+    vi.advanceTimersByTime(30_100);
+    expect(counted(l.id)).toBe(2);
+    expect(l.peek().remaining).toBe(998);
+  });
+
+  it("returns an expired lease on the next decision when no timer has fired", () => {
+    const l = limiterApp({ hourly: 1000, monthly: 50_000 });
+    l.admit();
+    t.clock.advance(MIN);
+    const other = otherProcess();
+    // Another process's decision does not return this one's lease; this process's next one does.
+    expect(other.peek(l.id, { hourly: 1000, monthly: 50_000 }).remaining).toBeLessThan(999);
+    expect(l.peek().remaining).toBe(999);
+  });
+
+  it("returns the unspent part on close", () => {
+    const l = limiterApp({ hourly: 1000, monthly: 50_000 });
+    for (let i = 0; i < 3; i++) l.admit();
+    t.app.limiter.close();
+    expect(counted(l.id)).toBe(3);
+  });
+
+  it("returns the lease when the account's limits change", () => {
+    const l = limiterApp({ hourly: 1000, monthly: 50_000 });
+    const id = l.id;
+    t.app.limiter.admit(id, { hourly: 1000, monthly: 50_000 });
+    const d = t.app.limiter.admit(id, { hourly: 5, monthly: 50_000 });
+    expect(d).toMatchObject({ admitted: true, limit: 5, remaining: 3 });
+    expect(counted(id)).toBe(2);
+  });
+
+  it("a refund goes back to the lease it came from", () => {
+    const l = limiterApp({ hourly: 1000, monthly: 50_000 });
+    const d = l.admit();
+    const before = counted(l.id);
+    t.app.limiter.refund(l.id, d.minute);
+    expect(counted(l.id)).toBe(before);
+    expect(l.peek().remaining).toBe(1000);
+    t.app.limiter.close();
+    expect(counted(l.id)).toBe(0);
+  });
+
+  it("two processes splitting the last calls admit exactly the cap between them", () => {
+    for (const cap of [40, 200, 1000]) {
+      const l = limiterApp({ hourly: cap, monthly: 50_000 });
+      const limits = { hourly: cap, monthly: 50_000 };
+      const processes = [t.app.limiter, otherProcess()];
+      let seed = cap;
+      let admitted = 0;
+      // Random turns, in runs, until each process has been refused since the last admission: a
+      // process refuses only once its own lease is spent, so none is left holding calls.
+      const refused = [false, false];
+      while (!refused[0] || !refused[1]) {
+        seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+        const turn = (seed >>> 16) % 2;
+        const d = processes[turn]!.admit(l.id, limits);
+        if (d.admitted) {
+          admitted++;
+          refused.fill(false);
+        } else refused[turn] = true;
+        expect(admitted).toBeLessThanOrEqual(cap);
+      }
+      expect(admitted).toBe(cap);
+      expect(counted(l.id)).toBe(cap);
+      t.close();
+    }
+  });
+
+  it("a process that dies holding a lease leaves at most the lease unspent: under, never over", () => {
+    const l = limiterApp({ hourly: 1000, monthly: 50_000 });
+    const limits = { hourly: 1000, monthly: 50_000 };
+    const crashed = otherProcess();
+    crashed.admit(l.id, limits); // then gone, never closed
+    const lost = counted(l.id) - 1;
+    expect(lost).toBeGreaterThan(0);
+    expect(lost).toBeLessThanOrEqual(LEASE_MAX);
+    let admitted = 0;
+    while (t.app.limiter.admit(l.id, limits).admitted) admitted++;
+    expect(admitted).toBe(1000 - 1 - lost);
+    // Those calls leave the hour with their minute.
+    t.clock.advance(61 * MIN);
+    expect(t.app.limiter.admit(l.id, limits).admitted).toBe(true);
   });
 });
 
@@ -218,9 +350,20 @@ describe("through HTTP", () => {
     const rows = t.db.limits
       .prepare("SELECT minute, calls FROM rate_minutes ORDER BY minute")
       .all() as { minute: number; calls: number }[];
-    expect(rows.map((r) => r.calls)).toEqual([3, 1]);
+    // Minute M0 holds the 3 calls made in it: the rest of its lease went back when the minute
+    // ended. Minute M0 + 1 holds the call and the lease taken with it.
+    expect(rows.map((r) => r.calls)[0]).toBe(3);
     expect(rows[1]!.minute - rows[0]!.minute).toBe(1);
+    expect(rows[1]!.calls).toBeGreaterThanOrEqual(1);
     // A second app on the same file (a restart) sees the same quota.
+    t.app.limiter.close();
+    expect(
+      (
+        t.db.limits.prepare("SELECT sum(calls) AS calls FROM rate_minutes").get() as {
+          calls: number;
+        }
+      ).calls,
+    ).toBe(4);
     const again = createApp({ ...t.app.deps });
     const caller = again.accounts.authenticate(key)!;
     expect(again.limiter.peek(caller.account.id, { hourly: 50, monthly: 500 }).remaining).toBe(46);

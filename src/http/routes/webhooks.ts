@@ -7,11 +7,16 @@ import { writeWhenFree } from "../../db/write-when-free";
 import { isoOrNull as iso } from "../../domain";
 import { ApiError, badRequest, notFound } from "../../errors";
 import { toPage } from "../../paging/pages";
-import { isoDateTime, PageOf } from "../../schemas/shared";
+import { PageOf } from "../../schemas/shared";
+import {
+  WebhookDeliverySchema,
+  WebhookEndpointListSchema,
+  WebhookEndpointSchema,
+  WebhookTestResultSchema,
+} from "../../schemas/webhooks";
 import type { Delivery, DeliveryPosition } from "../../webhooks/deliveries";
 import { DELIVERY_STATUSES } from "../../webhooks/deliveries";
 import { type Endpoint, MAX_CATEGORY_LENGTH, SCORE_TYPES } from "../../webhooks/endpoints";
-import { WEBHOOK_EVENTS } from "../../webhooks/payload";
 import { MAX_CALLBACK_URL_LENGTH } from "../../webhooks/ssrf";
 import type { HttpEnv } from "../env";
 import { access, uncount } from "../middleware/auth";
@@ -97,42 +102,12 @@ const DeliveriesQuery = v.object({
   cursor: cursorParam,
 });
 
-// Response schemas.
-const EndpointSchema = v.object({
-  id: v.string(),
-  callback_url: v.string(),
-  min_score: v.nullable(v.number()),
-  score_type: v.nullable(v.picklist(SCORE_TYPES)),
-  category: v.nullable(v.string()),
-  secret: v.nullable(v.string()),
-  created_at: isoDateTime,
-});
-
-const DeliverySchema = v.object({
-  id: v.string(),
-  event: v.picklist(WEBHOOK_EVENTS as [string, ...string[]]),
-  signal_id: v.number(),
-  status: v.picklist(DELIVERY_STATUSES),
-  attempts: v.number(),
-  last_status_code: v.nullable(v.number()),
-  last_error: v.nullable(v.string()),
-  next_attempt_at: v.nullable(isoDateTime),
-  created_at: isoDateTime,
-  delivered_at: v.nullable(isoDateTime),
-});
-
-const TestResultSchema = v.object({
-  delivery_id: v.string(),
-  event: v.picklist(WEBHOOK_EVENTS as [string, ...string[]]),
-  ok: v.boolean(),
-  status_code: v.nullable(v.number()),
-  error: v.nullable(v.string()),
-  duration_ms: v.number(),
-  response_excerpt: v.nullable(v.string()),
-});
+type WebhookEndpoint = v.InferOutput<typeof WebhookEndpointSchema>;
+type WebhookDelivery = v.InferOutput<typeof WebhookDeliverySchema>;
+type WebhookTestResult = v.InferOutput<typeof WebhookTestResultSchema>;
 
 /** The endpoint as the API shows it; the secret only in the creation answer. */
-function endpointJson(endpoint: Endpoint, secret: string | null) {
+function endpointJson(endpoint: Endpoint, secret: string | null): WebhookEndpoint {
   return {
     id: endpoint.id,
     callback_url: endpoint.callbackUrl,
@@ -144,7 +119,7 @@ function endpointJson(endpoint: Endpoint, secret: string | null) {
   };
 }
 
-function deliveryJson(d: Delivery) {
+function deliveryJson(d: Delivery): WebhookDelivery {
   return {
     id: d.id,
     event: d.event,
@@ -214,7 +189,7 @@ export function webhookRoutes(app: App) {
         description:
           "Signals matching the filters (omitted = no constraint) are POSTed, signed, to callback_url. The secret is shown only in this answer. The number of endpoints per account is capped by plan (1 on free, 10 on terminal and above).",
         responses: {
-          ...created("The endpoint, with its one-time secret", EndpointSchema),
+          ...created("The endpoint, with its one-time secret", WebhookEndpointSchema),
           ...errorResponses(400, 401, 403, 413, 429),
         },
       }),
@@ -250,7 +225,7 @@ export function webhookRoutes(app: App) {
         summary: "List your webhook endpoints",
         description: "Every secret is null: secrets are shown only at creation.",
         responses: {
-          ...okResponse("The caller's endpoints", v.object({ data: v.array(EndpointSchema) }), {
+          ...okResponse("The caller's endpoints", WebhookEndpointListSchema, {
             fromReadModels: false,
           }),
           ...errorResponses(401, 429),
@@ -290,7 +265,9 @@ export function webhookRoutes(app: App) {
         summary: "Recent deliveries to an endpoint",
         description: "Newest first; filter by status. Dead deliveries are never retried.",
         responses: {
-          ...okResponse("A page of deliveries", PageOf(DeliverySchema), { fromReadModels: false }),
+          ...okResponse("A page of deliveries", PageOf(WebhookDeliverySchema), {
+            fromReadModels: false,
+          }),
           ...errorResponses(400, 401, 404, 429),
         },
       }),
@@ -334,7 +311,9 @@ export function webhookRoutes(app: App) {
         description:
           "Signs and POSTs a sample payload of the endpoint's event type at once and answers the attempt's outcome. Not retried and not listed among deliveries.",
         responses: {
-          ...okResponse("The attempt's outcome", TestResultSchema, { fromReadModels: false }),
+          ...okResponse("The attempt's outcome", WebhookTestResultSchema, {
+            fromReadModels: false,
+          }),
           ...errorResponses(400, 401, 404, 429),
         },
       }),
@@ -353,7 +332,7 @@ export function webhookRoutes(app: App) {
           },
           "webhook test sent",
         );
-        return c.json({
+        const result: WebhookTestResult = {
           delivery_id: outcome.deliveryId,
           event: outcome.event,
           ok: outcome.ok,
@@ -361,7 +340,8 @@ export function webhookRoutes(app: App) {
           error: outcome.error,
           duration_ms: outcome.durationMs,
           response_excerpt: outcome.responseExcerpt,
-        });
+        };
+        return c.json(result);
       },
     );
 }

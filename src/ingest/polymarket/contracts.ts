@@ -3,7 +3,7 @@ import type { Label } from "../ingest";
 
 /**
  * Polymarket's contracts on Polygon (chain id 137) and the events the chain ingester reads.
- * Addresses and signatures as in notes/POLYMARKET.md; the exchanges and collateral changed on
+ * docs/ingest.md describes what is read from them; the exchanges and collateral changed on
  * 2026-04-28 (V1 → V2), and both eras are read alike, so a backfill across the switch needs
  * nothing special. Addresses are kept lowercase, as stored.
  */
