@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // The migrated database test apps start from (test/helpers/app.ts).
+    globalSetup: ["test/global-setup.ts"],
     // better-sqlite3 and real loopback servers are happiest in separate processes.
     pool: "forks",
     // Two workers more than cores (vitest's own default is one fewer, a single worker on two

@@ -3,6 +3,7 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { inject } from "vitest";
 import { type App, createApp } from "../../src/app";
 import type { Tier } from "../../src/auth/tiers";
 import { type Config, loadConfig } from "../../src/config";
@@ -33,29 +34,6 @@ export interface TestApp {
 
 let accountSeq = 0;
 
-let template: string | undefined;
-
-/**
- * A database migrated once per test process, checkpointed into its one file: a test app starts
- * from a copy of it instead of running every migration again (tens of milliseconds each time,
- * hundreds of times a run). migrate() still runs on the copy, and finds nothing left to apply.
- */
-function migratedTemplate(): string {
-  if (template) return template;
-  const dir = mkdtempSync(join(tmpdir(), "smartmoney-template-"));
-  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, "template.db");
-  const db = openDb(path);
-  try {
-    migrate(db.writer);
-    db.writer.pragma("wal_checkpoint(TRUNCATE)");
-  } finally {
-    db.close();
-  }
-  template = path;
-  return path;
-}
-
 /** A fresh migrated SQLite file in a temp folder, a fake clock and captured logs. */
 export function createTestApp(
   options: { env?: NodeJS.ProcessEnv; clock?: FakeClock } = {},
@@ -65,8 +43,11 @@ export function createTestApp(
   const loaded = loadConfig({ SMARTMONEY_DB: fresh, ...options.env });
   if (!loaded.ok) throw new Error(loaded.problems.join("; "));
   const config = loaded.config;
-  // A database the test names (an old one to migrate, say) is opened as it is.
-  if (config.dbPath === fresh) copyFileSync(migratedTemplate(), fresh);
+  // A fresh database starts as a copy of the one test/global-setup.ts migrated once per run, and
+  // migrate() below finds nothing left to apply (without that setup, it applies everything). A
+  // database the test names (an old one to migrate, say) is opened as it is.
+  const migrated = inject("migratedDb");
+  if (config.dbPath === fresh && migrated) copyFileSync(migrated, fresh);
   const db = openDb(config.dbPath);
   migrate(db.writer);
   const clock = options.clock ?? new FakeClock();
