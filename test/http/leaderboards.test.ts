@@ -196,6 +196,43 @@ describe("GET /v1/leaderboards/category/{cat}", () => {
   });
 });
 
+describe("answers kept per read-model generation", () => {
+  it("serves a page again until a refresh lands, then the new ranking", async () => {
+    const fresh = buildWorld();
+    try {
+      const key = fresh.t.key("terminal");
+      const paths = [
+        "/v1/leaderboards/whales?sort=volume&limit=3",
+        "/v1/leaderboards/pnl?limit=3",
+        "/v1/leaderboards/category/crypto?min_bets=1&sort=volume&limit=3",
+      ];
+      const read = () =>
+        Promise.all(paths.map((path) => ok(fresh.t, path, key, LeaderboardPageSchema)));
+      const before = await read();
+      // A wallet that tops every ranking, written as a refresh would write it.
+      const top = `0x${"7e".repeat(20)}`;
+      insertStats(fresh.t, top, { total_volume: 1e9, total_pnl: 1e8, resolved_bets: 5 });
+      fresh.t.db.writer
+        .prepare(
+          `INSERT INTO wallet_category_stats (address, category, bets, resolved_bets, wins,
+             win_rate, global_win_rate, edge, pnl, volume, counter_consensus_wins)
+           VALUES (?, 'crypto', 5, 5, 5, 1, 1, 0, 1e6, 1e9, 0)`,
+        )
+        .run(top);
+      // Until the refresh is announced, the answers are the ones the read models had.
+      expect(await read()).toEqual(before);
+      fresh.t.app.readModelsChanged();
+      const after = await read();
+      for (const [i, page] of after.entries()) {
+        expect(page.data[0]!.address, paths[i]).toBe(top);
+        expect(page.data.slice(1), paths[i]).toEqual(before[i]!.data.slice(0, 2));
+      }
+    } finally {
+      fresh.t.close();
+    }
+  });
+});
+
 describe("errors and tier gates", () => {
   const bad: [string, string][] = [
     ["/v1/leaderboards/whales?sort=pnl", "sort must be one of volume, winRate, zScore, totalBets"],

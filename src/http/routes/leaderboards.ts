@@ -14,6 +14,7 @@ import {
   WHALE_SORTS,
 } from "../../read/leaderboards";
 import { LeaderboardPageSchema } from "../../schemas/wallets";
+import { createAnswerCache } from "../answer-cache";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
@@ -62,6 +63,8 @@ const DEPTH_NOTE = `Pages to a depth of ${LEADERBOARD_DEPTH} rows: the page that
 export function leaderboardRoutes(app: App) {
   const { limiter, cursors, read } = app;
   const boards = read.leaderboards;
+  // Leaderboards read wallet_stats and wallet_category_stats only, which change with a refresh.
+  const answers = createAnswerCache();
   return new Hono<HttpEnv>()
     .get(
       "/leaderboards/whales",
@@ -80,7 +83,7 @@ export function leaderboardRoutes(app: App) {
         const q = c.req.valid("query");
         const sort = q.sort!;
         const filter = { sort, minVolume: q.min_volume, minResolvedBets: q.min_resolved_bets };
-        return c.json(
+        return answers.json(c, app.generation, `whales ${JSON.stringify(q)}`, () =>
           depthCappedPage<unknown, RankKey>(
             cursors,
             `leaderboard-whales:${sort}`,
@@ -110,7 +113,7 @@ export function leaderboardRoutes(app: App) {
         const q = c.req.valid("query");
         const direction = q.sort_dir!;
         const filter = { direction, minResolvedBets: q.min_resolved_bets! };
-        return c.json(
+        return answers.json(c, app.generation, `pnl ${JSON.stringify(q)}`, () =>
           depthCappedPage<unknown, RankKey>(
             cursors,
             `leaderboard-pnl:${direction}`,
@@ -150,7 +153,7 @@ export function leaderboardRoutes(app: App) {
         const q = c.req.valid("query");
         const sort = q.sort!;
         const filter = { sort, minBets: q.min_bets! };
-        return c.json(
+        return answers.json(c, app.generation, `${category} ${JSON.stringify(q)}`, () =>
           depthCappedPage<unknown, RankKey>(
             cursors,
             `leaderboard-category:${category}:${sort}`,
