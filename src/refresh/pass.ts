@@ -23,14 +23,11 @@ export const toFill = (r: FillRow): TradeFill => ({
   id: r[8],
 });
 
-/** A stored amount: millionths when an INTEGER, the value itself when a REAL (sql/0010). */
-const decoded = decodedSql;
-
 // The columns of a FillRow, read from `fills f` and `wallet_ids w` (the trades view's decoding,
 // written out so each query can name the index it walks).
 export const FILL_COLUMNS = `w.address, f.market_id,
   CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END, CASE WHEN f.kind & 2 THEN 'SELL' ELSE 'BUY' END,
-  ${decoded("f.price")}, ${decoded("f.size")}, ${decoded("f.usd_value")}, f.ts, f.id`;
+  ${decodedSql("f.price")}, ${decodedSql("f.size")}, ${decodedSql("f.usd_value")}, f.ts, f.id`;
 
 /** Fills by wallet (address order), then market, then time; filter on w.address, f.market_id. */
 export const FILLS_BY_WALLET = `wallet_ids w INDEXED BY sqlite_autoindex_wallet_ids_1

@@ -1,5 +1,6 @@
 import type { Outcome } from "../analytics/fill";
 import type { Db } from "../db/open";
+import { decodedSql } from "../ingest/fill-codec";
 
 /**
  * Point-in-time prices for one refresh: the last trade of an outcome (the mark of open positions)
@@ -24,7 +25,7 @@ export function createPriceLookup(db: Db, mode: "series" | "seek" = "series"): P
 
 // Decoding of fills' columns (sql/0010), as the trades view does it.
 const OUTCOME = "CASE WHEN kind & 1 THEN 'NO' ELSE 'YES' END";
-const PRICE = "CASE typeof(price) WHEN 'integer' THEN price / 1e6 ELSE price END";
+const PRICE = decodedSql("price");
 
 const yesEquivalent = (outcome: Outcome, price: number) => (outcome === "YES" ? price : 1 - price);
 
