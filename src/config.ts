@@ -65,6 +65,9 @@ function isHttpUrl(text: string): boolean {
 
 const withoutTrailingSlashes = (text: string) => text.replace(/\/+$/, "");
 
+/** Empty gives null: the feature is off. */
+const emptyIsNull = (s: string) => (s === "" ? null : s);
+
 /** An absolute http(s) URL, trailing slashes dropped; empty gives null. */
 const httpUrl: ValueSchema<string | null> = (label) =>
   v.pipe(
@@ -115,11 +118,8 @@ const cron: ValueSchema<string | null> = (label) =>
         addIssue({ message: `${label}: "${dataset.value}" is not a cron pattern (${problem})` });
       }
     }),
-    v.transform((s) => (s === "" ? null : s)),
+    v.transform(emptyIsNull),
   );
-
-/** Empty gives null: the feature is off. */
-const emptyIsNull = (s: string) => (s === "" ? null : s);
 
 /**
  * Every setting, in the order problems are reported: its variable, flag, default, meaning and
