@@ -2,6 +2,7 @@ import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import * as z from "zod";
 import { ADDRESS } from "../domain";
+import { parseInstant } from "../instant";
 
 /**
  * Argument schemas for the tools, in valibot like every other schema of the service. They hold
@@ -135,12 +136,6 @@ export function instant(name: string, description: string) {
     }),
     v.description(description),
   );
-}
-
-function parseInstant(text: string): number {
-  if (/^\d{1,15}$/.test(text)) return Number(text);
-  if (/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)) return Date.parse(text);
-  return Number.NaN;
 }
 
 /** Whether a key's schema (optional or not) changes the value it checks. */

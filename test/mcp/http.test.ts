@@ -423,6 +423,12 @@ describe("tool errors", () => {
     ["query_trades", { start: NOW - 91 * DAY, end: NOW }, "must not exceed 90 days"],
     ["query_trades", { start: NOW, end: NOW - 1 }, "end must not be before start"],
     ["query_trades", { start: "yesterday", end: NOW }, "start must be an ISO-8601 date-time"],
+    // As /v1/trades: a date-time needs its offset (without one it would be read in server time).
+    [
+      "query_trades",
+      { start: "2026-10-01T10:00", end: NOW },
+      "start must be an ISO-8601 date-time",
+    ],
     ["query_trades", { start: 0, end: -1 }, "end must be an ISO-8601 date-time"],
     ["query_trades", { market: "0x12" }, "market must be a condition id"],
     ["query_trades", { wallet: `0x${"1".repeat(40)}`, side: "buy" }, "side must be one of BUY"],

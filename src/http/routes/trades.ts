@@ -3,6 +3,7 @@ import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
 import { notFound } from "../../errors";
+import { parseInstant } from "../../instant";
 import { toPage } from "../../paging/pages";
 import { type TradeKey, tradeFilterOf } from "../../read/trades";
 import { PageOf, TradeSchema } from "../../schemas/shared";
@@ -12,25 +13,6 @@ import { errorResponses, okResponse } from "../openapi";
 import { address, cursorParam, decimal, integer, invalidParams } from "../params";
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
-
-// RFC 3339: a date-time with its offset, or a date alone (midnight UTC).
-const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-/** Milliseconds since the epoch for an instant as `start` and `end` accept it, or NaN. */
-export function parseInstant(text: string): number {
-  if (/^\d{1,15}$/.test(text)) return Number(text);
-  if (DATE.test(text)) return Date.parse(`${text}T00:00:00Z`);
-  const m = DATE_TIME.exec(text);
-  if (!m) return Number.NaN;
-  const [, day, hh, mm, ss, fraction = "", offset] = m;
-  // A leap second (:60) is the last instant of its minute: Date.parse has no second 60.
-  const leap = ss === "60";
-  const ms = Date.parse(
-    `${day}T${hh}:${mm}:${leap ? "59" : ss}${fraction.slice(0, 4)}${offset!.toUpperCase()}`,
-  );
-  return leap ? ms + 999 : ms;
-}
 
 /** An RFC 3339 date-time or date, or Unix milliseconds (up to 15 digits). */
 function instant(name: string) {
