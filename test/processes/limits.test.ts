@@ -20,11 +20,18 @@ const PROCESS_TEST_MS = 120_000;
 
 let lastCallsKey = "";
 
+/** A key of a new account with these caps. */
+async function keyWithCaps(account: string, hourly: number, monthly: number): Promise<string> {
+  const key = await mintKey(db, account);
+  const caps = ["--hourly", String(hourly), "--monthly", String(monthly)];
+  await cli(db, ["accounts", "set-limits", account, ...caps]);
+  return key;
+}
+
 beforeAll(async () => {
   await cli(db, ["keys", "list"]); // migrates the new database before two servers race to
   // The account whose last calls the two servers split, set up before they start.
-  lastCallsKey = await mintKey(db, "last-calls");
-  await cli(db, ["accounts", "set-limits", "last-calls", "--hourly", "100", "--monthly", "10000"]);
+  lastCallsKey = await keyWithCaps("last-calls", 100, 10_000);
   // Started side by side; one that started is stopped in afterAll even if the other failed.
   // The API alone (--no-jobs): the jobs count no calls, and each would be one more process.
   const started = await Promise.allSettled([
@@ -73,16 +80,7 @@ describe("limits across processes", () => {
   it(
     "two servers on one database admit the account's hourly cap between them, no more",
     async () => {
-      const key = await mintKey(db, "two-servers");
-      await cli(db, [
-        "accounts",
-        "set-limits",
-        "two-servers",
-        "--hourly",
-        "50",
-        "--monthly",
-        "1000",
-      ]);
+      const key = await keyWithCaps("two-servers", 50, 1_000);
       const statuses = await Promise.all(
         Array.from({ length: 100 }, (_, i) => ping(servers[i % 2]!, key)),
       );
@@ -113,16 +111,7 @@ describe("limits across processes", () => {
   it(
     "a server returns its lease when it stops, and a killed one leaves at most its lease counted",
     async () => {
-      const key = await mintKey(db, "leases");
-      await cli(db, [
-        "accounts",
-        "set-limits",
-        "leases",
-        "--hourly",
-        "5000",
-        "--monthly",
-        "100000",
-      ]);
+      const key = await keyWithCaps("leases", 5_000, 100_000);
       const stopping = await startServer(db);
       const killed = await startServer(db);
       try {
@@ -149,9 +138,8 @@ describe("limits across processes", () => {
   it(
     "a server and the stdio MCP server share the account's quota",
     async () => {
-      const api = await mintKey(db, "mixed");
+      const api = await keyWithCaps("mixed", 5, 1_000);
       const mcp = await mintKey(db, "mixed", "mcp");
-      await cli(db, ["accounts", "set-limits", "mixed", "--hourly", "5", "--monthly", "1000"]);
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: ["--import", "tsx", "cli/main.ts", "mcp", "--key", mcp, "--db", db],
