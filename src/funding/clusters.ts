@@ -67,7 +67,9 @@ export function rebuildClusters(conn: Connection, onlyWallets?: ReadonlySet<stri
     .prepare(
       `UPDATE sybil_clusters
           SET markets_traded = (SELECT COUNT(DISTINCT b.market_id)
-                                  FROM wallet_funding f JOIN wallet_bets b ON b.wallet = f.wallet
+                                  FROM wallet_funding f
+                                  JOIN wallet_ids w ON w.address = f.wallet
+                                  JOIN wallet_bets b ON b.wallet_id = w.id
                                  WHERE f.funder = sybil_clusters.funder)
         WHERE total_volume IS NOT NULL
           ${scope.replace("f.funder", "funder")}`,

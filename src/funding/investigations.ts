@@ -47,9 +47,11 @@ export interface InvestigationCounts {
 
 export function refreshInvestigations(conn: Connection, now: number): InvestigationCounts {
   const betsOf = conn.prepare<[string, string], BetRow>(
-    `SELECT wallet, market_id AS marketId, side, entry_price AS entryPrice, buy_usd AS usdValue,
-            won, entry_ts AS entryTs
-       FROM wallet_bets WHERE wallet = ? AND category = ? AND resolved = 1 AND won IS NOT NULL`,
+    `SELECT w.address AS wallet, b.market_id AS marketId, b.side, b.entry_price AS entryPrice,
+            b.buy_usd AS usdValue, b.won, b.entry_ts AS entryTs
+       FROM wallet_ids w CROSS JOIN wallet_bets b ON b.wallet_id = w.id
+      WHERE w.address = ? AND b.category = ? AND b.resolved = 1 AND b.won IS NOT NULL
+      ORDER BY b.market_id`,
   );
   const resolvedBets = (wallets: readonly string[], category: string): ResolvedBet[] =>
     wallets.flatMap((w) => betsOf.all(w, category).map((b) => ({ ...b, won: b.won === 1 })));

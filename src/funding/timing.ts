@@ -110,13 +110,13 @@ function groupEntries(entries: Iterable<Entry>): { groups: Group[]; wallets: str
 }
 
 /** Collects entries as flat numbers per (market, side): millions of bets without an object each. */
-class EntryGrouper {
-  private readonly walletIds = new Map<string, number>();
-  private readonly wallets: string[] = [];
+class EntryGrouper<W = string> {
+  private readonly walletIds = new Map<W, number>();
+  private readonly wallets: W[] = [];
   /** market * 2 + side → [ts, walletId, ts, walletId, …] */
   private readonly flat = new Map<number, number[]>();
 
-  add(marketId: number, side: string, ts: number, wallet: string): void {
+  add(marketId: number, side: string, ts: number, wallet: W): void {
     let id = this.walletIds.get(wallet);
     if (id === undefined) {
       id = this.wallets.length;
@@ -129,7 +129,7 @@ class EntryGrouper {
     else this.flat.set(key, [ts, id]);
   }
 
-  finish(): { groups: Group[]; wallets: string[] } {
+  finish(): { groups: Group[]; wallets: W[] } {
     const groups: Group[] = [];
     for (const list of this.flat.values()) {
       if (list.length < 4) continue; // a single entry meets nobody
@@ -172,13 +172,18 @@ function forEachMeeting(g: Group, meet: (a: number, b: number) => void): void {
 /** Rebuilds timing_connections from wallet_bets; returns the number of coordinated pairs. */
 export function rebuildTimingConnections(conn: Connection): number {
   // A plain table scan: SQLite's sort of millions of bets costs far more than grouping them here.
+  // Bets name their wallet by id (sql/0012); each wallet's address is looked up once, after.
   const rows = conn
-    .prepare("SELECT market_id, side, entry_ts, wallet FROM wallet_bets WHERE two_sided = 0")
+    .prepare("SELECT market_id, side, entry_ts, wallet_id FROM wallet_bets WHERE two_sided = 0")
     .raw()
-    .iterate() as IterableIterator<[number, string, number, string]>;
-  const grouper = new EntryGrouper();
-  for (const [marketId, side, ts, wallet] of rows) grouper.add(marketId, side, ts, wallet);
-  const { groups, wallets } = grouper.finish();
+    .iterate() as IterableIterator<[number, string, number, number]>;
+  const grouper = new EntryGrouper<number>();
+  for (const [marketId, side, ts, walletId] of rows) grouper.add(marketId, side, ts, walletId);
+  const { groups, wallets: walletIds } = grouper.finish();
+  const addressOf = conn
+    .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
+    .pluck();
+  const wallets = walletIds.map((id) => addressOf.get(id)!);
   const pairs = pairsOf(groups, wallets);
   conn.exec("DELETE FROM timing_connections");
   const insert = conn.prepare(

@@ -306,7 +306,7 @@ export function createMarketQueries(db: Db) {
   const holders = r.prepare<[number, Outcome, number], PositionRow>(
     // The position's ledger PnL marked at the market's last trade prices as of the latest
     // refresh, or settled at its outcome (betPnl in src/refresh/wallet-model.ts, in SQL).
-    `SELECT b.wallet, b.side, b.entry_price, b.buy_usd, b.volume, b.yes_shares, b.no_shares,
+    `SELECT w.address AS wallet, b.side, b.entry_price, b.buy_usd, b.volume, b.yes_shares, b.no_shares,
             b.trade_count,
             b.pnl_base
               + b.yes_shares * CASE WHEN m.resolved_outcome IS NULL
@@ -315,11 +315,13 @@ export function createMarketQueries(db: Db) {
                   THEN coalesce(ms.last_no_trade, 0) ELSE m.resolved_outcome = 'NO' END AS pnl,
             s.smart_money_score, s.confidence, s.wallet_type, s.win_rate,
             s.total_pnl, s.pnl_source, s.platform_name
-       FROM wallet_bets b LEFT JOIN wallet_stats s ON s.address = b.wallet
+       FROM wallet_bets b INDEXED BY wallet_bets_by_market
+       CROSS JOIN wallet_ids w ON w.id = b.wallet_id
+       LEFT JOIN wallet_stats s ON s.address = w.address
        JOIN markets m ON m.id = b.market_id
        LEFT JOIN market_stats ms ON ms.market_id = b.market_id
       WHERE b.market_id = ? AND b.side = ?
-      ORDER BY b.buy_usd DESC, b.wallet LIMIT ?`,
+      ORDER BY b.buy_usd DESC, w.address LIMIT ?`,
   );
   const recentHours = r.prepare<[number, number], Omit<HourRow, "slug" | "title" | "category">>(
     `SELECT market_id, hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes

@@ -118,19 +118,22 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
   const wallets = new Set<string>();
   // Trades are read through the reader: better-sqlite3 cannot write on a connection while one
   // of its statements is being iterated. We hold the write lock, so both see the same trades.
+  // In wallet id order, which is wallet_bets' key order: its rows are appended, never inserted
+  // into the middle of a page.
   const byWallet = db.reader
     .prepare(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET}
-        ORDER BY w.address, f.market_id, f.ts, f.id`,
+        ORDER BY f.wallet_id, f.market_id, f.ts, f.id`,
     )
     .raw()
     .iterate() as IterableIterator<FillRow>;
   let fillsRead = forEachGroup(
     byWallet,
-    (r) => r[0],
-    (wallet, fills) => {
+    (r) => r[9],
+    (walletId, fills) => {
+      const wallet = fills[0]!.wallet;
       const model = walletModel(wallet, fills, ctx);
-      writer.wallet(model, model.bets);
+      writer.wallet(walletId, model, model.bets);
       wallets.add(wallet);
     },
   );

@@ -132,7 +132,10 @@ function selectChanges(db: Db, now: number, run: IncrementalRun): Changes {
     w.prepare("SELECT market_id FROM dirty_markets WHERE changed = 1").pluck().all() as number[],
   );
   const holdersOf = w
-    .prepare<[number], string>("SELECT wallet FROM wallet_bets WHERE market_id = ?")
+    .prepare<[number], string>(
+      `SELECT w.address FROM wallet_bets b INDEXED BY wallet_bets_by_market
+         CROSS JOIN wallet_ids w ON w.id = b.wallet_id WHERE b.market_id = ?`,
+    )
     .pluck();
   /** Wallets whose timing buckets (trades in resolved markets) may have changed. */
   const timingChanged = new Set<string>();
@@ -153,7 +156,9 @@ function selectChanges(db: Db, now: number, run: IncrementalRun): Changes {
   // A back-dated fill can be the last trade before some earlier entry's 24-hour mark.
   const enteredBetween = w
     .prepare<[number, number, number], string>(
-      "SELECT wallet FROM wallet_bets WHERE market_id = ? AND entry_ts >= ? AND entry_ts <= ?",
+      `SELECT w.address FROM wallet_bets b INDEXED BY wallet_bets_by_market
+         CROSS JOIN wallet_ids w ON w.id = b.wallet_id
+        WHERE b.market_id = ? AND b.entry_ts >= ? AND b.entry_ts <= ?`,
     )
     .pluck();
   for (const [marketId, { since }] of fresh) {
@@ -198,9 +203,10 @@ function recomputeWallets(
   let fillsRead = 0;
   // Arrays, made into objects here: better-sqlite3 builds row objects several times slower, and
   // these reads (every bet of every wallet recomputed) are most of an incremental run's reading.
+  const idOf = w.prepare<[string], number>("SELECT id FROM wallet_ids WHERE address = ?").pluck();
   const betsOf = w
-    .prepare<[string], unknown[]>(
-      `SELECT ${BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet = ? ORDER BY market_id`,
+    .prepare<[number], unknown[]>(
+      `SELECT ${BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet_id = ? ORDER BY market_id`,
     )
     .raw();
   const oldStats = w.prepare<[string], WalletStatsRow>(
@@ -212,12 +218,12 @@ function recomputeWallets(
   const pairFills = db.reader
     .prepare(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET}
-        WHERE w.address = ? AND f.market_id = ? ORDER BY f.ts, f.id`,
+        WHERE f.wallet_id = ? AND f.market_id = ? ORDER BY f.ts, f.id`,
     )
     .raw();
   const walletFills = db.reader
     .prepare(
-      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE w.address = ? ORDER BY f.ts, f.id`,
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE f.wallet_id = ? ORDER BY f.ts, f.id`,
     )
     .raw();
   const baseRateDelta = new Map<string, { bets: number; wins: number }>();
@@ -235,9 +241,12 @@ function recomputeWallets(
   const newWalletsIn = new Map<number, number>();
 
   for (const wallet of wallets) {
+    // A wallet with no fills (marked dirty by funding or labels alone) has no id and no bets.
+    const walletId = idOf.get(wallet);
+    if (walletId === undefined) continue;
     const before = oldStats.get(wallet);
     const bets = new Map<number, WalletBetRow>();
-    for (const values of betsOf.all(wallet)) {
+    for (const values of betsOf.all(walletId)) {
       const bet = betFromValues(values);
       bets.set(bet.market_id, bet);
     }
@@ -251,7 +260,7 @@ function recomputeWallets(
     // A new wallet has no timing row yet; others change only with trades in resolved markets.
     let timing = before === undefined || timingChanged.has(wallet);
     for (const marketId of pairs.get(wallet) ?? []) {
-      const fills = (pairFills.all(wallet, marketId) as FillRow[]).map(toFill);
+      const fills = (pairFills.all(walletId, marketId) as FillRow[]).map(toFill);
       fillsRead += fills.length;
       const old = bets.get(marketId);
       if (fills.length === 0) continue;
@@ -270,7 +279,7 @@ function recomputeWallets(
     }
     let timingJson: string | null = null;
     if (timing) {
-      const fills = (walletFills.all(wallet) as FillRow[]).map(toFill);
+      const fills = (walletFills.all(walletId) as FillRow[]).map(toFill);
       fillsRead += fills.length;
       timingJson = timingOf(fills, ctx);
     }
@@ -280,7 +289,7 @@ function recomputeWallets(
       timing: timingJson,
       winsTest: resolvedChanged ? undefined : { log10PValue: before!.log10_p_value },
     });
-    writer.wallet(model, changed, previous);
+    writer.wallet(walletId, model, changed, previous);
     const after = model.stats;
     const standingChanged =
       !before ||
@@ -302,7 +311,7 @@ function recomputeWallets(
         const hours = restanded.get(bet.market_id) ?? new Set<number>();
         restanded.set(bet.market_id, hours);
         if (!whaleFlipped) continue;
-        for (const row of pairFills.all(wallet, bet.market_id) as FillRow[]) {
+        for (const row of pairFills.all(walletId, bet.market_id) as FillRow[]) {
           hours.add(Math.floor(row[7] / HOUR_MS));
         }
       }

@@ -9,7 +9,19 @@ import type { WalletStanding } from "./market-model";
 import { createPriceLookup } from "./prices";
 import type { MarketInfo, TradeFill, WalletBetRow, WalletContext } from "./wallet-model";
 
-export type FillRow = [string, number, Outcome, TradeSide, number, number, number, number, number];
+/** A fill as the refresh reads it: address, market, outcome, side, price, size, USD, time, id, wallet id. */
+export type FillRow = [
+  string,
+  number,
+  Outcome,
+  TradeSide,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+];
 
 export const toFill = (r: FillRow): TradeFill => ({
   wallet: r[0],
@@ -27,11 +39,12 @@ export const toFill = (r: FillRow): TradeFill => ({
 // written out so each query can name the index it walks).
 export const FILL_COLUMNS = `w.address, f.market_id,
   CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END, CASE WHEN f.kind & 2 THEN 'SELL' ELSE 'BUY' END,
-  ${decodedSql("f.price")}, ${decodedSql("f.size")}, ${decodedSql("f.usd_value")}, f.ts, f.id`;
+  ${decodedSql("f.price")}, ${decodedSql("f.size")}, ${decodedSql("f.usd_value")}, f.ts, f.id,
+  f.wallet_id`;
 
-/** Fills by wallet (address order), then market, then time; filter on w.address, f.market_id. */
-export const FILLS_BY_WALLET = `wallet_ids w INDEXED BY sqlite_autoindex_wallet_ids_1
-  CROSS JOIN fills f INDEXED BY fills_by_wallet ON f.wallet_id = w.id`;
+/** Fills by wallet id, then market, then time; filter on f.wallet_id, f.market_id. */
+export const FILLS_BY_WALLET = `fills f INDEXED BY fills_by_wallet
+  CROSS JOIN wallet_ids w ON w.id = f.wallet_id`;
 /** Fills by market, then time; filter on f.market_id, f.ts. */
 export const FILLS_BY_MARKET = `fills f INDEXED BY fills_by_market
   CROSS JOIN wallet_ids w ON w.id = f.wallet_id`;

@@ -77,7 +77,7 @@ export function createModelWriter(db: Db) {
     "close_yes",
   ];
   const putStats = rowWriter(db, "wallet_stats", ["address"], statsColumns.slice(1));
-  const putBet = rowWriter(db, "wallet_bets", ["wallet", "market_id"], betColumns.slice(1));
+  const putBet = rowWriter(db, "wallet_bets", ["wallet_id", "market_id"], betColumns.slice(1));
   const putCategory = rowWriter(
     db,
     "wallet_category_stats",
@@ -98,14 +98,19 @@ export function createModelWriter(db: Db) {
     /**
      * Writes the wallet's rows: its stats, the bets given (all of them in a full rebuild, the
      * recomputed ones otherwise), its categories, and its timing buckets when the model has
-     * them. `previous` holds the rows stored before (none in a full rebuild), so only what
-     * changed is written.
+     * them. `walletId` is the wallet's id in wallet_ids, which keys its bets. `previous` holds
+     * the rows stored before (none in a full rebuild), so only what changed is written.
      */
-    wallet(model: WalletModel, bets: readonly WalletBetRow[], previous?: PreviousWalletRows): void {
+    wallet(
+      walletId: number,
+      model: WalletModel,
+      bets: readonly WalletBetRow[],
+      previous?: PreviousWalletRows,
+    ): void {
       const address = model.stats.address;
       putStats(model.stats, previous?.stats);
       for (const bet of bets) {
-        putBet({ wallet: address, ...bet }, previous?.bets.get(bet.market_id));
+        putBet({ wallet_id: walletId, ...bet }, previous?.bets.get(bet.market_id));
       }
       const kept = new Set<string>();
       for (const category of model.categories) {

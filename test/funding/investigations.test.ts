@@ -381,7 +381,10 @@ describe("status", () => {
       qualifies: false,
     });
     t.db.writer
-      .prepare("DELETE FROM wallet_bets WHERE wallet = ? AND market_id = ?")
+      .prepare(
+        `DELETE FROM wallet_bets
+          WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?) AND market_id = ?`,
+      )
       .run(DELTA, extra);
     b.categoryStats(DELTA, "politics", 20, 14, 500);
     t.clock.advance(INVESTIGATIONS_EVERY_MS);

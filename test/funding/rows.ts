@@ -25,13 +25,19 @@ export function rows(db: Db) {
     `INSERT INTO markets (id, slug, title, category, condition_id, resolved_outcome, resolved_at)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
+  // Bets name their wallet by its id in wallet_ids (sql/0012); a wallet with bets but no fills
+  // (as these rows make) gets one here.
+  const walletId = w.prepare(
+    "INSERT INTO wallet_ids (address) VALUES (?) ON CONFLICT DO UPDATE SET address = address RETURNING id",
+  );
   const insertBet = w.prepare(
-    `INSERT INTO wallet_bets (wallet, market_id, category, side, entry_price, buy_usd, volume,
+    `INSERT INTO wallet_bets (wallet_id, market_id, category, side, entry_price, buy_usd, volume,
        yes_flow, no_flow, yes_shares, no_shares, trade_count, two_sided, first_ts, entry_ts, last_ts,
        resolved, won, pnl_base, move_24h)
-     VALUES (@wallet, @market, @category, @side, @price, @usd, @usd, 0, 0, 0, 0, 1, @twoSided,
+     VALUES (@walletId, @market, @category, @side, @price, @usd, @usd, 0, 0, 0, 0, 1, @twoSided,
        @ts, @ts, @ts, @resolved, @won, @pnl, NULL)`,
   );
+
   const insertStats = w.prepare(
     `INSERT OR REPLACE INTO wallet_stats (address, trade_count, total_bets, resolved_bets, wins,
        win_rate, total_volume, ledger_pnl, total_pnl, pnl_source, markets_traded, expected_wins,
@@ -85,7 +91,7 @@ export function rows(db: Db) {
     }) {
       const won = b.won ?? null;
       insertBet.run({
-        wallet: b.wallet,
+        walletId: (walletId.get(b.wallet) as { id: number }).id,
         market: b.market,
         category: b.category,
         side: b.side ?? "YES",

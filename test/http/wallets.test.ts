@@ -358,13 +358,20 @@ describe("GET /v1/wallets/{address}/correlated", () => {
       fresh.trade([fill(G, fresh.ids.m4, "NO", "BUY", 0.3, 10, NOW - HOUR)]);
       fresh.t.db.writer
         .prepare(
-          "INSERT INTO wallet_bets SELECT ?, market_id, category, side, entry_price, buy_usd, volume, yes_flow, no_flow, yes_shares, no_shares, trade_count, two_sided, first_ts, entry_ts, ?, resolved, won, pnl_base, move_24h FROM wallet_bets WHERE wallet = ? AND market_id = ?",
+          `INSERT INTO wallet_bets SELECT (SELECT id FROM wallet_ids WHERE address = ?), market_id,
+             category, side, entry_price, buy_usd, volume, yes_flow, no_flow, yes_shares, no_shares,
+             trade_count, two_sided, first_ts, entry_ts, ?, resolved, won, pnl_base, move_24h
+             FROM wallet_bets
+            WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?) AND market_id = ?`,
         )
         .run(G, NOW - HOUR, A, fresh.ids.m4);
       const cached = await ok(fresh.t, `/v1/wallets/${A}/correlated`, key, CorrelatedWalletsSchema);
       expect(cached).toEqual(before);
       fresh.t.db.writer
-        .prepare("DELETE FROM wallet_bets WHERE wallet = ? AND market_id = ?")
+        .prepare(
+          `DELETE FROM wallet_bets
+            WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?) AND market_id = ?`,
+        )
         .run(G, fresh.ids.m4);
       fresh.t.clock.advance(HOUR);
       fresh.refresh();

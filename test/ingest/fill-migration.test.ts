@@ -8,12 +8,15 @@ import { seedWorld } from "../../src/fixtures/seed-world";
 import { createTestApp, type TestApp } from "../helpers/app";
 
 /**
- * sql/0010 (the compact fill store) on a populated database: the small world is seeded on the
- * current schema, copied table by table into a database at schema 7 (the text-keyed trades
- * table, filled from the trades view), migrated, and then every GET endpoint must answer the
- * same body from both.
+ * sql/0010 (the compact fill store) and sql/0012 (bets keyed on wallet ids) on a populated
+ * database: the small world is seeded on the current schema, copied table by table into a
+ * database at schema 7 (the text-keyed trades table, filled from the trades view; bets by
+ * address), migrated, and then every GET endpoint must answer the same body from both.
  */
 const NOW = Date.parse("2026-11-20T12:00:00.000Z");
+const BETS_BY_ADDRESS = `(SELECT address FROM source.wallet_ids i WHERE i.id = wallet_id),
+  market_id, category, side, entry_price, buy_usd, volume, yes_flow, no_flow, yes_shares,
+  no_shares, trade_count, two_sided, first_ts, entry_ts, last_ts, resolved, won, pnl_base, move_24h`;
 let current: TestApp;
 let migrated: TestApp;
 let progress: { done: number; total: number }[];
@@ -45,9 +48,14 @@ beforeAll(async () => {
     .all() as string[];
   old.transaction(() => {
     for (const table of tables) {
-      // The search index's rowid is its order (sql/0006): copied along.
+      // The search index's rowid is its order (sql/0006): copied along. Bets name their wallet
+      // by address at schema 7, by wallet id since sql/0012.
       const [into, from] =
-        table === "wallet_search" ? ["(rowid, platform_name)", "rowid, *"] : ["", "*"];
+        table === "wallet_search"
+          ? ["(rowid, platform_name)", "rowid, *"]
+          : table === "wallet_bets"
+            ? ["", BETS_BY_ADDRESS]
+            : ["", "*"];
       old.exec(`INSERT INTO main."${table}" ${into} SELECT ${from} FROM source."${table}"`);
     }
   })();

@@ -93,7 +93,10 @@ describe("refreshReadModels on a hand-built world", () => {
     expect(points).toBeCloseTo(x.smart_money_score, 1);
 
     const betA = t.db.writer
-      .prepare("SELECT * FROM wallet_bets WHERE wallet = ? AND market_id = ?")
+      .prepare(
+        `SELECT b.* FROM wallet_bets b JOIN wallet_ids w ON w.id = b.wallet_id
+          WHERE w.address = ? AND b.market_id = ?`,
+      )
       .get(X, a) as Record<string, any>;
     expect(betA).toMatchObject({
       side: "YES",
@@ -107,7 +110,10 @@ describe("refreshReadModels on a hand-built world", () => {
     expect(betA.pnl_base).toBeCloseTo(-65, 9);
     expect(betPnl(betA as any, "YES", null, null)).toBeCloseTo(85, 9);
     const betB = t.db.writer
-      .prepare("SELECT * FROM wallet_bets WHERE wallet = ? AND market_id = ?")
+      .prepare(
+        `SELECT b.* FROM wallet_bets b JOIN wallet_ids w ON w.id = b.wallet_id
+          WHERE w.address = ? AND b.market_id = ?`,
+      )
       .get(X, b) as Record<string, any>;
     expect(betB.pnl_base).toBeCloseTo(-30, 9);
     expect(betPnl(betB as any, null, 0.5, 0.25)).toBeCloseTo(-5, 9);
@@ -221,7 +227,7 @@ function randomWorld(seed: number) {
 
 const TABLES: [string, string][] = [
   ["wallet_stats", "address"],
-  ["wallet_bets", "wallet, market_id"],
+  ["wallet_bets", "wallet_id, market_id"],
   ["wallet_category_stats", "address, category"],
   ["wallet_timing", "address"],
   ["market_stats", "market_id"],
