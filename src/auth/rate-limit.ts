@@ -67,6 +67,9 @@ interface Lease {
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
+/** The rate-limit ledger's name for the storage watch. */
+export const LEDGER_WRITER = "rate limits";
+
 /**
  * Per-account rolling hourly and 30-day limits, exact across every process that shares the
  * database (two servers, a server and a stdio MCP process, a CLI command).
@@ -330,9 +333,15 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
   let taken: Lease | undefined;
 
   const charge = (account: number, limits: Limits, calls: number): RateDecision => {
-    transaction ??= ledger().c.transaction(decideAndRecord).immediate;
     taken = undefined;
-    const decision = transaction(account, limits, calls);
+    // A full disk refuses the call (503 storage_full) rather than admitting it uncounted: a
+    // count held only in this process's memory would be invisible to the other processes
+    // sharing the ledger, which could then admit past the cap. The transaction rolled back
+    // whole, so nothing is lost: the refused call was not served. docs/operations.md.
+    const decision = db.storage.write(LEDGER_WRITER, () => {
+      transaction ??= ledger().c.transaction(decideAndRecord).immediate;
+      return transaction(account, limits, calls);
+    });
     if (taken) {
       leases.set(account, taken);
       taken = undefined;
@@ -354,8 +363,9 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         .immediate();
       return true;
     } catch (error) {
-      // Closed under us, or locked past the busy timeout: the calls stay counted (the safe
-      // side) and leave the windows with their minute.
+      db.storage.failed(LEDGER_WRITER, error);
+      // Closed under us, locked past the busy timeout, or a full disk: the calls stay counted
+      // (the safe side) and leave the windows with their minute.
       log.warn({ err: error as Error, leases: leases.size }, "rate-limit leases not returned");
       leases.clear();
       return false;
@@ -437,13 +447,15 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         return;
       }
       const s = ledger();
-      s.c
-        .transaction(() => {
-          if (s.takeBack.run(calls, account, minute, calls).changes > 0) {
-            s.takeBackMonth.run(calls, account, minute);
-          }
-        })
-        .immediate();
+      db.storage.write(LEDGER_WRITER, () =>
+        s.c
+          .transaction(() => {
+            if (s.takeBack.run(calls, account, minute, calls).changes > 0) {
+              s.takeBackMonth.run(calls, account, minute);
+            }
+          })
+          .immediate(),
+      );
     },
 
     /** Returns every lease's unspent calls to the ledger: call before the database closes. */
