@@ -30,42 +30,59 @@ export interface Scheduler {
  */
 export function startScheduler(jobs: ScheduledJob[], log: Log, storage?: StorageWatch): Scheduler {
   const running = new Set<Promise<unknown>>();
-  const crons = jobs.map(
-    (job) =>
-      new Cron(job.pattern, { protect: true, name: job.name }, async () => {
-        const writer = job.writer ?? job.name;
-        if (storage && !storage.mayWrite(writer)) return;
-        const started = performance.now();
-        const run = (async () => job.run())();
-        running.add(run);
-        try {
-          const summary = await run;
-          storage?.succeeded(writer);
-          const line = {
-            job: job.name,
-            duration_ms: Math.round(performance.now() - started),
-            summary,
-          };
-          if (job.idle?.(summary)) log.debug(line, "job finished");
-          else log.info(line, "job finished");
-        } catch (error) {
-          if (storage?.failed(writer, error, { retries: true })) {
-            log.warn(
-              { job: job.name, retry_in_ms: storage.retryIn(writer) },
-              "job rolled back: the disk is full; it runs again when the retry is due",
-            );
-          } else {
-            log.error({ job: job.name, err: error }, "job failed");
-          }
-        } finally {
-          running.delete(run);
-        }
-      }),
-  );
+  const crons = jobs.map((job) => {
+    const tick = jobTick(job, log, storage, running);
+    return new Cron(job.pattern, { protect: true, name: job.name }, async () => {
+      await tick();
+    });
+  });
   return {
     async stop() {
       for (const cron of crons) cron.stop();
       await Promise.allSettled([...running]);
     },
+  };
+}
+
+/**
+ * What one scheduled tick of `job` does: run it unless the full disk holds it back, log how it
+ * went, and tell the storage watch. `running` holds the run while it lasts, for `stop`.
+ * Resolves to whether the job ran.
+ */
+export function jobTick(
+  job: ScheduledJob,
+  log: Log,
+  storage?: StorageWatch,
+  running: Set<Promise<unknown>> = new Set(),
+): () => Promise<boolean> {
+  const writer = job.writer ?? job.name;
+  return async () => {
+    if (storage && !storage.mayWrite(writer)) return false;
+    const started = performance.now();
+    const run = (async () => job.run())();
+    running.add(run);
+    try {
+      const summary = await run;
+      storage?.succeeded(writer);
+      const line = {
+        job: job.name,
+        duration_ms: Math.round(performance.now() - started),
+        summary,
+      };
+      if (job.idle?.(summary)) log.debug(line, "job finished");
+      else log.info(line, "job finished");
+    } catch (error) {
+      if (storage?.failed(writer, error, { retries: true })) {
+        log.warn(
+          { job: job.name, retry_in_ms: storage.retryIn(writer) },
+          "job rolled back: the disk is full; it runs again when the retry is due",
+        );
+      } else {
+        log.error({ job: job.name, err: error }, "job failed");
+      }
+    } finally {
+      running.delete(run);
+    }
+    return true;
   };
 }
