@@ -77,6 +77,8 @@ export function createStorageWatch(now: () => number = () => Date.now()) {
   /** Another process's state (the jobs process `serve` runs, over its IPC channel), by name. */
   const remote = new Map<string, Extract<StorageStatus, { state: "full" }>>();
   const listeners = new Set<(event: StorageEvent) => void>();
+  /** When each writer last wrote again after a full disk, and the wait it had reached. */
+  const lastWait = new Map<string, { since: number; delayMs: number }>();
   let fullSince: number | null = null;
 
   const emit = (event: StorageEvent) => {
@@ -88,7 +90,11 @@ export function createStorageWatch(now: () => number = () => Date.now()) {
     if (!isStorageFull(error)) return false;
     const at = now();
     const held = blocked.get(writer);
-    const delayMs = held ? Math.min(held.delayMs * 2, LONGEST_RETRY_MS) : FIRST_RETRY_MS;
+    // A writer whose last wait ended moments ago (a probe fitted in the last free pages, the
+    // next write did not) goes on from that wait: the state may flap, but never faster.
+    const ended = lastWait.get(writer);
+    const last = held ?? (ended && at - ended.since < LONGEST_RETRY_MS ? ended : undefined);
+    const delayMs = last ? Math.min(last.delayMs * 2, LONGEST_RETRY_MS) : FIRST_RETRY_MS;
     blocked.set(writer, {
       since: held?.since ?? at,
       retryAt: options.retries ? at + delayMs : null,
@@ -103,7 +109,11 @@ export function createStorageWatch(now: () => number = () => Date.now()) {
 
   /** Records a write that went through: the writer is no longer blocked. */
   function succeeded(writer: string): void {
-    if (!blocked.delete(writer) || blocked.size > 0 || fullSince === null) return;
+    const held = blocked.get(writer);
+    if (!held) return;
+    blocked.delete(writer);
+    lastWait.set(writer, { since: now(), delayMs: held.delayMs });
+    if (blocked.size > 0 || fullSince === null) return;
     const fullForMs = now() - fullSince;
     fullSince = null;
     emit({ kind: "writable", writer, fullForMs });
