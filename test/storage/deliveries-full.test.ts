@@ -15,7 +15,7 @@ import {
  * serve-full.test.ts): an attempt whose outcome cannot be recorded would be sent again and
  * again, so the drainer stops claiming, and each retry sends a single delivery as the probe.
  */
-const TIMEOUT_MS = 300;
+const TIMEOUT_MS = 5_000;
 const LEASE_MS = TIMEOUT_MS + 30_000;
 const START = Date.parse("2026-11-25T10:00:00.000Z");
 const ENDPOINTS = 20;
