@@ -34,6 +34,9 @@ export interface StreamSettings {
   onReconnect?(downSince: number): void;
 }
 
+/** The live ingest's name for the storage watch: the scheduled ingest job's. */
+export const INGEST_WRITER = "ingest";
+
 export interface StreamStats {
   connects: number;
   drops: number;
@@ -162,10 +165,14 @@ export function startLiveStream(
     }
   }
 
-  async function flush(): Promise<void> {
-    if (buffer.length === 0) return;
+  /** Stores what the socket sent since the last flush; true when it wrote. */
+  async function flush(): Promise<boolean> {
+    if (buffer.length === 0) return false;
     const items = buffer;
     buffer = [];
+    // While the disk is full the fills are not kept: the scheduled round's tail, which runs as
+    // the ingest job's retry, fetches them again once they can be stored (src/db/storage.ts).
+    if (!deps.db.storage.mayWrite(INGEST_WRITER)) return false;
     const fills: DataTrade[] = [];
     const bad: { raw: unknown; reason: string }[] = [];
     for (const raw of items) {
@@ -196,12 +203,19 @@ export function startLiveStream(
     stats.stored += inserted;
     stats.present += fills.length - inserted;
     stats.quarantined += bad.length;
+    return true;
   }
 
   const flushTimer = setInterval(() => {
-    flushing = flushing
-      .then(flush)
-      .catch((error) => deps.log.error({ err: error }, "polymarket stream batch failed"));
+    flushing = flushing.then(flush).then(
+      (wrote) => {
+        if (wrote) deps.db.storage.succeeded(INGEST_WRITER);
+      },
+      (error) => {
+        if (deps.db.storage.failed(INGEST_WRITER, error, { retries: true })) return;
+        deps.log.error({ err: error }, "polymarket stream batch failed");
+      },
+    );
   }, flushMs);
   const pingTimer = setInterval(() => {
     const ws = socket;
