@@ -26,7 +26,11 @@ let t: TestApp;
 beforeAll(() => {
   t = createTestApp();
 });
-afterAll(() => t.close());
+afterAll(() => {
+  // Workers are reused across files (vitest.config.ts): leave the mock passing through.
+  cap.pages = 0;
+  t.close();
+});
 
 const cli = (args: string[]) =>
   runCli(args, { SMARTMONEY_DB: t.config.dbPath, SMARTMONEY_LOG_LEVEL: "silent" });
