@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
+  appendFileSync,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -13,7 +14,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli } from "../helpers/cli";
-import { market, trade, writeJsonl } from "../ingest/builders";
+import { address, market, trade, writeJsonl } from "../ingest/builders";
 
 /**
  * A real full disk: a tmpfs a few hundred KB larger than the database, where write(2) fails
@@ -51,7 +52,32 @@ function cannotMount(): string | null {
 }
 
 const why = cannotMount();
+const root = new URL("../..", import.meta.url).pathname;
+let server: ChildProcess | null = null;
+
+async function until<T>(what: string, probe: () => Promise<T | null> | T | null): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Writes `file` until the filesystem has no room left. */
+function fill(file: string): void {
+  const chunk = Buffer.alloc(64 * 1024);
+  for (let size = chunk.length; size >= 512; ) {
+    try {
+      appendFileSync(file, chunk.subarray(0, size));
+    } catch {
+      size /= 2;
+    }
+  }
+}
 afterAll(() => {
+  server?.kill("SIGKILL");
   for (const dir of mounted.reverse()) {
     try {
       execFileSync("umount", ["-l", dir], { stdio: "pipe" });
@@ -140,5 +166,118 @@ describe.skipIf(why !== null)(
       expect(readdirSync(small)).toEqual([]);
       expect(existsSync(`${target}.key`)).toBe(false);
     });
+
+    it("serve: the jobs process meets the full disk, /healthz shows it while reads are answered, and the jobs resume by themselves once space is freed", async () => {
+      const serveDisk = mount("serve", "64m");
+      const path = join(serveDisk, "serve.db");
+      copyFileSync(inject("migratedDb"), path);
+      const env = { SMARTMONEY_DB: path, SMARTMONEY_LOG_LEVEL: "silent" };
+      const { key } = JSON.parse(
+        (await runCli(["keys", "mint", "--tier", "terminal", "--json"], env)).stdout,
+      );
+      const small = writeJsonl(base, "serve-first.jsonl", [market(1), trade(1), trade(2)]);
+      expect((await runCli(["import", small], env)).code).toBe(0);
+
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "cli/main.ts", "serve", "--port", "0"],
+        {
+          cwd: root,
+          env: {
+            ...process.env,
+            SMARTMONEY_DB: path,
+            SMARTMONEY_LOG_LEVEL: "info",
+            SMARTMONEY_REFRESH_CRON: "* * * * * *",
+          },
+        },
+      );
+      server = child;
+      let stdout = "";
+      let stderr = "";
+      child.stdout?.on("data", (d) => (stdout += d));
+      child.stderr?.on("data", (d) => (stderr += d));
+      const url = await until(
+        "the server",
+        () => /listening on (http:\/\/\S+)/.exec(stdout)?.[1] ?? null,
+      );
+      const jobs = await until("the jobs process", () => {
+        const match = /"pid":(\d+),"msg":"background jobs started"/.exec(stderr);
+        return match ? Number(match[1]) : null;
+      });
+      await until("the first refresh", () => (/"job":"refresh"/.test(stderr) ? true : null));
+      const read = () =>
+        fetch(`${url}/v1/trades?wallet=${address(1)}`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+      expect((await read()).status).toBe(200);
+      const health = async () =>
+        (await (await fetch(`${url}/healthz`)).json()) as {
+          ok: boolean;
+          storage: { state: string; since?: string; writers?: string[] };
+        };
+      expect(await health()).toEqual({ ok: true, storage: { state: "ok" } });
+
+      // New trades for the next refresh, stored while the jobs are held still, then a disk with
+      // no room left for the read models they need.
+      process.kill(jobs, "SIGSTOP");
+      const lines: Record<string, unknown>[] = [market(1)];
+      for (let n = 3; n <= 3_000; n++) {
+        lines.push(trade(n, { wallet: `0x${(0xd000000000 + n).toString(16).padStart(40, "0")}` }));
+      }
+      const more = writeJsonl(base, "serve-more.jsonl", lines);
+      const imported = await runCli(["import", more], env);
+      const filler = join(serveDisk, "filler");
+      try {
+        expect(imported.code).toBe(0);
+        fill(filler);
+      } finally {
+        process.kill(jobs, "SIGCONT");
+      }
+
+      const full = await until("the full state at /healthz", async () => {
+        const h = await health();
+        return h.storage.state === "full" ? h : null;
+      });
+      expect(full.ok).toBe(true);
+      expect(full.storage.writers).toContain("refresh");
+      expect(Date.parse(full.storage.since!)).toBeGreaterThan(Date.now() - 60_000);
+      // Reads are answered: from the lease the first read took, or refused as storage_full when
+      // their count cannot be stored; never a server error, never a hang.
+      const during = await read();
+      expect([200, 503]).toContain(during.status);
+      if (during.status === 503) {
+        expect(((await during.json()) as { error: { code: string } }).error.code).toBe(
+          "storage_full",
+        );
+      }
+      const fullLines = () => stderr.split("\n").filter((l) => l.includes('"storage":"full"'));
+      expect(fullLines()).toHaveLength(1);
+
+      rmSync(filler);
+      await until("writes to resume", async () =>
+        (await health()).storage.state === "ok" ? true : null,
+      );
+      // The jobs' log line may reach stderr a moment after their report to the server.
+      await until("the jobs' writable line", () =>
+        /"storage":"ok".*"msg":"storage writable again: writes resumed"/.test(stderr) ? true : null,
+      );
+      expect(fullLines()).toHaveLength(1);
+      // Between the two lines the refresh retried on its backoff, not on every tick.
+      const rolledBack = stderr.split("\n").filter((l) => l.includes("job rolled back")).length;
+      expect(rolledBack).toBeGreaterThanOrEqual(1);
+      expect(rolledBack).toBeLessThanOrEqual(4);
+      await until("the refresh of the new trades", () => {
+        const db = new Database(path, { readonly: true });
+        try {
+          const n = db.prepare("SELECT count(*) FROM wallet_stats").pluck().get() as number;
+          return n >= 3_000 ? n : null;
+        } finally {
+          db.close();
+        }
+      });
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+      server = null;
+    }, 120_000);
   },
 );
