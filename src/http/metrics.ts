@@ -12,8 +12,9 @@ import type { HttpEnv } from "./env";
  * GET /metrics: for operators, in Prometheus' text format: the ingest status (`smartmoney ingest
  * status`), the read models' age, replication (`smartmoney status`), the storage state (as at
  * /healthz), and the server process's own figures (prom-client's defaults: CPU, memory,
- * event-loop delay since the previous scrape). Off (404) unless SMARTMONEY_METRICS_TOKEN is set; then it wants that token as a bearer (401
- * otherwise). Read-only: every scrape reads the figures afresh.
+ * event-loop delay since the previous scrape). Off (404) unless SMARTMONEY_METRICS_TOKEN is set;
+ * then it wants that token as a bearer (401 otherwise). Read-only: every scrape reads the figures
+ * afresh.
  */
 export function metricsHandler(app: App) {
   // Loaded on the first scrape: every CLI command builds the router, few ever serve /metrics.
