@@ -167,6 +167,31 @@ describe.skipIf(why !== null)(
       expect(existsSync(`${target}.key`)).toBe(false);
     });
 
+    it("first start: a key file that cannot be written is not left behind half-written", async () => {
+      const keyDisk = mount("key", "4m");
+      const path = join(keyDisk, "fresh.db");
+      copyFileSync(inject("migratedDb"), path);
+      // Held open so its WAL and index exist already: only the key file still needs room.
+      const holder = new Database(path);
+      holder.pragma("journal_mode = WAL");
+      holder.prepare("SELECT count(*) FROM accounts").get();
+      const filler = join(keyDisk, "filler");
+      try {
+        fill(filler);
+        const env = { SMARTMONEY_DB: path, SMARTMONEY_LOG_LEVEL: "silent" };
+        const res = await runCli(["keys", "list"], env);
+        expect(res.code).toBe(1);
+        expect(res.stderr).toMatch(/^smartmoney: .*(ENOSPC|no space left on device).*\n$/);
+        expect(existsSync(`${path}.key`)).toBe(false);
+
+        rmSync(filler);
+        expect((await runCli(["keys", "list"], env)).code).toBe(0);
+        expect(existsSync(`${path}.key`)).toBe(true);
+      } finally {
+        holder.close();
+      }
+    });
+
     it("serve: the jobs process meets the full disk, /healthz shows it while reads are answered, and the jobs resume by themselves once space is freed", async () => {
       const serveDisk = mount("serve", "64m");
       const path = join(serveDisk, "serve.db");
