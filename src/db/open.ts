@@ -57,6 +57,17 @@ export function openConnection(
     fileMustExist: options.readonly ?? false,
     ...(binding ? { nativeBinding: binding as unknown as string } : {}),
   });
+  try {
+    configure(connection, options);
+  } catch (error) {
+    // A full disk can refuse the WAL switch of a new file: no half-set-up connection stays open.
+    connection.close();
+    throw error;
+  }
+  return connection;
+}
+
+function configure(connection: Connection, options: { readonly?: boolean; pageSize?: number }) {
   // busy_timeout first, so every later pragma (and the WAL switch) waits instead of failing
   // while another process holds a lock.
   connection.pragma("busy_timeout = 5000");
@@ -71,7 +82,6 @@ export function openConnection(
   connection.pragma("cache_size = -65536");
   connection.pragma("temp_store = MEMORY");
   connection.pragma("mmap_size = 268435456");
-  return connection;
 }
 
 /** Opens the database for a process: creates the folder and file on first use. */
