@@ -18,8 +18,9 @@ export function drainJob(app: Core): ScheduledJob {
   app.webhooks.drainer.start();
   return {
     name: "drain",
-    // The drainer reports its own bookkeeping to the storage watch under this name.
+    // The drainer reports its own bookkeeping to the storage watch, once outcomes are recorded.
     writer: DRAIN_WRITER,
+    reportsWrites: true,
     pattern: DRAIN_PATTERN,
     run: () => app.webhooks.drainer.pump(),
     idle: (summary) => (summary as { claimed: number }).claimed === 0,

@@ -12,6 +12,11 @@ export interface ScheduledJob {
   idle?(summary: unknown): boolean;
   /** The writer it reports to the storage watch as; its name when absent. */
   writer?: string;
+  /**
+   * True when its writes outlive the run (the drainer records outcomes after `run` returns) and
+   * it reports them to the storage watch itself: a run that returns has not written yet.
+   */
+  reportsWrites?: boolean;
 }
 
 export interface Scheduler {
@@ -63,7 +68,7 @@ export function jobTick(
     running.add(run);
     try {
       const summary = await run;
-      storage?.succeeded(writer);
+      if (!job.reportsWrites) storage?.succeeded(writer);
       const line = {
         job: job.name,
         duration_ms: Math.round(performance.now() - started),

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { FIRST_RETRY_MS } from "../../src/db/storage";
+import { drainJob } from "../../src/jobs/drain";
+import { jobTick } from "../../src/jobs/scheduler";
 import { DRAIN_WRITER } from "../../src/webhooks/drainer";
 import { createTestApp, type TestApp } from "../helpers/app";
 import {
@@ -79,16 +81,16 @@ describe("webhook deliveries on a full disk", () => {
     expect((await drain()).claimed).toBe(0);
     expect(receiver.received).toHaveLength(firstRound);
 
-    // The retry sends one delivery, the probe.
+    // The retry, as the server's scheduled tick makes it, sends one delivery, the probe. The
+    // tick only claims it: whether its outcome could be stored is the drainer's to say.
     vi.setSystemTime(START + FIRST_RETRY_MS);
-    expect((await drain()).claimed).toBe(1);
-    expect(receiver.received).toHaveLength(firstRound + 1);
-    // The probe may fit in the last free pages while the next claim does not: either way the
-    // drainer is waiting again, and longer.
+    const drainer = t.app.webhooks.drainer;
+    const tick = jobTick(drainJob(t.app), t.app.deps.log, storage);
+    expect(await tick()).toBe(true);
     expect(storage.status()).toMatchObject({ state: "full", writers: [DRAIN_WRITER] });
-    expect(storage.retryIn(DRAIN_WRITER)).toBeGreaterThanOrEqual(FIRST_RETRY_MS);
-    expect((await drain()).claimed).toBe(0);
-
+    await tick(); // while the probe is out, nothing more is claimed
+    await drainer.stop(); // waits for the probe's outcome
+    expect(receiver.received).toHaveLength(firstRound + 1);
     // Space is freed: the next retry goes through, the state clears, and every delivery goes out.
     t.db.writer.pragma("max_page_count = 1073741823");
     t.clock.advance(LEASE_MS + 1);
