@@ -1,5 +1,6 @@
 import type { Clock } from "../clock";
 import type { Connection, Db } from "../db/open";
+import { StorageFullError } from "../db/storage";
 import type { Log } from "../log";
 import { openLedger } from "./rate-ledger";
 
@@ -447,15 +448,21 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         return;
       }
       const s = ledger();
-      db.storage.write(LEDGER_WRITER, () =>
-        s.c
-          .transaction(() => {
-            if (s.takeBack.run(calls, account, minute, calls).changes > 0) {
-              s.takeBackMonth.run(calls, account, minute);
-            }
-          })
-          .immediate(),
-      );
+      try {
+        db.storage.write(LEDGER_WRITER, () =>
+          s.c
+            .transaction(() => {
+              if (s.takeBack.run(calls, account, minute, calls).changes > 0) {
+                s.takeBackMonth.run(calls, account, minute);
+              }
+            })
+            .immediate(),
+        );
+      } catch (error) {
+        if (!(error instanceof StorageFullError)) throw error;
+        // The calls stay counted (the safe side), and the answer they refund still goes out.
+        log.warn({ account_id: account, calls }, "rate-limit refund not stored: the disk is full");
+      }
     },
 
     /** Returns every lease's unspent calls to the ledger: call before the database closes. */
