@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Connection } from "../../src/db/open";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { runCli } from "../helpers/cli";
@@ -7,30 +8,31 @@ import { market, trade, transfer, wallet, writeJsonl } from "../ingest/builders"
 /**
  * A full disk, made deterministic: SQLite answers SQLITE_FULL once a connection's
  * max_page_count is reached, exactly as it does when write(2) fails with ENOSPC. The limit is a
- * setting of the connection, so the CLI's own writer gets it as the command opens the database.
+ * setting of each connection, so every writer connection the CLI opens on the test's database
+ * gets it as it switches to WAL (src/db/open.ts). Patched on better-sqlite3's class rather than
+ * mocked per module: vitest reuses workers across files (vitest.config.ts), so the CLI's modules
+ * may already be loaded with the real ones.
  */
-const cap = vi.hoisted(() => ({ pages: 0 }));
-vi.mock("../../src/db/open", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../src/db/open")>();
-  return {
-    ...real,
-    openDb(path: string) {
-      const db = real.openDb(path);
-      if (cap.pages > 0) db.writer.pragma(`max_page_count = ${cap.pages}`);
-      return db;
-    },
-  };
+const cap = { pages: 0 };
+const realPragma = Database.prototype.pragma;
+beforeAll(() => {
+  Database.prototype.pragma = function capped(this: Database.Database, source, options) {
+    const result = realPragma.call(this, source, options);
+    if (cap.pages > 0 && this.name === t.config.dbPath && source === "journal_mode = WAL") {
+      realPragma.call(this, `max_page_count = ${cap.pages}`);
+    }
+    return result;
+  } as typeof realPragma;
+});
+afterAll(() => {
+  Database.prototype.pragma = realPragma;
 });
 
 let t: TestApp;
 beforeAll(() => {
   t = createTestApp();
 });
-afterAll(() => {
-  // Workers are reused across files (vitest.config.ts): leave the mock passing through.
-  cap.pages = 0;
-  t.close();
-});
+afterAll(() => t.close());
 
 const cli = (args: string[]) =>
   runCli(args, { SMARTMONEY_DB: t.config.dbPath, SMARTMONEY_LOG_LEVEL: "silent" });
