@@ -190,16 +190,26 @@ export function startLiveStream(
       deps.log.warn({ reason: error.message }, "polymarket stream: market lookup failed");
     }
     const now = deps.clock.now();
-    const inserted = ctx.transaction(() => {
-      for (const b of bad) ctx.quarantine("stream", `socket ${host}`, b.reason, b.raw);
-      book.store(markets);
-      const stored = ctx.ingest.insertTrades(fills.map((f) => toRow(f, book)));
-      for (const f of fills) state.newest_fill = Math.max(state.newest_fill ?? f.ts, f.ts);
-      state.last_message_at = now;
-      saveState(ctx.ingest, STATE_KEYS.stream, state);
-      ctx.ledger.succeeded("stream", now);
-      return stored.length;
-    });
+    const before = { newest_fill: state.newest_fill, last_message_at: state.last_message_at };
+    let inserted: number;
+    try {
+      inserted = ctx.transaction(() => {
+        for (const b of bad) ctx.quarantine("stream", `socket ${host}`, b.reason, b.raw);
+        book.store(markets);
+        const stored = ctx.ingest.insertTrades(fills.map((f) => toRow(f, book)));
+        for (const f of fills) state.newest_fill = Math.max(state.newest_fill ?? f.ts, f.ts);
+        state.last_message_at = now;
+        saveState(ctx.ingest, STATE_KEYS.stream, state);
+        ctx.ledger.succeeded("stream", now);
+        return stored.length;
+      });
+    } catch (error) {
+      // Rolled back: the markets it stored and the fills it counted are not there. A market
+      // id kept from it would fail every later batch on its foreign key.
+      book.forget();
+      Object.assign(state, before);
+      throw error;
+    }
     stats.stored += inserted;
     stats.present += fills.length - inserted;
     stats.quarantined += bad.length;
