@@ -430,7 +430,16 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
      * the ledger's, plus what this process's lease has left.
      */
     peek(account: number, limits: Limits): RateDecision {
-      const decision = charge(account, limits, 0);
+      let decision: RateDecision;
+      try {
+        decision = charge(account, limits, 0);
+      } catch (error) {
+        if (!(error instanceof StorageFullError)) throw error;
+        // Only headers hang on it (a 403, a 404): read the windows without advancing them,
+        // rather than answer a call that needs no write with a full disk's 503.
+        const now = clock.now();
+        decision = decide(account, windowsOf(account, now), limits, now, true);
+      }
       const lease = usableLease(account, limits, 1);
       if (!lease || !decision.admitted) return decision;
       return { ...decision, remaining: decision.remaining + lease.unspent };

@@ -202,6 +202,10 @@ describe("requests that need a write on a full disk", () => {
       "storage_full",
     );
     const refusedKey = keys[served]!;
+    // An answer that counts no call needs no write: a 404 stays a 404, with its headers.
+    const unknown = await t.raw("/v1/no-such-route", refusedKey);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get("x-ratelimit-limit")).toBe("1000");
     const ledgerRows = () =>
       t.db.limits.prepare("SELECT count(*) FROM rate_minutes").pluck().get() as number;
     const rows = ledgerRows();
