@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import * as sea from "node:sea";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import type { StorageStatus } from "../src/db/storage";
 import type { Log } from "../src/log";
 
 /**
@@ -43,6 +44,8 @@ export function startBackgroundJobs(options: {
   /** The server's clock reading when it is not the system's (`serve --now`), or null. */
   now: number | null;
   log: Log;
+  /** The jobs' storage state as they report it (src/db/storage.ts); null once they exit. */
+  onStorage?(status: StorageStatus | null): void;
 }): BackgroundJobs {
   const { log } = options;
   const self = selfCommand();
@@ -76,8 +79,13 @@ export function startBackgroundJobs(options: {
     child = current;
     log.info({ pid: current.pid }, "background jobs started");
     current.once("error", (error) => log.error({ err: error }, "background jobs failed to start"));
+    current.on("message", (message) => {
+      const storage = (message as { storage?: StorageStatus } | null)?.storage;
+      if (storage) options.onStorage?.(storage);
+    });
     current.once("exit", (code, signal) => {
       child = null;
+      options.onStorage?.(null);
       if (stopping) return;
       if (Date.now() - started >= HEALTHY_MS) nextWait = FIRST_RESTART_MS;
       log.error(

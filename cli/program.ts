@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import packageJson from "../package.json" with { type: "json" };
+import { isStorageFull } from "../src/db/storage";
 import { registerDatabase } from "./commands/database";
 import { registerImport } from "./commands/import";
 import { registerIngest } from "./commands/ingest";
@@ -86,6 +87,10 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`smartmoney: ${error.message}\n`);
       return 1;
     }
+    if (isStorageFull(error)) {
+      process.stderr.write(`smartmoney: ${storageFullLine(error)}\n`);
+      return 1;
+    }
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`smartmoney: ${message.split("\n")[0]}\n`);
     return 1;
@@ -97,4 +102,14 @@ export function* allCommands(command: Command): Generator<Command> {
     yield sub;
     yield* allCommands(sub);
   }
+}
+
+/**
+ * The one line a command ends on when the disk is full (src/db/storage.ts): the write it was
+ * making rolled back whole, so running the command again once there is room is all it takes.
+ */
+export function storageFullLine(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const why = typeof code === "string" && code !== "storage_full" ? ` (${code})` : "";
+  return `the disk holding the database is full${why}: nothing was written; free space and run the command again`;
 }

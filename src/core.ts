@@ -107,9 +107,37 @@ export function createCore(deps: AppDeps): Core {
   app.syncReadModels = () => {
     if (app.freshness.poll()) app.generation += 1;
   };
+  const stopWatching = watchStorage(deps.db, deps.log);
   app.close = () => {
+    stopWatching();
     limiter.close();
     webhooks.close();
   };
   return app;
+}
+
+/**
+ * The two log lines of a full disk: when writes start being refused, and when they go through
+ * again. Every writer in between is quiet about it (or logs its own retry at warn).
+ */
+function watchStorage(db: Db, log: Log): () => void {
+  return db.storage.onChange((event) => {
+    if (event.kind === "full") {
+      log.error(
+        {
+          storage: "full",
+          since: new Date(event.since).toISOString(),
+          writer: event.writer,
+          db: db.path,
+          err: event.error,
+        },
+        "storage full: the disk holding the database has no room; writes are refused and retried, reads go on",
+      );
+    } else {
+      log.info(
+        { storage: "ok", writer: event.writer, full_for_ms: event.fullForMs, db: db.path },
+        "storage writable again: writes resumed",
+      );
+    }
+  });
 }

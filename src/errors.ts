@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   rate_limited: 429,
   internal_error: 500,
+  storage_full: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -125,7 +125,7 @@ describe("the single executable", () => {
 
       const health = await fetch(`${base}/healthz`);
       expect(health.status).toBe(200);
-      expect(await health.json()).toEqual({ ok: true });
+      expect(await health.json()).toEqual({ ok: true, storage: { state: "ok" } });
 
       for (const [tier, key] of keys) {
         const ping = await fetch(`${base}/v1/_ping`, {

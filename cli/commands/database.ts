@@ -1,7 +1,8 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { migrate } from "../../src/db/migrate";
 import { createPrivateFile } from "../../src/db/open";
+import { isStorageFull } from "../../src/db/storage";
 import { describeSource, keyFilePath } from "../../src/installation/key";
 import {
   type CommonOptions,
@@ -56,10 +57,21 @@ export function registerDatabase(program: Command): void {
         }
         const started = performance.now();
         createPrivateFile(path); // the copy holds what the database holds: owner-only
-        await db.writer.backup(path);
-        // The key goes beside the copy: a restore needs both, and the copy records the key's id.
-        if (keyPath) {
-          writeFileSync(keyPath, `${key.key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+        try {
+          await db.writer.backup(path);
+          // The key goes beside the copy: a restore needs both, and the copy records the key's id.
+          if (keyPath) {
+            writeFileSync(keyPath, `${key.key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+          }
+        } catch (error) {
+          // Neither file existed before: a partial copy or key must not pass for a backup.
+          rmSync(path, { force: true });
+          if (keyPath) rmSync(keyPath, { force: true });
+          if (!isStorageFull(error)) throw error;
+          const code = (error as { code?: string }).code;
+          throw new CliError(
+            `backup to ${path} failed: the disk holding it is full (${code}); the partial copy was removed and the database is unchanged`,
+          );
         }
         const seconds = (performance.now() - started) / 1000;
         const from = describeSource(key.source);

@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { bulkCacheMb } from "../../src/db/cache";
+import { isStorageFull } from "../../src/db/storage";
 import {
   formatLineError,
   type ImportProgress,
@@ -33,6 +34,8 @@ interface FileReport {
   errors: LineError[];
   seconds: number | null;
   rows_per_second: number | null;
+  /** Refused because the disk holding the database is full: import it again once it has room. */
+  disk_full: boolean;
 }
 
 export function registerImport(program: Command): void {
@@ -49,7 +52,15 @@ export function registerImport(program: Command): void {
     .action((files: string[], options: ImportOptions) =>
       withApp(options, async ({ db, app }) => {
         const reports: FileReport[] = [];
+        let diskFull = false;
         for (const file of files) {
+          if (diskFull) {
+            // Each file would roll back alike: they are left for the run after space is freed.
+            const report = refusedReport(file, `${file}: not tried, the disk is full`, [], 0);
+            reports.push(report);
+            if (!options.json) printHuman(report, files.length > 1);
+            continue;
+          }
           const report = await importOne(file, (source, onProgress) =>
             // The app's hooks: signal detection and the webhook outbox see every new trade.
             importJsonl(
@@ -68,6 +79,7 @@ export function registerImport(program: Command): void {
             ),
           );
           reports.push(report);
+          diskFull = report.disk_full;
           if (!options.json) printHuman(report, files.length > 1);
         }
         if (options.json) process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`);
@@ -93,7 +105,23 @@ async function importOne(
   const source = spooled?.source ?? fileSource(file);
   const bar = process.stderr.isTTY ? progressBar(source) : undefined;
   try {
-    const result = await run(source, bar?.update);
+    let result: ImportResult;
+    try {
+      result = await run(source, bar?.update);
+    } catch (error) {
+      if (!isStorageFull(error)) throw error;
+      // The file's one transaction rolled back whole (src/ingest/import.ts).
+      const code = (error as { code?: string }).code;
+      return {
+        ...refusedReport(
+          source.name,
+          `${source.name}: refused, the disk holding the database is full (${code}); nothing was imported from it: free space and import it again`,
+          [],
+          0,
+        ),
+        disk_full: true,
+      };
+    }
     bar?.clear();
     if (!result.ok)
       return refusedReport(source.name, result.reason, result.errors, result.errorCount);
@@ -110,6 +138,7 @@ async function importOne(
       errors: s.errors,
       seconds: s.seconds,
       rows_per_second: s.rowsPerSecond,
+      disk_full: false,
     };
   } finally {
     bar?.clear();
@@ -135,6 +164,7 @@ function refusedReport(
     errors,
     seconds: null,
     rows_per_second: null,
+    disk_full: false,
   };
 }
 

@@ -59,12 +59,17 @@ export function registerJobs(program: Command): void {
     .action((options: CommonOptions & { now?: string }) =>
       withApp(
         options,
-        async ({ app, log }) => {
+        async ({ app, db, log }) => {
+          // The server that started this process shows the storage state at /healthz.
+          const stopReporting = db.storage.onChange(() => {
+            if (process.connected) process.send?.({ storage: db.storage.ownStatus() });
+          });
           const scheduler = runScheduledJobs(app);
           log.info({ pid: process.pid }, "jobs scheduled");
           const reason = await untilSignal();
           log.info({ reason }, "jobs stopping");
           await scheduler.stop();
+          stopReporting();
           log.info("jobs stopped");
           // An open IPC channel would keep this process alive.
           if (process.connected) process.disconnect?.();

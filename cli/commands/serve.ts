@@ -148,6 +148,7 @@ async function runServer(session: Session, options: ServeOptions): Promise<void>
           logLevel: config.logLevel,
           now: options.now === undefined ? null : app.deps.clock.now(),
           log,
+          onStorage: (status) => app.deps.db.storage.setRemote("jobs", status),
         })
       : null;
   // Refreshes happen in that process (or the CLI's): notice them, for as-of headers and caches.

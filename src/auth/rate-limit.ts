@@ -1,5 +1,6 @@
 import type { Clock } from "../clock";
 import type { Connection, Db } from "../db/open";
+import { StorageFullError } from "../db/storage";
 import type { Log } from "../log";
 import { openLedger } from "./rate-ledger";
 
@@ -66,6 +67,9 @@ interface Lease {
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+/** The rate-limit ledger's name for the storage watch. */
+export const LEDGER_WRITER = "rate limits";
 
 /**
  * Per-account rolling hourly and 30-day limits, exact across every process that shares the
@@ -330,9 +334,15 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
   let taken: Lease | undefined;
 
   const charge = (account: number, limits: Limits, calls: number): RateDecision => {
-    transaction ??= ledger().c.transaction(decideAndRecord).immediate;
     taken = undefined;
-    const decision = transaction(account, limits, calls);
+    // A full disk refuses the call (503 storage_full) rather than admitting it uncounted: a
+    // count held only in this process's memory would be invisible to the other processes
+    // sharing the ledger, which could then admit past the cap. The transaction rolled back
+    // whole, so nothing is lost: the refused call was not served. docs/operations.md.
+    const decision = db.storage.write(LEDGER_WRITER, () => {
+      transaction ??= ledger().c.transaction(decideAndRecord).immediate;
+      return transaction(account, limits, calls);
+    });
     if (taken) {
       leases.set(account, taken);
       taken = undefined;
@@ -354,8 +364,9 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         .immediate();
       return true;
     } catch (error) {
-      // Closed under us, or locked past the busy timeout: the calls stay counted (the safe
-      // side) and leave the windows with their minute.
+      db.storage.failed(LEDGER_WRITER, error);
+      // Closed under us, locked past the busy timeout, or a full disk: the calls stay counted
+      // (the safe side) and leave the windows with their minute.
       log.warn({ err: error as Error, leases: leases.size }, "rate-limit leases not returned");
       leases.clear();
       return false;
@@ -419,7 +430,16 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
      * the ledger's, plus what this process's lease has left.
      */
     peek(account: number, limits: Limits): RateDecision {
-      const decision = charge(account, limits, 0);
+      let decision: RateDecision;
+      try {
+        decision = charge(account, limits, 0);
+      } catch (error) {
+        if (!(error instanceof StorageFullError)) throw error;
+        // Only headers hang on it (a 403, a 404): read the windows without advancing them,
+        // rather than answer a call that needs no write with a full disk's 503.
+        const now = clock.now();
+        decision = decide(account, windowsOf(account, now), limits, now, true);
+      }
       const lease = usableLease(account, limits, 1);
       if (!lease || !decision.admitted) return decision;
       return { ...decision, remaining: decision.remaining + lease.unspent };
@@ -437,13 +457,21 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
         return;
       }
       const s = ledger();
-      s.c
-        .transaction(() => {
-          if (s.takeBack.run(calls, account, minute, calls).changes > 0) {
-            s.takeBackMonth.run(calls, account, minute);
-          }
-        })
-        .immediate();
+      try {
+        db.storage.write(LEDGER_WRITER, () =>
+          s.c
+            .transaction(() => {
+              if (s.takeBack.run(calls, account, minute, calls).changes > 0) {
+                s.takeBackMonth.run(calls, account, minute);
+              }
+            })
+            .immediate(),
+        );
+      } catch (error) {
+        if (!(error instanceof StorageFullError)) throw error;
+        // The calls stay counted (the safe side), and the answer they refund still goes out.
+        log.warn({ account_id: account, calls }, "rate-limit refund not stored: the disk is full");
+      }
     },
 
     /** Returns every lease's unspent calls to the ledger: call before the database closes. */

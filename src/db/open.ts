@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { nativeBinding } from "./native";
+import { createStorageWatch, isStorageFull, type StorageWatch } from "./storage";
 
 export type Connection = Database.Database;
 export type Statement<P extends unknown[] | object = unknown[], R = unknown> = Database.Statement<
@@ -24,6 +25,8 @@ export interface Db {
   reader: Connection;
   readonly limits: Connection;
   path: string;
+  /** Whether the disk holding it has room: every writer reports to it (src/db/storage.ts). */
+  storage: StorageWatch;
   close(): void;
 }
 
@@ -54,6 +57,17 @@ export function openConnection(
     fileMustExist: options.readonly ?? false,
     ...(binding ? { nativeBinding: binding as unknown as string } : {}),
   });
+  try {
+    configure(connection, options);
+  } catch (error) {
+    // A full disk can refuse the WAL switch of a new file: no half-set-up connection stays open.
+    connection.close();
+    throw error;
+  }
+  return connection;
+}
+
+function configure(connection: Connection, options: { readonly?: boolean; pageSize?: number }) {
   // busy_timeout first, so every later pragma (and the WAL switch) waits instead of failing
   // while another process holds a lock.
   connection.pragma("busy_timeout = 5000");
@@ -68,7 +82,6 @@ export function openConnection(
   connection.pragma("cache_size = -65536");
   connection.pragma("temp_store = MEMORY");
   connection.pragma("mmap_size = 268435456");
-  return connection;
 }
 
 /** Opens the database for a process: creates the folder and file on first use. */
@@ -90,10 +103,11 @@ export function openDb(path: string): Db {
       return limits;
     },
     path,
+    storage: createStorageWatch(),
     close() {
       if (reader !== writer && reader.open) reader.close();
       if (limits?.open) {
-        limits.pragma("wal_checkpoint(TRUNCATE)");
+        checkpointUnlessFull(limits);
         limits.close();
       }
       if (writer.open) {
@@ -102,9 +116,22 @@ export function openDb(path: string): Db {
         // otherwise hold every exit for the whole busy timeout, and the checkpoint is then
         // Litestream's to do.
         writer.pragma("busy_timeout = 0");
-        writer.pragma("wal_checkpoint(TRUNCATE)");
+        checkpointUnlessFull(writer);
         writer.close();
       }
     },
   };
+}
+
+/**
+ * A checkpoint copies the WAL into the main file, which may need room the disk no longer has.
+ * Then the WAL stays as it is, complete, and the next open (or Litestream) folds it in: closing
+ * must not fail for it, or a command on a full disk would end on the checkpoint's error.
+ */
+function checkpointUnlessFull(connection: Connection): void {
+  try {
+    connection.pragma("wal_checkpoint(TRUNCATE)");
+  } catch (error) {
+    if (!isStorageFull(error)) throw error;
+  }
 }

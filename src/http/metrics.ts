@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import type { Gauge as GaugeType } from "prom-client";
 import type { App } from "../app";
+import type { StorageStatus } from "../db/storage";
 import { ApiError } from "../errors";
 import { type IngestStatus, ingestStatus } from "../ingest/polymarket/status";
 import { type ReplicationReport, replicationStatus } from "../replication/supervisor";
@@ -9,10 +10,11 @@ import type { HttpEnv } from "./env";
 
 /**
  * GET /metrics: for operators, in Prometheus' text format: the ingest status (`smartmoney ingest
- * status`), the read models' age, replication (`smartmoney status`), and the server process's own
- * figures (prom-client's defaults: CPU, memory, event-loop delay since the previous scrape). Off
- * (404) unless SMARTMONEY_METRICS_TOKEN is set; then it wants that token as a bearer (401
- * otherwise). Read-only: every scrape reads the figures afresh.
+ * status`), the read models' age, replication (`smartmoney status`), the storage state (as at
+ * /healthz), and the server process's own figures (prom-client's defaults: CPU, memory,
+ * event-loop delay since the previous scrape). Off (404) unless SMARTMONEY_METRICS_TOKEN is set;
+ * then it wants that token as a bearer (401 otherwise). Read-only: every scrape reads the figures
+ * afresh.
  */
 export function metricsHandler(app: App) {
   // Loaded on the first scrape: every CLI command builds the router, few ever serve /metrics.
@@ -37,6 +39,7 @@ export function metricsHandler(app: App) {
       ingestStatus(app.deps.db, app.deps.clock),
       asOf === null ? null : Math.max(0, (now - asOf) / 1000),
       replicationStatus(app.deps.db.path),
+      app.deps.db.storage.status(),
     );
     c.header("content-type", registry.contentType);
     return c.body(await registry.metrics());
@@ -77,13 +80,30 @@ function build({ Gauge, Registry, collectDefaultMetrics }: typeof import("prom-c
     "How long the replica has been behind the local database",
   );
 
-  const render = (s: IngestStatus, ageSeconds: number | null, r: ReplicationReport) => {
+  const storageFull = other(
+    "storage_full",
+    "1 while the disk holding the database is full: writes are refused and retried, reads served",
+  );
+  const storageFullSince = other(
+    "storage_full_since_timestamp_seconds",
+    "When the disk holding the database filled up; absent while it has room",
+  );
+
+  const render = (
+    s: IngestStatus,
+    ageSeconds: number | null,
+    r: ReplicationReport,
+    storage: StorageStatus,
+  ) => {
     // Only the gauges set below: the process figures keep their own state between scrapes.
     for (const g of [lag, sourceLag, lastSuccess, failures, errors, backingOff, quarantined])
       g.reset();
     for (const g of [gaps, unknown, markets, stream, readModelAge, replicating, replicationLag]) {
       g.reset();
     }
+    storageFullSince.reset();
+    storageFull.set(storage.state === "full" ? 1 : 0);
+    if (storage.state === "full") storageFullSince.set(Date.parse(storage.since) / 1000);
     if (ageSeconds !== null) readModelAge.set(ageSeconds);
     if (r) {
       const running = !r.stale && r.state === "running";

@@ -12,6 +12,7 @@ const DESCRIPTIONS: Record<number, string> = {
   413: "Request body over 64 KiB",
   429: "Hourly or 30-day window exhausted; see Retry-After",
   500: "A bug: logged with the request id, answered without details",
+  503: "storage_full: the disk holding the database is full and the call needed a write (its count, or the change asked for); nothing was written, reads go on",
 };
 
 /** The tags the operations use, declared once so viewers group and describe them. */
@@ -39,11 +40,12 @@ const rateHeaders = {
 
 /**
  * OpenAPI response objects for the listed error statuses, all with the one envelope. Every
- * operation can fail with a bug, so 500 is always among them.
+ * operation can fail with a bug, so 500 is always among them, and every counted call writes its
+ * count, so 503 (a full disk) is too.
  */
 export function errorResponses(...statuses: number[]): Responses {
   const out: Responses = {};
-  for (const status of new Set([...statuses, 500])) {
+  for (const status of new Set([...statuses, 500, 503])) {
     out[status] = {
       description: DESCRIPTIONS[status] ?? "Error",
       headers: {

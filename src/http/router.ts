@@ -61,8 +61,10 @@ export function createRouter(app: App): Hono<HttpEnv> {
     return notFoundHandler(c);
   });
 
-  // Public, unauthenticated: for supervisors and for API clients' code generators.
-  http.get("/healthz", (c) => c.json({ ok: true }));
+  // Public, unauthenticated: for supervisors and for API clients' code generators. A full disk
+  // stops writes, not reads: the server stays healthy (a restart would not free space), and
+  // says so for the operator (docs/operations.md, When the disk fills up).
+  http.get("/healthz", (c) => c.json({ ok: true, storage: app.deps.db.storage.status() }));
   // Operators' ingest figures, behind their own token (off without one).
   http.get("/metrics", metricsHandler(app));
   const documentOptions = {

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Connection, Db } from "../db/open";
 import { fail, ok, type Result } from "../result";
@@ -139,7 +139,12 @@ function mintKeyFile(dbPath: string): Result<{ key: Buffer; source: KeySource }>
   try {
     writeFileSync(path, `${randomBytes(KEY_BYTES).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+      // This process created it (wx) but could not finish it, a full disk say: an empty key
+      // file would pass for a malformed key at every later start.
+      rmSync(path, { force: true });
+      throw error;
+    }
     minted = false;
   }
   const parsed = parseSecretKey(readFileSync(path, "utf8"));

@@ -98,7 +98,13 @@ export function rotateInstallationKey(
       return fail(`${taken} exists from an earlier rotation; move it away first`);
   }
   const next = randomBytes(32);
-  writeFileSync(nextPath, `${next.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    writeFileSync(nextPath, `${next.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+  } catch (error) {
+    // A full disk leaves the file partly written: left there, it would refuse the next rotation.
+    rmSync(nextPath, { force: true });
+    throw error;
+  }
   const moved = reencryptSecrets(db, current, next, now);
   if (!moved.ok) {
     rmSync(nextPath, { force: true });

@@ -1,5 +1,5 @@
 import type { Core } from "../core";
-import type { DrainSummary } from "../webhooks/drainer";
+import { DRAIN_WRITER, type DrainSummary } from "../webhooks/drainer";
 import type { ScheduledJob } from "./scheduler";
 
 /** Every second: the backstop that picks up retries coming due and leases that lapsed. */
@@ -18,6 +18,9 @@ export function drainJob(app: Core): ScheduledJob {
   app.webhooks.drainer.start();
   return {
     name: "drain",
+    // The drainer reports its own bookkeeping to the storage watch, once outcomes are recorded.
+    writer: DRAIN_WRITER,
+    reportsWrites: true,
     pattern: DRAIN_PATTERN,
     run: () => app.webhooks.drainer.pump(),
     idle: (summary) => (summary as { claimed: number }).claimed === 0,

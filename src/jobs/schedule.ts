@@ -16,6 +16,7 @@ export function runScheduledJobs(app: Core): Scheduler {
   const scheduler = startScheduler(
     [drainJob(app), refreshJob(app), ...(ingest ? [ingest] : [])],
     log,
+    app.deps.db.storage,
   );
   const stream = ingest ? serveStream(app, () => ingest.runNow()) : null;
   return {

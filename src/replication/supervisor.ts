@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import type { Log } from "../log";
@@ -91,11 +91,28 @@ export async function startReplication(options: {
   /** Until the replica first catches up, its lag counts from the start. */
   const startedAt = now();
 
+  /** The state file could not be written last time (a full disk): logged once, not each second. */
+  let persistFailing = false;
   const persist = () => {
     state.updated_at = new Date(now()).toISOString();
     const path = stateFilePath(dbPath);
-    writeFileSync(`${path}.tmp`, `${JSON.stringify(state, null, 2)}\n`);
-    renameSync(`${path}.tmp`, path);
+    try {
+      writeFileSync(`${path}.tmp`, `${JSON.stringify(state, null, 2)}\n`);
+      renameSync(`${path}.tmp`, path);
+    } catch (error) {
+      // Never thrown: persist runs in the child's event handlers, where a throw would take the
+      // server down. `smartmoney status` shows the file stale meanwhile.
+      try {
+        rmSync(`${path}.tmp`, { force: true });
+      } catch {
+        // the next write replaces it
+      }
+      if (!persistFailing) log.warn({ err: error }, "replication state not written");
+      persistFailing = true;
+      return;
+    }
+    if (persistFailing) log.info("replication state written again");
+    persistFailing = false;
   };
   const setState = (next: ReplicationState["state"], detail: Record<string, unknown> = {}) => {
     state.state = next;

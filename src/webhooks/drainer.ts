@@ -1,3 +1,4 @@
+import type { StorageWatch } from "../db/storage";
 import type { Log } from "../log";
 import type { AttemptOutcome, Claimed, DeliveryStatus, DeliveryStore } from "./deliveries";
 import type { Endpoints } from "./endpoints";
@@ -26,6 +27,9 @@ export interface DrainSummary {
 
 export type Drainer = ReturnType<typeof createDrainer>;
 
+/** The drainer's name for the storage watch: the deliveries' and attempts' bookkeeping. */
+export const DRAIN_WRITER = "deliveries";
+
 interface Finished {
   claimed: Claimed;
   outcome: AttemptOutcome;
@@ -46,8 +50,15 @@ export function createDrainer(deps: {
   sender: Sender;
   log: Log;
   limits: DrainLimits;
+  /**
+   * While the disk is full, no delivery is claimed: its outcome could not be recorded, so it
+   * would be sent again and again. At each retry one delivery is sent as the probe.
+   */
+  storage?: StorageWatch;
 }) {
-  const { store, endpoints, sender, log, limits } = deps;
+  const { store, endpoints, sender, log, limits, storage } = deps;
+  /** A probe delivery is out while the storage is full: no other is claimed meanwhile. */
+  let probing = false;
   const inFlight = new Set<Promise<DeliveryStatus | null>>();
   let started = false;
   let pumpQueued = false;
@@ -96,15 +107,28 @@ export function createDrainer(deps: {
   function recordFinished(): void {
     const batch = finished;
     finished = [];
+    probing = false;
     // Every finished attempt is still counted in flight until its promise settles below.
-    const free = started ? limits.concurrency - inFlight.size + batch.length : 0;
+    const free = started ? slots(limits.concurrency - inFlight.size + batch.length) : 0;
     let settled: { statuses: (DeliveryStatus | null)[]; claimed: Claimed[] };
     try {
       settled =
         free > 0
           ? store.recordAndClaim(batch, { ...limits, limit: free })
           : { statuses: store.recordMany(batch), claimed: [] };
-    } catch {
+      if (settled.claimed.length > 0 && storage?.retryIn(DRAIN_WRITER) != null) probing = true;
+      storage?.succeeded(DRAIN_WRITER);
+    } catch (error) {
+      if (storage?.failed(DRAIN_WRITER, error, { retries: true })) {
+        // The disk is full: every record would fail alike. The attempts stay leased and are
+        // sent again once their lease lapses and the storage has room (at least once).
+        log.warn(
+          { deliveries: batch.length, retry_in_ms: storage.retryIn(DRAIN_WRITER) },
+          "webhook attempts not recorded: the disk is full; deliveries paused",
+        );
+        for (const entry of batch) entry.done(null);
+        return;
+      }
       // Rolled back: record each on its own, so a fault with one delivery fails only that one.
       for (const entry of batch) {
         try {
@@ -145,9 +169,27 @@ export function createDrainer(deps: {
 
   /** Claims into the free slots and starts each send; `onDone` sees every outcome. */
   function fill(onDone: (status: DeliveryStatus | null) => void): Promise<unknown>[] {
-    const free = limits.concurrency - inFlight.size;
+    const free = slots(limits.concurrency - inFlight.size);
     if (free <= 0) return [];
-    return send(store.claim({ ...limits, limit: free }), onDone);
+    let claimed: Claimed[];
+    try {
+      claimed = store.claim({ ...limits, limit: free });
+    } catch (error) {
+      if (!storage?.failed(DRAIN_WRITER, error, { retries: true })) throw error;
+      return [];
+    }
+    if (claimed.length > 0 && storage?.retryIn(DRAIN_WRITER) != null) probing = true;
+    return send(claimed, onDone);
+  }
+
+  /**
+   * How many of `free` slots may be claimed into: all while the storage has room; while it is
+   * full, none, or one (the probe) once the drainer's retry is due and no probe is out.
+   */
+  function slots(free: number): number {
+    if (!storage) return free;
+    if (probing || !storage.mayWrite(DRAIN_WRITER)) return 0;
+    return storage.retryIn(DRAIN_WRITER) === null ? free : Math.min(free, 1);
   }
 
   /** Starts a send per claimed delivery, counted in flight until its outcome is recorded. */

@@ -58,6 +58,7 @@ export function createWebhooks(deps: {
     endpoints,
     sender,
     log,
+    storage: db.storage,
     limits: {
       concurrency: 32,
       perEndpoint: 2,

@@ -341,12 +341,12 @@ describe("OpenAPI", () => {
     const res = await t.get("/v1/openapi.json");
     const doc = (await res.json()) as { paths: Record<string, Record<string, any>> };
     const expected: Record<string, string[]> = {
-      "/v1/wallets/{address}/connections": ["200", "400", "401", "403", "429", "500"],
-      "/v1/clusters/sybil": ["200", "400", "401", "403", "429", "500"],
-      "/v1/clusters/by-id/{id}": ["200", "400", "401", "403", "404", "429", "500"],
-      "/v1/clusters/{funder}/graph": ["200", "400", "401", "403", "404", "429", "500"],
-      "/v1/investigations": ["200", "400", "401", "403", "429", "500"],
-      "/v1/investigations/{id}": ["200", "400", "401", "403", "404", "429", "500"],
+      "/v1/wallets/{address}/connections": ["200", "400", "401", "403", "429", "500", "503"],
+      "/v1/clusters/sybil": ["200", "400", "401", "403", "429", "500", "503"],
+      "/v1/clusters/by-id/{id}": ["200", "400", "401", "403", "404", "429", "500", "503"],
+      "/v1/clusters/{funder}/graph": ["200", "400", "401", "403", "404", "429", "500", "503"],
+      "/v1/investigations": ["200", "400", "401", "403", "429", "500", "503"],
+      "/v1/investigations/{id}": ["200", "400", "401", "403", "404", "429", "500", "503"],
     };
     for (const [path, statuses] of Object.entries(expected)) {
       expect(Object.keys(doc.paths[path]?.get?.responses ?? {}).sort()).toEqual(statuses);

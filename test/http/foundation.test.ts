@@ -144,7 +144,7 @@ describe("errors", () => {
 
   it("serves /healthz and the OpenAPI document without a key", async () => {
     const health = await t.get("/healthz");
-    expect(await health.json()).toEqual({ ok: true });
+    expect(await health.json()).toEqual({ ok: true, storage: { state: "ok" } });
     const doc = (await (await t.get("/v1/openapi.json")).json()) as {
       openapi: string;
       paths: Record<string, unknown>;

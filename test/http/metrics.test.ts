@@ -95,5 +95,17 @@ describe("GET /metrics", () => {
     expect(after).toContain("smartmoney_read_model_age_seconds 42");
     expect(after).toContain("smartmoney_replication_running 1");
     expect(after).toContain("smartmoney_replication_lag_seconds 1.5");
+    expect(after).toContain("smartmoney_storage_full 0");
+    expect(after).not.toContain("smartmoney_storage_full_since_timestamp_seconds 1");
+
+    // The disk fills up (src/db/storage.ts): the state and since when.
+    const full = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+    t.db.storage.failed("refresh", full, { retries: true });
+    const since = Date.parse((t.db.storage.status() as { since: string }).since) / 1000;
+    const during = await scrape();
+    expect(during).toContain("smartmoney_storage_full 1");
+    expect(during).toContain(`smartmoney_storage_full_since_timestamp_seconds ${since}`);
+    t.db.storage.succeeded("refresh");
+    expect(await scrape()).toContain("smartmoney_storage_full 0");
   });
 });

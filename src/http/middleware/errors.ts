@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { isStorageFull, StorageFullError } from "../../db/storage";
 import { ApiError, envelope } from "../../errors";
 import type { Log } from "../../log";
 import type { HttpEnv } from "../env";
@@ -34,6 +35,11 @@ export function errorHandler(log: Log) {
       if (status < 500) {
         return c.json(envelope("bad_request", error.message || "bad request", requestId), 400);
       }
+    }
+    if (isStorageFull(error)) {
+      // A write no writer wrapped (src/db/storage.ts): still the full disk, not a bug.
+      const full = new StorageFullError("this request's write");
+      return c.json(envelope(full.code, full.message, requestId), full.status);
     }
     log.error({ request_id: requestId, err: error }, "unhandled error");
     return c.json(

@@ -172,6 +172,7 @@ export function webhookRoutes(app: App) {
   const { limiter, cursors, webhooks } = app;
   // The request thread's writes never wait on the jobs' write lock (src/db/write-when-free.ts).
   const writer = app.deps.db.writer;
+  const storage = app.deps.db.storage;
   const free = access(limiter, "free");
 
   const owned = (id: string, accountId: number): Endpoint => {
@@ -199,16 +200,18 @@ export function webhookRoutes(app: App) {
       async (c) => {
         const body = c.req.valid("json");
         const { account } = c.get("caller")!;
-        const result = await writeWhenFree(writer, () =>
-          webhooks.endpoints.create({
-            accountId: account.id,
-            tier: account.tier,
-            channel: "api",
-            callbackUrl: body.callback_url,
-            minScore: body.min_score ?? null,
-            scoreType: body.score_type ?? null,
-            category: body.category ?? null,
-          }),
+        const result = await storage.writeAsync("webhook endpoints", () =>
+          writeWhenFree(writer, () =>
+            webhooks.endpoints.create({
+              accountId: account.id,
+              tier: account.tier,
+              channel: "api",
+              callbackUrl: body.callback_url,
+              minScore: body.min_score ?? null,
+              scoreType: body.score_type ?? null,
+              category: body.category ?? null,
+            }),
+          ),
         );
         if (!result.ok) {
           if (result.refusal === "invalid") throw badRequest(result.reason);
@@ -254,7 +257,9 @@ export function webhookRoutes(app: App) {
       async (c) => {
         const { id } = c.req.valid("param");
         owned(id, c.get("caller")!.account.id);
-        await writeWhenFree(writer, () => webhooks.endpoints.remove(id));
+        await storage.writeAsync("webhook endpoints", () =>
+          writeWhenFree(writer, () => webhooks.endpoints.remove(id)),
+        );
         return c.body(null, 204);
       },
     )

@@ -3,7 +3,7 @@ import type { Core } from "../../core";
 import type { ScheduledJob } from "../../jobs/scheduler";
 import type { PolymarketDeps, PolymarketOptions, RoundSummary } from "./context";
 import { type RoundResult, runPolymarketRound } from "./round";
-import { type LiveStream, startLiveStream } from "./stream";
+import { INGEST_WRITER, type LiveStream, startLiveStream } from "./stream";
 
 export const DEFAULT_DATA_URL = "https://data-api.polymarket.com";
 export const DEFAULT_GAMMA_URL = "https://gamma-api.polymarket.com";
@@ -93,6 +93,8 @@ export function ingestJob(app: Core, pattern: string): ScheduledJob & { runNow()
   };
   return {
     name: "ingest",
+    // The live socket reports to the storage watch under the same name: one ingest.
+    writer: INGEST_WRITER,
     pattern,
     run: gated,
     runNow() {

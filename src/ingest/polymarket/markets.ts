@@ -22,6 +22,11 @@ export interface MarketBook {
   storeFacts(facts: MarketFacts): number;
   marketId(conditionId: string): number | undefined;
   tokenMarket(tokenId: string): TokenMarket | undefined;
+  /**
+   * After the caller's transaction rolled back (a full disk, say): the ids and tokens it learnt
+   * in it may name rows that were never stored, so they are read from the database again.
+   */
+  forget(): void;
 }
 
 export function createMarketBook(ctx: RoundContext, keepTokens: boolean): MarketBook {
@@ -138,6 +143,11 @@ export function createMarketBook(ctx: RoundContext, keepTokens: boolean): Market
           });
         }
       }
+    },
+
+    forget() {
+      ids.clear();
+      tokens.clear();
     },
 
     storeFacts(facts) {

@@ -34,6 +34,9 @@ export interface StreamSettings {
   onReconnect?(downSince: number): void;
 }
 
+/** The live ingest's name for the storage watch: the scheduled ingest job's. */
+export const INGEST_WRITER = "ingest";
+
 export interface StreamStats {
   connects: number;
   drops: number;
@@ -162,10 +165,14 @@ export function startLiveStream(
     }
   }
 
-  async function flush(): Promise<void> {
-    if (buffer.length === 0) return;
+  /** Stores what the socket sent since the last flush; true when it wrote. */
+  async function flush(): Promise<boolean> {
+    if (buffer.length === 0) return false;
     const items = buffer;
     buffer = [];
+    // While the disk is full the fills are not kept: the scheduled round's tail, which runs as
+    // the ingest job's retry, fetches them again once they can be stored (src/db/storage.ts).
+    if (!deps.db.storage.mayWrite(INGEST_WRITER)) return false;
     const fills: DataTrade[] = [];
     const bad: { raw: unknown; reason: string }[] = [];
     for (const raw of items) {
@@ -183,25 +190,42 @@ export function startLiveStream(
       deps.log.warn({ reason: error.message }, "polymarket stream: market lookup failed");
     }
     const now = deps.clock.now();
-    const inserted = ctx.transaction(() => {
-      for (const b of bad) ctx.quarantine("stream", `socket ${host}`, b.reason, b.raw);
-      book.store(markets);
-      const stored = ctx.ingest.insertTrades(fills.map((f) => toRow(f, book)));
-      for (const f of fills) state.newest_fill = Math.max(state.newest_fill ?? f.ts, f.ts);
-      state.last_message_at = now;
-      saveState(ctx.ingest, STATE_KEYS.stream, state);
-      ctx.ledger.succeeded("stream", now);
-      return stored.length;
-    });
+    const before = { newest_fill: state.newest_fill, last_message_at: state.last_message_at };
+    let inserted: number;
+    try {
+      inserted = ctx.transaction(() => {
+        for (const b of bad) ctx.quarantine("stream", `socket ${host}`, b.reason, b.raw);
+        book.store(markets);
+        const stored = ctx.ingest.insertTrades(fills.map((f) => toRow(f, book)));
+        for (const f of fills) state.newest_fill = Math.max(state.newest_fill ?? f.ts, f.ts);
+        state.last_message_at = now;
+        saveState(ctx.ingest, STATE_KEYS.stream, state);
+        ctx.ledger.succeeded("stream", now);
+        return stored.length;
+      });
+    } catch (error) {
+      // Rolled back: the markets it stored and the fills it counted are not there. A market
+      // id kept from it would fail every later batch on its foreign key.
+      book.forget();
+      Object.assign(state, before);
+      throw error;
+    }
     stats.stored += inserted;
     stats.present += fills.length - inserted;
     stats.quarantined += bad.length;
+    return true;
   }
 
   const flushTimer = setInterval(() => {
-    flushing = flushing
-      .then(flush)
-      .catch((error) => deps.log.error({ err: error }, "polymarket stream batch failed"));
+    flushing = flushing.then(flush).then(
+      (wrote) => {
+        if (wrote) deps.db.storage.succeeded(INGEST_WRITER);
+      },
+      (error) => {
+        if (deps.db.storage.failed(INGEST_WRITER, error, { retries: true })) return;
+        deps.log.error({ err: error }, "polymarket stream batch failed");
+      },
+    );
   }, flushMs);
   const pingTimer = setInterval(() => {
     const ws = socket;
