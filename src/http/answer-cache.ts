@@ -8,7 +8,7 @@ const MAX_ANSWERS = 512;
  * Serialized answers, kept while their epoch lasts: for answers computed from the read models
  * alone, the read-model generation (src/core.ts: bumped when a refresh lands, in this process or
  * another); for answers that also read live tables (fills, signals), the generation and the
- * database's version (databaseVersion below), which any commit changes.
+ * database's version (databaseVersion below), which every commit changes.
  *
  * A 50-row leaderboard page cost about 160 µs of server CPU (its query, rows and JSON) against
  * about 42 µs for `/v1/_ping` (measured with `npm run bench`, small world); from the cache it
@@ -39,16 +39,34 @@ export function createAnswerCache(maxAnswers = MAX_ANSWERS) {
 }
 
 /**
- * A number that changes whenever a transaction that changed the database has committed since it
- * was last read: PRAGMA data_version counts commits by other connections (this process's writer,
- * the jobs process, the CLI) as the read connection sees them, and total_changes() the rows the
- * read connection changed itself (for `:memory:` it is also the writer). Both only grow, so their
- * sum changes when either does. One call costs a read transaction's start (a few µs): far less
- * than the wallet answers it lets a cache keep.
+ * A value that changes whenever the database may have changed since it was last read:
+ *
+ * - PRAGMA data_version on the read connection counts the commits it has seen from other
+ *   connections (this process's writer, the jobs process, the CLI). Reading it starts a read
+ *   transaction, which costs about as much as a whole cached answer (5–7 µs), so it is read once
+ *   per turn of the event loop: a commit by another process shows from the next turn on, as if
+ *   the requests handled in this turn had arrived a few microseconds earlier.
+ * - total_changes() on the writer counts the rows this process has written, read on every call
+ *   (no transaction, under 1 µs): a write made here, between two requests of the same turn, shows
+ *   at once. For `:memory:` the writer is also the reader, and this is the only change it sees.
+ *
+ * An answer computed after the value was read is never older than the value says (its queries
+ * run later), so a cache keyed by it never serves what a fresh computation would not have.
  */
-export function databaseVersion(db: Db): () => number {
-  const version = db.reader
-    .prepare<[], number>("SELECT (SELECT data_version FROM pragma_data_version) + total_changes()")
+export function databaseVersion(db: Db): () => string {
+  const committed = db.reader
+    .prepare<[], number>("SELECT data_version FROM pragma_data_version")
     .pluck();
-  return () => version.get()!;
+  const written = db.writer.prepare<[], number>("SELECT total_changes()").pluck();
+  let seen: number | undefined;
+  const forget = () => {
+    seen = undefined;
+  };
+  return () => {
+    if (seen === undefined) {
+      seen = committed.get()!;
+      setImmediate(forget);
+    }
+    return `${seen} ${written.get()!}`;
+  };
 }

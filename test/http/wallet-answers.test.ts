@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openConnection } from "../../src/db/open";
 import {
   WalletDossierSchema,
   WalletProfileLiteSchema,
@@ -72,6 +73,27 @@ describe("kept wallet answers", () => {
     const alerted = await ok(world.t, path, terminal, WalletDossierSchema);
     expect(alerted.alerts.map((a) => a.id)).toEqual([41]);
     expect(alerted.recent_trades).toEqual(traded.recent_trades);
+  });
+
+  it("a fill another process commits shows from the next turn of the event loop", async () => {
+    const path = `/v1/wallets/${A}`;
+    const before = await ok(world.t, path, terminal, WalletDossierSchema);
+    // Another connection on the file, as the jobs process or the CLI would write.
+    const other = openConnection(world.t.config.dbPath);
+    try {
+      other
+        .prepare(
+          `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size,
+             usd_value, ts) VALUES (?, 0, ?, ?, 'YES', 'SELL', 0.6, 30, 18, ?)`,
+        )
+        .run(`0x${"e".repeat(64)}`, A, world.ids.m3, NOW + 3 * HOUR);
+    } finally {
+      other.close();
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    const after = await ok(world.t, path, terminal, WalletDossierSchema);
+    expect(after.recent_trades).toHaveLength(before.recent_trades.length + 1);
+    expect(after.recent_trades[0]).toMatchObject({ side: "SELL", size: 30 });
   });
 
   it("a wallet scored from its own fills is rescored by its next fill, then by the refresh", async () => {
