@@ -44,16 +44,30 @@ export function createAnswerCache(maxAnswers = MAX_ANSWERS) {
  * - PRAGMA data_version on the read connection counts the commits it has seen from other
  *   connections (this process's writer, the jobs process, the CLI). Reading it starts a read
  *   transaction, which costs about as much as a whole cached answer (5–7 µs), so it is read once
- *   per turn of the event loop: a commit by another process shows from the next turn on, as if
- *   the requests handled in this turn had arrived a few microseconds earlier.
+ *   per turn of the event loop: a commit another process makes during a turn shows from the
+ *   next turn on, to the requests of that turn as if they had arrived when the turn began.
  * - total_changes() on the writer counts the rows this process has written, read on every call
- *   (no transaction, under 1 µs): a write made here, between two requests of the same turn, shows
- *   at once. For `:memory:` the writer is also the reader, and this is the only change it sees.
+ *   (no transaction, under 1 µs): a write made here, even between two requests of one turn,
+ *   shows at once. For `:memory:` the writer is also the reader, and this is the only change it
+ *   sees.
  *
- * An answer computed after the value was read is never older than the value says (its queries
- * run later), so a cache keyed by it never serves what a fresh computation would not have.
+ * An answer is computed after the value it is kept under was read, so it is never older than
+ * that value says: a kept answer is what a fresh computation would have given at the start of
+ * the current turn, or later.
  */
 export function databaseVersion(db: Db): () => string {
+  let version = versions.get(db);
+  if (!version) {
+    version = readVersion(db);
+    versions.set(db, version);
+  }
+  return version;
+}
+
+/** One per database, so the caches that share it read data_version once per turn between them. */
+const versions = new WeakMap<Db, () => string>();
+
+function readVersion(db: Db): () => string {
   const committed = db.reader
     .prepare<[], number>("SELECT data_version FROM pragma_data_version")
     .pluck();
