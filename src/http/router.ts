@@ -10,7 +10,7 @@ import { metricsHandler } from "./metrics";
 import { authenticate, minTierOf, setRateHeaders } from "./middleware/auth";
 import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { readModelAge } from "./middleware/read-model-age";
-import { requestId } from "./middleware/request-id";
+import { assignRequestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
 import { TAGS } from "./openapi";
 import { analyzeRoutes } from "./routes/analyze";
@@ -31,13 +31,19 @@ const BODY_LIMIT = 64 * 1024;
 
 /**
  * The HTTP surface. Middleware is bound in one visible order: request id, request log, body
- * limit, then per area authentication, and per route the tier gate and rate limit (`access`).
+ * limit, then per area authentication (and, on /v1, the read models' age), and per route the
+ * tier gate and rate limit (`access`).
  */
 export function createRouter(app: App): Hono<HttpEnv> {
   const { log } = app.deps;
   const http = new Hono<HttpEnv>();
-  http.use(requestId);
-  http.use(requestLog(log));
+  const logRequest = requestLog(log);
+  // Request id and request log as one middleware: each middleware is a step of hono's dispatch
+  // (an async call and its promise) on every request.
+  http.use((c, next) => {
+    assignRequestId(c);
+    return logRequest(c, next);
+  });
   const limitBody = bodyLimit({
     maxSize: BODY_LIMIT,
     onError: () => {
@@ -106,8 +112,10 @@ export function createRouter(app: App): Hono<HttpEnv> {
     return c.body(scalarViewer());
   });
 
-  http.use("/v1/*", authenticate(app.accounts, "api"));
-  http.use("/v1/*", readModelAge(app.freshness, app.deps.clock));
+  // Authentication, then the read models' age headers, as one middleware (one dispatch step).
+  const authenticateApi = authenticate(app.accounts, "api");
+  const ageHeaders = readModelAge(app.freshness, app.deps.clock);
+  http.use("/v1/*", (c, next) => authenticateApi(c, () => ageHeaders(c, next)));
   http.route("/v1", utilityRoutes(app));
   http.route("/v1", webhookRoutes(app));
   http.route("/v1", tradeRoutes(app));

@@ -1,4 +1,4 @@
-import { createMiddleware } from "hono/factory";
+import type { Context, Next } from "hono";
 import type { Clock } from "../../clock";
 import type { Freshness } from "../../read/freshness";
 import type { HttpEnv } from "../env";
@@ -19,10 +19,9 @@ export const AGE_HEADER = "X-Read-Model-Age";
 export function readModelAge(freshness: Freshness, clock: Clock) {
   let formattedFor: number | null = null;
   let formatted = "";
-  return createMiddleware<HttpEnv>(async (c, next) => {
+  return (c: Context<HttpEnv>, next: Next): Promise<void> => {
     const asOf = freshness.asOf();
-    const path = c.req.path;
-    if (asOf !== null && !NOT_READ_MODELS.some((prefix) => path.startsWith(prefix))) {
+    if (asOf !== null && fromReadModels(c.req.path)) {
       if (formattedFor !== asOf) {
         formatted = new Date(asOf).toISOString();
         formattedFor = asOf;
@@ -30,6 +29,11 @@ export function readModelAge(freshness: Freshness, clock: Clock) {
       setHeader(c, AS_OF_HEADER, formatted);
       setHeader(c, AGE_HEADER, String(Math.max(0, Math.floor((clock.now() - asOf) / 1000))));
     }
-    await next();
-  });
+    return next();
+  };
+}
+
+function fromReadModels(path: string): boolean {
+  for (const prefix of NOT_READ_MODELS) if (path.startsWith(prefix)) return false;
+  return true;
 }

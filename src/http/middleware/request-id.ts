@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createMiddleware } from "hono/factory";
+import type { Context } from "hono";
 import type { HttpEnv } from "../env";
 import { setHeader } from "../headers";
 
@@ -16,9 +16,8 @@ export function nextRequestId(): string {
 }
 
 /** Every response carries X-Request-Id; the error envelope repeats it. */
-export const requestId = createMiddleware<HttpEnv>(async (c, next) => {
+export function assignRequestId(c: Context<HttpEnv>): void {
   const id = nextRequestId();
   c.set("requestId", id);
   setHeader(c, "X-Request-Id", id);
-  await next();
-});
+}

@@ -6,6 +6,7 @@ import { notFound } from "../../errors";
 import { depthCappedPage, SCREEN_DEPTH } from "../../paging/pages";
 import type { EdgeKey } from "../../read/edge-screen";
 import { WalletEdgePageSchema, WalletSignalSchema } from "../../schemas/wallets";
+import { createAnswerCache, databaseVersion } from "../answer-cache";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
@@ -29,6 +30,10 @@ const ScreenQuery = v.object({
 
 export function walletSignalRoutes(app: App) {
   const { limiter, cursors, read } = app;
+  // A wallet's signal reads wallet_stats and, for a wallet traded since the refresh, its fills:
+  // kept until a refresh lands or anything commits (answer-cache.ts).
+  const signals = createAnswerCache();
+  const version = databaseVersion(app.deps.db);
   return new Hono<HttpEnv>()
     .get(
       "/signals/wallet/:address",
@@ -46,9 +51,11 @@ export function walletSignalRoutes(app: App) {
       validator("param", AddressParam, invalidParams),
       (c) => {
         const { address } = c.req.valid("param");
-        const signal = read.wallets.signal(address);
-        if (!signal) throw notFound(`wallet ${address} has never traded`);
-        return c.json(signal);
+        return signals.json(c, `${app.generation} ${version()}`, address, () => {
+          const signal = read.wallets.signal(address);
+          if (!signal) throw notFound(`wallet ${address} has never traded`);
+          return signal;
+        });
       },
     )
     .get(

@@ -16,6 +16,7 @@ import {
   WalletSearchSchema,
   WalletTimingSchema,
 } from "../../schemas/wallets";
+import { createAnswerCache, databaseVersion } from "../answer-cache";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
@@ -38,6 +39,11 @@ const DAYS = CORRELATION_WINDOW_MS / 86_400_000;
 export function walletRoutes(app: App) {
   const { limiter, cursors, read } = app;
   const wallets = read.wallets;
+  // The profile and the dossier read the read models and the wallet's fills, alerts and funding
+  // cluster: kept until a refresh lands or anything commits (answer-cache.ts). The dossier's
+  // fills query sorts every fill of the wallet, most of its cost for an active wallet.
+  const profiles = createAnswerCache();
+  const version = databaseVersion(app.deps.db);
   // /wallets/search is registered before /wallets/:address, which would otherwise claim it.
   return new Hono<HttpEnv>()
     .get(
@@ -75,9 +81,12 @@ export function walletRoutes(app: App) {
       (c) => {
         const { address } = c.req.valid("param");
         const full = tierAllows(c.get("caller")!.account.tier, "terminal");
-        const profile = full ? wallets.dossier(address) : wallets.profile(address);
-        if (!profile) throw notFound(`wallet ${address} has never traded`);
-        return c.json(profile);
+        const key = `${full ? "dossier" : "profile"} ${address}`;
+        return profiles.json(c, `${app.generation} ${version()}`, key, () => {
+          const profile = full ? wallets.dossier(address) : wallets.profile(address);
+          if (!profile) throw notFound(`wallet ${address} has never traded`);
+          return profile;
+        });
       },
     )
     .get(
