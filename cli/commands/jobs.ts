@@ -42,10 +42,7 @@ export function registerJobs(program: Command): void {
           throw new CliError(`no job "${name}": choose one of ${Object.keys(JOBS).join(", ")}`);
         const summary = await job(app, options);
         print(options, { job: name, ...summary }, () =>
-          [
-            `${name}:`,
-            ...Object.entries(summary).map(([key, value]) => `  ${key} ${String(value)}`),
-          ].join("\n"),
+          [`${name}:`, ...summaryLines(summary, "  ")].join("\n"),
         );
       }),
     );
@@ -98,4 +95,16 @@ function untilSignal(): Promise<string> {
     process.on("SIGINT", onInt);
     if (process.send) process.on("disconnect", onDisconnect);
   });
+}
+
+/**
+ * A job's summary as text: one `key value` line per field, and a nested object (the refresh's
+ * phases, its extensions) as its own block of lines indented under its key.
+ */
+function summaryLines(summary: object, indent: string): string[] {
+  return Object.entries(summary).flatMap(([key, value]) =>
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? [`${indent}${key}`, ...summaryLines(value, `${indent}  `)]
+      : [`${indent}${key} ${Array.isArray(value) ? value.join(", ") : String(value)}`],
+  );
 }

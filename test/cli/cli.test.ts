@@ -126,6 +126,14 @@ describe("smartmoney CLI", () => {
     expect(second.applied).toEqual([]);
   });
 
+  it("prints a job's summary as text, nested parts (the refresh's phases) as indented lines", async () => {
+    const { code, stdout } = await cli(["jobs", "run", "refresh", "--full"]);
+    expect(code).toBe(0);
+    expect(stdout).not.toContain("[object Object]");
+    expect(stdout).toMatch(/^refresh:\n {2}kind full\n/);
+    expect(stdout).toMatch(/\n {2}phases\n {4}drop_tables \d+\n/);
+  });
+
   it("refuses a --now that is not an ISO time with one line and exit 1", async () => {
     const res = await cli(["serve", "--port", "0", "--now", "yesterday"]);
     expect(res.code).toBe(1);
