@@ -73,6 +73,21 @@ const COLUMNS = `t.id, t.tx_hash, t.log_index, t.wallet, m.slug AS market_slug, 
 const FROM = `trades t JOIN markets m ON m.id = t.market_id
   LEFT JOIN market_outcomes o ON o.market_id = t.market_id`;
 
+/** The least min_bet that fills_big_by_time (sql/0013) serves. */
+export const BIG_FILL_USD = 1000;
+/** sql/0013's WHERE, word for word, on the alias `big` (SQLite matches it to use the index). */
+const BIG_FILL_PREDICATE = `CASE typeof(big.usd_value) WHEN 'integer'
+  THEN big.usd_value >= 1000000000 ELSE big.usd_value >= 1000 END`;
+/**
+ * A window of big trades walks fills_big_by_time (only fills of at least BIG_FILL_USD) rather
+ * than fills_by_time: the same rows in the same (ts, id) order, without reading the small fills
+ * in between.
+ */
+const FROM_BIG = `fills big INDEXED BY fills_big_by_time CROSS JOIN ${FROM.replace(
+  "JOIN markets",
+  "ON t.id = big.id JOIN markets",
+)}`;
+
 /**
  * Field by field, not `{ ...rest }`: an object built from a literal has a fixed shape, which
  * JSON.stringify walks markedly faster than a spread copy (pages of trades are the bulk of
@@ -116,17 +131,25 @@ export function createTradeQueries(db: Db) {
   const shapes = new Map<string, Statement<unknown[], TradeRow>>();
 
   function statementFor(filter: TradeFilter, keyed: boolean) {
-    const where: string[] = [];
+    // A wallet's or a market's fills have indexes of their own; big trades across all fills
+    // have fills_big_by_time, which keys the window and the order.
+    const big =
+      filter.minUsd !== undefined &&
+      filter.minUsd >= BIG_FILL_USD &&
+      filter.wallet === undefined &&
+      filter.conditionId === undefined;
+    const k = big ? "big" : "t";
+    const where: string[] = big ? [BIG_FILL_PREDICATE] : [];
     if (filter.wallet !== undefined) where.push("t.wallet = @wallet");
     if (filter.conditionId !== undefined) where.push("t.market_id = @marketId");
     if (filter.side !== undefined) where.push("t.side = @side");
     if (filter.minUsd !== undefined) where.push("t.usd_value >= @minUsd");
-    if (filter.from !== undefined) where.push("t.ts >= @from");
-    if (filter.to !== undefined) where.push("t.ts <= @to");
-    if (keyed) where.push("(t.ts < @keyTs OR (t.ts = @keyTs AND t.id < @keyId))");
-    const sql = `SELECT ${COLUMNS} FROM ${FROM}
+    if (filter.from !== undefined) where.push(`${k}.ts >= @from`);
+    if (filter.to !== undefined) where.push(`${k}.ts <= @to`);
+    if (keyed) where.push(`(${k}.ts < @keyTs OR (${k}.ts = @keyTs AND ${k}.id < @keyId))`);
+    const sql = `SELECT ${COLUMNS} FROM ${big ? FROM_BIG : FROM}
       ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY t.ts DESC, t.id DESC LIMIT @limit`;
+      ORDER BY ${k}.ts DESC, ${k}.id DESC LIMIT @limit`;
     let statement = shapes.get(sql);
     if (!statement) {
       statement = r.prepare(sql) as Statement<unknown[], TradeRow>;

@@ -236,3 +236,77 @@ describe("GET /v1/trades/{txHash}", () => {
     expect(bad.body.error.message).toContain("txHash");
   });
 });
+
+describe("GET /v1/trades with min_bet of 1,000 USD or more (fills_big_by_time)", () => {
+  let b: TestApp;
+  let bigKey: string;
+  /** Every fill in insertion (id) order, to compute what a page must hold. */
+  const fills: { usd: number; ts: number; side: "BUY" | "SELL" }[] = [];
+  // Around the threshold in both stored forms: exact millionths are INTEGERs, 1000.0000001 and
+  // 2e10 are REALs (sql/0010).
+  const amounts = [999.999999, 1000, 1000.0000001, 1500, 999.5, 2e10, 4200.25, 12, 1000.000001];
+
+  beforeAll(() => {
+    b = createTestApp();
+    const w = b.db.writer;
+    w.prepare(
+      "INSERT INTO markets (id, slug, title, category, condition_id) VALUES (1, 'm', 'M?', 'crypto', ?)",
+    ).run(C1);
+    const insert = w.prepare(
+      "INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size, usd_value, ts) VALUES (?, 0, ?, 1, 'YES', ?, 0.5, 1, ?, ?)",
+    );
+    for (let i = 0; i < 90; i++) {
+      const usd = amounts[i % amounts.length]!;
+      // Pairs of fills share a moment, so pages break inside a tie on ts.
+      const ts = T0 + Math.floor(i / 2) * HOUR;
+      const side = i % 3 === 0 ? "SELL" : "BUY";
+      insert.run(tx(1000 + i), i % 2 === 0 ? W1 : W2, side, usd, ts);
+      fills.push({ usd, ts, side });
+    }
+    bigKey = b.key("terminal");
+  });
+  afterAll(() => b.close());
+
+  async function pages(path: string) {
+    const seen: Record<string, any>[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await b.get(
+        cursor ? `${path}&cursor=${encodeURIComponent(cursor)}` : path,
+        bigKey,
+      );
+      expect(res.status, path).toBe(200);
+      const body = (await res.json()) as Record<string, any>;
+      seen.push(...body.data);
+      cursor = body.next_cursor;
+    } while (cursor);
+    return seen;
+  }
+
+  it.each([
+    [1000, undefined],
+    [1000.0000001, undefined],
+    [1200, undefined],
+    [1000, "BUY"],
+    [1e10, undefined],
+  ] as const)(
+    "min_bet=%s side=%s: every matching fill once, newest first",
+    async (minBet, side) => {
+      const start = T0 + 3 * HOUR;
+      const end = T0 + 40 * HOUR;
+      const rows = await pages(
+        `/v1/trades?start=${start}&end=${end}&min_bet=${minBet}${side ? `&side=${side}` : ""}&limit=3`,
+      );
+      // Newest first; within a moment, the later fill (inserted later, so a higher id) first.
+      const expected = fills
+        .map((f, order) => ({ ...f, order }))
+        .filter(
+          (f) => f.usd >= minBet && f.ts >= start && f.ts <= end && (!side || f.side === side),
+        )
+        .sort((x, y) => y.ts - x.ts || y.order - x.order)
+        .map((f) => [f.ts, f.usd]);
+      expect(expected.length).toBeGreaterThan(2);
+      expect(rows.map((r) => [Date.parse(r.trade_timestamp), r.usd_value])).toEqual(expected);
+    },
+  );
+});
