@@ -353,6 +353,47 @@ function refreshMarkets(
 
   const standing = standings(db);
   const standingOf = (wallet: string) => standing.get(wallet);
+  // The window's whale and insider fills of a market, read wallet by wallet: a market's holders
+  // from wallet_bets (this run's bets are written already), then each counting holder's fills
+  // in the window through fills_by_wallet. Reading every fill of the window to keep the few
+  // whale ones cost most of the market step at large volume.
+  const countingIds = new Set(
+    w
+      .prepare(
+        `SELECT w.id FROM wallet_stats s JOIN wallet_ids w ON w.address = s.address
+          WHERE s.total_volume > ${WHALE_VOLUME_USD} OR s.wallet_type = 'insider'`,
+      )
+      .pluck()
+      .all() as number[],
+  );
+  const holderIds = w
+    .prepare<[number], number>(
+      "SELECT wallet_id FROM wallet_bets INDEXED BY wallet_bets_by_market WHERE market_id = ?",
+    )
+    .pluck();
+  const holderFillsBetween = db.reader
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET}
+        WHERE f.wallet_id = ? AND f.market_id = ? AND f.ts >= ? AND f.ts <= ?`,
+    )
+    .raw();
+  const whaleFillsInWindow = (marketId: number): Fill[] => {
+    const rows: FillRow[] = [];
+    for (const walletId of holderIds.all(marketId)) {
+      if (!countingIds.has(walletId)) continue;
+      for (const row of holderFillsBetween.all(
+        walletId,
+        marketId,
+        now - SENTIMENT_WINDOW_MS,
+        now,
+      ) as FillRow[]) {
+        rows.push(row);
+      }
+    }
+    // In (ts, id) order, as marketModel reads them: the sentiment's sums follow that order.
+    rows.sort((a, b) => a[7] - b[7] || a[8] - b[8]);
+    return rows.map(toFill);
+  };
   const statsOf = w.prepare<[number], MarketStatsRow & { last_trade_at: number | null }>(
     "SELECT * FROM market_stats WHERE market_id = ?",
   );
@@ -428,14 +469,9 @@ function refreshMarkets(
         standing: standingOf,
         sentimentChanged: restanded.has(marketId),
         windowWhaleFills: () => {
-          const window = (
-            fillsBetween.all(marketId, now - SENTIMENT_WINDOW_MS, now) as FillRow[]
-          ).map(toFill);
+          const window = whaleFillsInWindow(marketId);
           fillsRead += window.length;
-          return window.filter((fill) => {
-            const who = standingOf(fill.wallet);
-            return who?.whale === true || who?.insider === true;
-          });
+          return window;
         },
       },
     );
