@@ -326,14 +326,20 @@ function scoredBet(row: WalletBetRow): ScoredBet {
  * fills in (time, id) order: that order breaks ties between trades of the same moment.
  */
 export function timingOf(fills: readonly Fill[], ctx: WalletContext): string {
+  return timingJson(resolvedTrades(fills, ctx));
+}
+
+function timingJson(trades: readonly ResolvedTrade[]): string {
   return JSON.stringify(
-    timingBuckets(resolvedTrades(fills, ctx)).map((b) => ({
-      label: b.label,
-      count: b.count,
-      win_rate: b.winRate,
-    })),
+    timingBuckets(trades).map((b) => ({ label: b.label, count: b.count, win_rate: b.winRate })),
   );
 }
+
+/**
+ * The timing buckets of a wallet with no resolved trades (every count 0). Not stored: readers
+ * answer it for a wallet without a wallet_timing row, and most wallets have no resolved trade.
+ */
+export const EMPTY_TIMING = timingJson([]);
 
 /**
  * The price of the bet's side 24 h after entry: the payout when the market resolved sooner, the

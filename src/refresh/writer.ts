@@ -1,7 +1,13 @@
 import type { Db, Statement } from "../db/open";
 import type { MarketHourRow, MarketStatsRow } from "./market-model";
 import { BET_FIELDS } from "./pass";
-import type { WalletBetRow, WalletCategoryRow, WalletModel, WalletStatsRow } from "./wallet-model";
+import {
+  EMPTY_TIMING,
+  type WalletBetRow,
+  type WalletCategoryRow,
+  type WalletModel,
+  type WalletStatsRow,
+} from "./wallet-model";
 
 /** The statements that replace one wallet's or one market's read-model rows. */
 export function createModelWriter(db: Db) {
@@ -90,6 +96,7 @@ export function createModelWriter(db: Db) {
   const putTiming = w.prepare(
     "INSERT OR REPLACE INTO wallet_timing (address, buckets) VALUES (?, ?)",
   );
+  const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE address = ?");
   const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns);
   const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], hourColumns.slice(1));
   const dropHour = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour = ?");
@@ -120,7 +127,10 @@ export function createModelWriter(db: Db) {
       for (const category of previous?.categories.keys() ?? []) {
         if (!kept.has(category)) dropCategory.run(address, category);
       }
-      if (model.timing !== null) putTiming.run(address, model.timing);
+      // Empty buckets are not stored (EMPTY_TIMING); a full rebuild starts from no rows.
+      if (model.timing === EMPTY_TIMING) {
+        if (previous !== undefined) dropTiming.run(address);
+      } else if (model.timing !== null) putTiming.run(address, model.timing);
     },
 
     /**

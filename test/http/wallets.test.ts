@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FALLBACK_FILL_LIMIT } from "../../src/read/wallet-fallback";
+import { EMPTY_TIMING } from "../../src/refresh/wallet-model";
 import { refreshWalletSearch } from "../../src/refresh/wallet-search";
 import {
   CorrelatedWalletsSchema,
@@ -311,6 +313,17 @@ describe("GET /v1/wallets/{address}/categories and /timing", () => {
     });
     const f = await ok(t(), `/v1/wallets/${F}/timing`, terminal, WalletTimingSchema);
     expect(f.buckets.map((b) => b.count)).toEqual([0, 0, 0, 0, 0, 0]);
+    // Empty buckets are answered, not stored (sql/0014): F, with no resolved trade, has no row.
+    const rows = t()
+      .db.reader.prepare("SELECT count(*) FROM wallet_timing WHERE address = ?")
+      .pluck();
+    expect(rows.get(F)).toBe(0);
+    expect(rows.get(A)).toBe(1);
+  });
+
+  it("removes stored empty buckets when migrating: sql/0014 names EMPTY_TIMING exactly", () => {
+    const sql = readFileSync(new URL("../../sql/0014_sparse_timing.sql", import.meta.url), "utf8");
+    expect(sql).toContain(`WHERE buckets = '${EMPTY_TIMING}'`);
   });
 });
 
