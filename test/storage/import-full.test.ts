@@ -115,17 +115,12 @@ describe("smartmoney import on a full disk", () => {
     t.db.writer.exec("VACUUM");
     cap.pages = t.db.reader.pragma("page_count", { simple: true }) as number;
     const accounts = () => t.db.reader.prepare("SELECT count(*) FROM accounts").pluck().get();
+    const account = (n: number) => `${"a".repeat(56)}-${n}`;
+    const mint = (n: number) => cli(["keys", "mint", "--tier", "free", "--account", account(n)]);
     let res = { code: 0, stdout: "", stderr: "" };
     let minted = 0;
     while (res.code === 0 && minted < 500) {
-      res = await cli([
-        "keys",
-        "mint",
-        "--tier",
-        "free",
-        "--account",
-        `${"a".repeat(56)}-${minted}`,
-      ]);
+      res = await mint(minted);
       if (res.code === 0) minted++;
     }
     cap.pages = 0;
@@ -139,17 +134,10 @@ describe("smartmoney import on a full disk", () => {
       t.db.reader
         .prepare("SELECT count(*) FROM accounts WHERE name = ?")
         .pluck()
-        .get(`${"a".repeat(56)}-${minted}`),
+        .get(account(minted)),
     ).toBe(0);
     expect(t.db.reader.pragma("integrity_check", { simple: true })).toBe("ok");
-    const retried = await cli([
-      "keys",
-      "mint",
-      "--tier",
-      "free",
-      "--account",
-      `${"a".repeat(56)}-${minted}`,
-    ]);
+    const retried = await mint(minted);
     expect(retried.code).toBe(0);
     expect(accounts()).toBe(count + 1);
   });
