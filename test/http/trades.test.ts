@@ -142,6 +142,17 @@ describe("GET /v1/trades", () => {
     }
   });
 
+  it("pages a wallet's window from its index alone, as the filtered path pages it", async () => {
+    // With min_bet=0 the same rows come through the general statement; without it, through the
+    // wallet statement that takes each page's ids from fills_by_wallet (src/read/trades.ts).
+    const window = `wallet=${W2}&start=${T0 + 7 * HOUR}&end=${T0 + 90 * HOUR}&limit=7`;
+    const byIndex = await all(`/v1/trades?${window}`);
+    const filtered = await all(`/v1/trades?${window}&min_bet=0`);
+    expect(byIndex.rows.length).toBeGreaterThan(14);
+    expect(byIndex.rows).toEqual(filtered.rows);
+    expect(byIndex.pages).toBe(filtered.pages);
+  });
+
   it("answers an empty page for an unknown market", async () => {
     const { status, body } = await json(`/v1/trades?market=0x${"c".repeat(64)}`);
     expect(status).toBe(200);
