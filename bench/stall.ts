@@ -29,7 +29,10 @@
  *   npm run bench:stall -- [--world small|medium|large] [--idle 20] [--busy 150]
  *                          [--fills-per-day 1000000] [--refresh-cron "*\/30 * * * * *"]
  *                          [--connections 50] [--binary PATH] [--trace-gc]
- *                          [--server-node-options "..."]
+ *                          [--server-node-options=...] [--jobs-cpu 1]
+ *
+ * --jobs-cpu 0 puts the jobs process on the server's core: a one-core machine, where the two
+ * compete for the CPU whenever a refresh or an ingest batch runs.
  *
  * Goals: the endpoint's p99 <= 20 ms and max <= 100 ms in both phases, /healthz within 50 ms at
  * all times, read models at most 60 s behind stored fills. Writes bench/results/stall.json.
@@ -75,6 +78,7 @@ const { values: flags } = parseArgs({
     connections: { type: "string", default: "50" },
     binary: { type: "string", default: DEFAULT_BINARY },
     "trace-gc": { type: "boolean", default: false },
+    "jobs-cpu": { type: "string", default: String(OTHER_CPU) },
     "server-node-options": { type: "string", default: "" },
   },
 });
@@ -480,15 +484,15 @@ function lastRefreshId(db: string): number {
   }
 }
 
-/** Moves the server's jobs process to the other core: the server's core stays the API's. */
-async function pinJobs(server: BinaryServer): Promise<number> {
+/** Pins the server's jobs process to a core: by default the other one, so the server's stays the API's. */
+async function pinJobs(server: BinaryServer, cpu: number): Promise<number> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const [jobs] = childPids(server.child.pid!);
     // A jobs process that has just exited (and is being restarted) cannot be pinned: look again.
     if (jobs !== undefined) {
       try {
-        execFileSync("taskset", ["-a", "-p", "-c", String(OTHER_CPU), String(jobs)], {
+        execFileSync("taskset", ["-a", "-p", "-c", String(cpu), String(jobs)], {
           stdio: "ignore",
         });
         return jobs;
@@ -507,6 +511,7 @@ async function main(): Promise<number> {
   const idleSeconds = wholeFlag("idle", flags.idle, 1);
   const busySeconds = wholeFlag("busy", flags.busy, 1);
   const perDay = wholeFlag("fills-per-day", flags["fills-per-day"], 1);
+  const jobsCpu = wholeFlag("jobs-cpu", flags["jobs-cpu"], 0);
   ensureWrk(say);
   const binary = ensureBinary(ROOT, flags.binary, say);
   const world = await worldFor({ scale, say });
@@ -555,7 +560,7 @@ async function main(): Promise<number> {
     servers.push(busyServer);
     const busyTrace = flags["trace-gc"] ? followTrace(busyServer) : null;
     await busyServer.ready;
-    const jobsPid = await pinJobs(busyServer);
+    const jobsPid = await pinJobs(busyServer, jobsCpu);
     const feeder = spawnPinned(
       OTHER_CPU,
       join(ROOT, "bench", "lib", "feeder.ts"),
@@ -565,7 +570,7 @@ async function main(): Promise<number> {
     children.push(feeder.child);
     const fed = followFeeder(feeder.child);
     say(
-      `busy: jobs process ${jobsPid} on cpu ${OTHER_CPU}, ingesting ${perDay.toLocaleString("en-US")} fills/day, refresh on "${flags["refresh-cron"]}"`,
+      `busy: jobs process ${jobsPid} on cpu ${jobsCpu}, ingesting ${perDay.toLocaleString("en-US")} fills/day, refresh on "${flags["refresh-cron"]}"`,
     );
     const busy = await phase("busy", busyServer, dataPath, busySeconds, busyTrace);
     await stop(feeder.child);
@@ -616,6 +621,7 @@ async function main(): Promise<number> {
       endpoint: dataPath,
       settings: {
         serverNodeOptions: nodeOptions ?? null,
+        jobsCpu,
         idleSeconds,
         busySeconds,
         perDay,

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
+import { getPriority, setPriority } from "node:os";
 import { resolve } from "node:path";
 import * as sea from "node:sea";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -23,6 +25,38 @@ import type { Log } from "../src/log";
 const FIRST_RESTART_MS = 1_000;
 const LONGEST_RESTART_MS = 60_000;
 const HEALTHY_MS = 5 * 60_000;
+
+/**
+ * How much lower the jobs' CPU priority is than the server's (niceness, capped at 19). When the
+ * two want the same core, Linux's scheduler weighs nice 10 at about a tenth of nice 0: a refresh
+ * or an ingest batch then takes what the server leaves, instead of half the core and a
+ * scheduling slice at a time out of the request thread. The jobs only run later for it; their
+ * lag shows in X-Read-Model-Age. See docs/architecture.md ("The API never stalls").
+ */
+export const JOBS_NICENESS = 10;
+
+/**
+ * Lowers this process's CPU priority below the server's that started it: every thread it has
+ * (Linux keeps a niceness per thread, and threads started later inherit the main thread's).
+ * Best effort: a system that refuses leaves the jobs at the server's priority.
+ */
+export function yieldCpuToServer(): number | null {
+  let threads: number[];
+  try {
+    threads = readdirSync("/proc/self/task").map(Number);
+  } catch {
+    threads = [0]; // no /proc: the calling thread (the whole process on macOS)
+  }
+  let lowered: number | null = null;
+  for (const thread of threads) {
+    try {
+      const niceness = Math.min(19, getPriority(thread) + JOBS_NICENESS);
+      setPriority(thread, niceness);
+      if (thread === process.pid || thread === 0) lowered = niceness;
+    } catch {} // a thread that has just ended, or a system that refuses
+  }
+  return lowered;
+}
 
 /** How to run this CLI again: the binary itself, or this Node with tsx and cli/main.ts. */
 export function selfCommand(): { command: string; args: string[] } {

@@ -4,6 +4,7 @@ import { systemClock } from "../../src/clock";
 import { drainOnce } from "../../src/jobs/drain";
 import { refreshNow } from "../../src/jobs/refresh";
 import { runScheduledJobs } from "../../src/jobs/schedule";
+import { yieldCpuToServer } from "../background";
 import {
   type CommonOptions,
   clockFrom,
@@ -60,6 +61,9 @@ export function registerJobs(program: Command): void {
       withApp(
         options,
         async ({ app, db, log }) => {
+          // Started by `serve`: the API comes first whenever both want the CPU.
+          if (process.send)
+            log.info({ niceness: yieldCpuToServer() }, "jobs yield the CPU to the server");
           // The server that started this process shows the storage state at /healthz.
           const stopReporting = db.storage.onChange(() => {
             if (process.connected) process.send?.({ storage: db.storage.ownStatus() });

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { JOBS_NICENESS } from "../../cli/background";
 import { openConnection } from "../../src/db/open";
 import { runCli } from "../helpers/cli";
 
@@ -77,6 +78,19 @@ describe("serve with its jobs in a process of their own", () => {
       return match ? Number(match[1]) : null;
     });
     expect(jobsPid).not.toBe(child.pid);
+    // The jobs yield the CPU to the API: lower priority, every thread of theirs.
+    const serverNiceness = getPriority(child.pid!);
+    const jobsNiceness = Math.min(19, serverNiceness + JOBS_NICENESS);
+    await until("the jobs to lower their priority", () =>
+      /jobs yield the CPU to the server/.test(stderr) ? true : null,
+    );
+    expect(getPriority(jobsPid)).toBe(jobsNiceness);
+    if (process.platform === "linux") {
+      for (const thread of readdirSync(`/proc/${jobsPid}/task`)) {
+        expect(getPriority(Number(thread)), `thread ${thread}`).toBe(jobsNiceness);
+      }
+    }
+    expect(getPriority(child.pid!)).toBe(serverNiceness);
     const auth = { authorization: `Bearer ${key}` };
 
     // The refresh ran in the jobs process; the server noticed it and says how old its models are.
