@@ -142,5 +142,5 @@ describe("serve with its jobs in a process of their own", () => {
     // A server killed outright takes its jobs with it.
     child.kill("SIGKILL");
     await until("the jobs process to exit", () => (alive(jobsPid) ? null : true));
-  });
+  }, 120_000); // two processes, a refresh and a ledger checkpoint (every 10 s) to wait for
 });
