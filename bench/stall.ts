@@ -16,15 +16,29 @@
  * read-model lag: the newest stored fill's time minus the read models' as-of. The server's own
  * event-loop delay over each phase comes from its /metrics (prom-client's monitorEventLoopDelay).
  *
+ * Each phase also reports where the server thread's time went (from the kernel's scheduler
+ * statistics: on a CPU, waiting for one, blocked). With --trace-gc the server runs with
+ * bench/lib/pause-probe.cjs preloaded: V8's --trace-gc, and every event-loop pause over 20 ms
+ * split into the server's own CPU time, its wait for a CPU and the rest. Each phase then reports
+ * the GC pauses over its window (scavenges and mark-compacts; the trace and probe lines go
+ * to bench/results/stall-gc-<phase>.log) and its loop pauses over the goal, with how many of them
+ * the server's own work accounts for: on a shared machine most are another process holding the
+ * core, which no change to the server can remove. --server-node-options adds NODE_OPTIONS to the server
+ * (and so to its jobs process), for trying V8 flags without a rebuild.
+ *
  *   npm run bench:stall -- [--world small|medium|large] [--idle 20] [--busy 150]
  *                          [--fills-per-day 1000000] [--refresh-cron "*\/30 * * * * *"]
- *                          [--connections 50] [--binary PATH]
+ *                          [--connections 50] [--binary PATH] [--trace-gc]
+ *                          [--server-node-options=...] [--jobs-cpu 1]
+ *
+ * --jobs-cpu 0 puts the jobs process on the server's core: a one-core machine, where the two
+ * compete for the CPU whenever a refresh or an ingest batch runs.
  *
  * Goals: the endpoint's p99 <= 20 ms and max <= 100 ms in both phases, /healthz within 50 ms at
  * all times, read models at most 60 s behind stored fills. Writes bench/results/stall.json.
  */
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -46,6 +60,8 @@ import { isScale, worldFor } from "./lib/world";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const RESULTS_DIR = join(ROOT, "bench", "results");
+/** What --trace-gc preloads into the server. */
+const PAUSE_PROBE = join(ROOT, "bench", "lib", "pause-probe.cjs");
 const SERVER_CPU = 0;
 const OTHER_CPU = 1;
 const GOAL = { p99Ms: 20, maxMs: 100, healthzMs: 50, lagS: 60, loopMs: 50 };
@@ -61,6 +77,9 @@ const { values: flags } = parseArgs({
     "refresh-cron": { type: "string", default: "*/30 * * * * *" },
     connections: { type: "string", default: "50" },
     binary: { type: "string", default: DEFAULT_BINARY },
+    "trace-gc": { type: "boolean", default: false },
+    "jobs-cpu": { type: "string", default: String(OTHER_CPU) },
+    "server-node-options": { type: "string", default: "" },
   },
 });
 
@@ -106,12 +125,210 @@ function probe(base: string, dataPath: string, key: string): Probe {
 
 const ms = (value: number) => Number(value.toFixed(2));
 
+/**
+ * The server thread's time from the kernel's scheduler statistics (/proc/PID/task/PID/schedstat:
+ * ms on a CPU, ms runnable but waiting for one), sampled every few ms. A pause of the event loop
+ * is then one of three things: the thread ran (its own work: GC, a query, a slow request), it
+ * waited for a CPU (another process had the core: on a shared machine, no fault of the server's),
+ * or it was blocked (off the CPU and not runnable: a page fault on the mapped database, an fsync,
+ * a file lock).
+ */
+interface ScheduleSample {
+  at: number;
+  run: number;
+  wait: number;
+}
+
+function followSchedule(pid: number): { samples: ScheduleSample[]; stop(): void } {
+  const file = `/proc/${pid}/task/${pid}/schedstat`;
+  const samples: ScheduleSample[] = [];
+  const timer = setInterval(() => {
+    try {
+      const [run, wait] = readFileSync(file, "utf8").split(" ").map(Number);
+      samples.push({ at: performance.now(), run: run! / 1e6, wait: wait! / 1e6 });
+    } catch {} // the server exited, or no /proc: no figures
+  }, 5);
+  return { samples, stop: () => clearInterval(timer) };
+}
+
+interface ScheduleSummary {
+  /** Over the phase (s): wall time, on a CPU, waiting for one, blocked. */
+  seconds: { wall: number; run: number; wait: number; blocked: number };
+  /** The most of any 100 ms the thread spent waiting for a CPU, and blocked (ms). */
+  worst100ms: { wait: number; blocked: number };
+}
+
+const WINDOW_MS = 100;
+
+function scheduleSummary(samples: ScheduleSample[]): ScheduleSummary | undefined {
+  if (samples.length < 2) return undefined;
+  const first = samples[0]!;
+  const last = samples.at(-1)!;
+  const blockedBetween = (a: ScheduleSample, b: ScheduleSample) =>
+    b.at - a.at - (b.run - a.run) - (b.wait - a.wait);
+  let worstWait = 0;
+  let worstBlocked = 0;
+  let start = 0;
+  for (let end = 1; end < samples.length; end++) {
+    // The widest run of samples that still spans at most WINDOW_MS (or one interval, if longer).
+    while (start < end - 1 && samples[end]!.at - samples[start]!.at > WINDOW_MS) start++;
+    const a = samples[start]!;
+    const b = samples[end]!;
+    worstWait = Math.max(worstWait, b.wait - a.wait);
+    worstBlocked = Math.max(worstBlocked, blockedBetween(a, b));
+  }
+  const s = (value: number) => Number((value / 1000).toFixed(2));
+  return {
+    seconds: {
+      wall: s(last.at - first.at),
+      run: s(last.run - first.run),
+      wait: s(last.wait - first.wait),
+      blocked: s(blockedBetween(first, last)),
+    },
+    worst100ms: { wait: ms(worstWait), blocked: ms(worstBlocked) },
+  };
+}
+
+interface GcPause {
+  /** When the line reached the bench (epoch ms): V8 writes it as the pause ends. */
+  at: number;
+  kind: "scavenge" | "minor-ms" | "mark-compact" | "other";
+  /** The main thread's pause, as V8 reports it. */
+  ms: number;
+  line: string;
+}
+
+/** e.g. "1234 ms: Scavenge 12.3 (15.0) -> 11.0 (16.0) MB, pooled: 0 MB, 1.23 / 0.00 ms  (...)" */
+const GC_LINE =
+  /\d+ ms: ([A-Za-z -]+?)(?: \([a-z ]+\))? [\d.]+ \([\d.]+\) -> .*?MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/;
+
+/** A loop pause as bench/lib/pause-probe.cjs reports it (ms). */
+interface LoopPause {
+  at: number;
+  line: string;
+  gap: number;
+  cpu: number;
+  wait: number | null;
+  blocked: number | null;
+}
+
+const PAUSE_LINE =
+  /^pause-probe: gap ([\d.]+) ms, on cpu ([\d.]+) ms, waiting for a cpu ([\d.?-]+) ms, blocked ([\d.?-]+) ms/;
+
+/** The server's --trace-gc and pause-probe lines as they arrive on its stdout. */
+function followTrace(server: BinaryServer): { gc: GcPause[]; loop: LoopPause[] } {
+  const gc: GcPause[] = [];
+  const loop: LoopPause[] = [];
+  createInterface({ input: server.child.stdout! }).on("line", (line) => {
+    const pause = PAUSE_LINE.exec(line);
+    if (pause) {
+      const maybe = (text: string) => (text === "?" ? null : Number(text));
+      loop.push({
+        at: Date.now(),
+        line,
+        gap: Number(pause[1]),
+        cpu: Number(pause[2]),
+        wait: maybe(pause[3]!),
+        blocked: maybe(pause[4]!),
+      });
+      return;
+    }
+    const match = GC_LINE.exec(line);
+    if (!match) return;
+    const name = match[1]!;
+    const kind =
+      name === "Scavenge"
+        ? "scavenge"
+        : name === "Minor Mark-Sweep"
+          ? "minor-ms"
+          : name.startsWith("Mark-Compact")
+            ? "mark-compact"
+            : "other";
+    gc.push({ at: Date.now(), kind, ms: Number(match[2]), line });
+  });
+  return { gc, loop };
+}
+
+interface LoopPauseSummary {
+  /** Loop pauses longer than the goal (GOAL.loopMs). */
+  overGoal: number;
+  /** Of those, the ones the server's own CPU time covers (it ran for more than the goal). */
+  ownWork: number;
+  /** The most CPU the server spent inside one pause (ms): the longest it held its own loop. */
+  maxCpu: number;
+  /** The longest pause, and the most of one pause spent waiting for a CPU and blocked (ms). */
+  maxGap: number;
+  maxWait: number | null;
+  maxBlocked: number | null;
+}
+
+function loopSummary(pauses: LoopPause[]): LoopPauseSummary {
+  const over = pauses.filter((p) => p.gap > GOAL.loopMs);
+  const most = (values: (number | null)[]) => {
+    const known = values.filter((v): v is number => v !== null);
+    return known.length ? ms(Math.max(...known)) : null;
+  };
+  return {
+    overGoal: over.length,
+    ownWork: over.filter((p) => p.cpu > GOAL.loopMs).length,
+    maxCpu: most(pauses.map((p) => p.cpu)) ?? 0,
+    maxGap: most(pauses.map((p) => p.gap)) ?? 0,
+    maxWait: most(pauses.map((p) => p.wait)),
+    maxBlocked: most(pauses.map((p) => p.blocked)),
+  };
+}
+
+interface GcSummary {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Sum of the pauses (ms). */
+  total: number;
+}
+
+function gcSummary(pauses: GcPause[]): Record<GcPause["kind"], GcSummary> {
+  const of = (kind: GcPause["kind"]): GcSummary => {
+    const values = pauses.filter((p) => p.kind === kind).map((p) => p.ms);
+    return values.length === 0
+      ? { count: 0, p50: 0, p99: 0, max: 0, total: 0 }
+      : {
+          count: values.length,
+          p50: ms(median(values)),
+          p99: ms(percentile(values, 99)),
+          max: ms(Math.max(...values)),
+          total: ms(values.reduce((a, b) => a + b, 0)),
+        };
+  };
+  return {
+    scavenge: of("scavenge"),
+    "minor-ms": of("minor-ms"),
+    "mark-compact": of("mark-compact"),
+    other: of("other"),
+  };
+}
+
+const describeGc = (summary: Record<string, GcSummary>) =>
+  Object.entries(summary)
+    .filter(([, s]) => s.count > 0)
+    .map(
+      ([kind, s]) =>
+        `${kind} ${s.count}× p50 ${s.p50} / p99 ${s.p99} / max ${s.max} ms (total ${s.total} ms)`,
+    )
+    .join("; ") || "none";
+
 interface PhaseResult {
   phase: string;
   load: LoadResult;
   healthz: { p50: number; p99: number; max: number; count: number };
   /** The server thread's event-loop delay over the phase (ms), from its /metrics. */
   eventLoop: { p99: number; max: number };
+  /** The server's GC pauses over the phase, with --trace-gc. */
+  gc?: Record<GcPause["kind"], GcSummary>;
+  /** Its event-loop pauses of more than 20 ms and what they were made of, with --trace-gc. */
+  loopPauses?: LoopPauseSummary;
+  /** Where the server thread's time went over the phase (Linux only). */
+  schedule?: ScheduleSummary;
 }
 
 /**
@@ -138,6 +355,7 @@ async function phase(
   server: BinaryServer,
   dataPath: string,
   seconds: number,
+  trace: { gc: GcPause[]; loop: LoopPause[] } | null,
 ): Promise<{ result: PhaseResult; probe: Probe }> {
   const { port, keys } = await server.ready;
   const base = `http://127.0.0.1:${port}`;
@@ -153,12 +371,17 @@ async function phase(
   // server is past that, so it is not what this measures.
   await runLoad({ ...spec, seconds: WARMUP_SECONDS }, OTHER_CPU);
   await eventLoopDelay(base); // starts the phase's window
+  const from = Date.now();
+  const schedule = followSchedule(server.child.pid!);
   const watch = probe(base, dataPath, key);
   const load = await runLoad(spec, OTHER_CPU);
   await watch.stop();
+  schedule.stop();
   const eventLoop = await eventLoopDelay(base);
   const h = watch.healthzMs;
-  const result = {
+  const inWindow = trace?.gc.filter((p) => p.at >= from) ?? null;
+  const loopInWindow = trace?.loop.filter((p) => p.at >= from) ?? null;
+  const result: PhaseResult = {
     phase: name,
     load,
     healthz: {
@@ -168,7 +391,33 @@ async function phase(
       count: h.length,
     },
     eventLoop,
+    schedule: scheduleSummary(schedule.samples),
   };
+  if (result.schedule) {
+    const { seconds: t, worst100ms: w } = result.schedule;
+    say(
+      `${name}: server thread over ${t.wall} s: ran ${t.run} s, waited for a CPU ${t.wait} s, blocked ${t.blocked} s; worst 100 ms: waited ${w.wait} ms, blocked ${w.blocked} ms`,
+    );
+  }
+  if (inWindow) {
+    result.gc = gcSummary(inWindow);
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    writeFileSync(
+      join(RESULTS_DIR, `stall-gc-${name}.log`),
+      [...inWindow, ...(loopInWindow ?? [])]
+        .sort((a, b) => a.at - b.at)
+        .map((p) => `${new Date(p.at).toISOString()} ${p.line}\n`)
+        .join(""),
+    );
+    say(`${name}: server GC pauses: ${describeGc(result.gc)}`);
+  }
+  if (loopInWindow) {
+    const l = loopSummary(loopInWindow);
+    result.loopPauses = l;
+    say(
+      `${name}: server loop pauses over ${GOAL.loopMs} ms: ${l.overGoal}, ${l.ownWork} of them the server's own work (CPU over ${GOAL.loopMs} ms); in any one pause at most ${l.maxCpu} ms on a CPU, ${l.maxWait ?? "?"} ms waiting for one, ${l.maxBlocked ?? "?"} ms blocked (longest ${l.maxGap} ms)`,
+    );
+  }
   say(
     `${name}: ${Math.round(load.rps)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, max ${load.max} ms; /healthz p99 ${result.healthz.p99} ms, max ${result.healthz.max} ms; event loop p99 ${eventLoop.p99} ms, max ${eventLoop.max} ms`,
   );
@@ -235,15 +484,15 @@ function lastRefreshId(db: string): number {
   }
 }
 
-/** Moves the server's jobs process to the other core: the server's core stays the API's. */
-async function pinJobs(server: BinaryServer): Promise<number> {
+/** Pins the server's jobs process to a core: by default the other one, so the server's stays the API's. */
+async function pinJobs(server: BinaryServer, cpu: number): Promise<number> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const [jobs] = childPids(server.child.pid!);
     // A jobs process that has just exited (and is being restarted) cannot be pinned: look again.
     if (jobs !== undefined) {
       try {
-        execFileSync("taskset", ["-a", "-p", "-c", String(OTHER_CPU), String(jobs)], {
+        execFileSync("taskset", ["-a", "-p", "-c", String(cpu), String(jobs)], {
           stdio: "ignore",
         });
         return jobs;
@@ -262,6 +511,7 @@ async function main(): Promise<number> {
   const idleSeconds = wholeFlag("idle", flags.idle, 1);
   const busySeconds = wholeFlag("busy", flags.busy, 1);
   const perDay = wholeFlag("fills-per-day", flags["fills-per-day"], 1);
+  const jobsCpu = wholeFlag("jobs-cpu", flags["jobs-cpu"], 0);
   ensureWrk(say);
   const binary = ensureBinary(ROOT, flags.binary, say);
   const world = await worldFor({ scale, say });
@@ -272,6 +522,10 @@ async function main(): Promise<number> {
   const dataPath = `/v1/signals/wallet/${picks.wallet}`;
   say(`${scale} world copied to ${db}; loading ${dataPath}`);
 
+  const nodeOptions =
+    [flags["trace-gc"] ? `--require ${PAUSE_PROBE}` : "", flags["server-node-options"]]
+      .filter(Boolean)
+      .join(" ") || undefined;
   const servers: BinaryServer[] = [];
   const children: ChildProcess[] = [];
   try {
@@ -281,9 +535,16 @@ async function main(): Promise<number> {
       db,
       now: world.now,
       tiers: ["terminal_pro"],
+      nodeOptions,
     });
     servers.push(quiet);
-    const idle = await phase("idle", quiet, dataPath, idleSeconds);
+    const idle = await phase(
+      "idle",
+      quiet,
+      dataPath,
+      idleSeconds,
+      flags["trace-gc"] ? followTrace(quiet) : null,
+    );
     await stop(quiet.child);
 
     const firstRun = lastRefreshId(db);
@@ -294,10 +555,12 @@ async function main(): Promise<number> {
       now: world.now + idleSeconds * 1000,
       tiers: ["terminal_pro"],
       refreshCron: flags["refresh-cron"],
+      nodeOptions,
     });
     servers.push(busyServer);
+    const busyTrace = flags["trace-gc"] ? followTrace(busyServer) : null;
     await busyServer.ready;
-    const jobsPid = await pinJobs(busyServer);
+    const jobsPid = await pinJobs(busyServer, jobsCpu);
     const feeder = spawnPinned(
       OTHER_CPU,
       join(ROOT, "bench", "lib", "feeder.ts"),
@@ -307,9 +570,9 @@ async function main(): Promise<number> {
     children.push(feeder.child);
     const fed = followFeeder(feeder.child);
     say(
-      `busy: jobs process ${jobsPid} on cpu ${OTHER_CPU}, ingesting ${perDay.toLocaleString("en-US")} fills/day, refresh on "${flags["refresh-cron"]}"`,
+      `busy: jobs process ${jobsPid} on cpu ${jobsCpu}, ingesting ${perDay.toLocaleString("en-US")} fills/day, refresh on "${flags["refresh-cron"]}"`,
     );
-    const busy = await phase("busy", busyServer, dataPath, busySeconds);
+    const busy = await phase("busy", busyServer, dataPath, busySeconds, busyTrace);
     await stop(feeder.child);
     const runs = refreshRuns(db, firstRun);
     const lag = lags(busy.probe.asOf, fed.newest);
@@ -357,6 +620,8 @@ async function main(): Promise<number> {
       world: scale,
       endpoint: dataPath,
       settings: {
+        serverNodeOptions: nodeOptions ?? null,
+        jobsCpu,
         idleSeconds,
         busySeconds,
         perDay,

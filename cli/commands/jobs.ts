@@ -4,6 +4,7 @@ import { systemClock } from "../../src/clock";
 import { drainOnce } from "../../src/jobs/drain";
 import { refreshNow } from "../../src/jobs/refresh";
 import { runScheduledJobs } from "../../src/jobs/schedule";
+import { checkpointLedgerForServer, yieldCpuToServer } from "../background";
 import {
   type CommonOptions,
   clockFrom,
@@ -57,6 +58,11 @@ export function registerJobs(program: Command): void {
       withApp(
         options,
         async ({ app, db, log }) => {
+          // Started by `serve`: the API comes first whenever both want the CPU, and the rate-limit
+          // ledger's checkpoints (and their fsyncs) happen here, off its request thread.
+          const stopCheckpoints = process.send ? checkpointLedgerForServer(db, log) : () => {};
+          if (process.send)
+            log.info({ niceness: yieldCpuToServer() }, "jobs yield the CPU to the server");
           // The server that started this process shows the storage state at /healthz.
           const stopReporting = db.storage.onChange(() => {
             if (process.connected) process.send?.({ storage: db.storage.ownStatus() });
@@ -66,6 +72,7 @@ export function registerJobs(program: Command): void {
           const reason = await untilSignal();
           log.info({ reason }, "jobs stopping");
           await scheduler.stop();
+          stopCheckpoints();
           stopReporting();
           log.info("jobs stopped");
           // An open IPC channel would keep this process alive.

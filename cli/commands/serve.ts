@@ -11,7 +11,7 @@ import { answerClientErrors } from "../../src/http/client-error";
 import { gracefulShutdown } from "../../src/http/graceful";
 import { describeSource } from "../../src/installation/key";
 import { startReplication } from "../../src/replication/supervisor";
-import { startBackgroundJobs } from "../background";
+import { SERVER_LEDGER_AUTOCHECKPOINT, startBackgroundJobs } from "../background";
 import {
   type CommonOptions,
   clockFrom,
@@ -151,6 +151,9 @@ async function runServer(session: Session, options: ServeOptions): Promise<void>
           onStorage: (status) => app.deps.db.storage.setRemote("jobs", status),
         })
       : null;
+  // The jobs checkpoint the rate-limit ledger (checkpointLedgerForServer): this thread does only
+  // if they stop for a while.
+  if (jobs) app.deps.db.limits.pragma(`wal_autocheckpoint = ${SERVER_LEDGER_AUTOCHECKPOINT}`);
   // Refreshes happen in that process (or the CLI's): notice them, for as-of headers and caches.
   const watch = setInterval(() => app.syncReadModels(), READ_MODEL_POLL_MS);
   watch.unref();
