@@ -2,7 +2,8 @@
  * `npm run bench:refresh`: how long the read-model refresh takes and how much memory it needs.
  *
  * For each world (bench/lib/world.ts, seeded once and cached) it copies the database to a scratch
- * folder and measures, each in a child process of its own so its peak RSS is its own:
+ * folder and measures, each in a child process of its own so its peak RSS is its own (started
+ * with the heap limits `serve` gives its jobs process, src/jobs/heap.ts):
  *   full         refreshNow(app, {full: true}), the job's full rebuild, then the funding graph
  *                (clusters, connections, coordinated timing, investigations) rebuilt in full,
  *                unless the refresh already ran it as an extension;
@@ -38,9 +39,11 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { App } from "../src/app";
+import { loadConfig } from "../src/config";
 import { migrate } from "../src/db/migrate";
 import { openConnection, openDb } from "../src/db/open";
 import { createIngest } from "../src/ingest/ingest";
+import { jobsHeapFlags } from "../src/jobs/heap";
 import { refreshNow } from "../src/jobs/refresh";
 import type { RefreshSummary } from "../src/refresh/refresh";
 import { nextTrades } from "./lib/next-trades";
@@ -192,9 +195,24 @@ function runChild(
 ) {
   const self = fileURLToPath(import.meta.url);
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  // The heap limits `serve` gives its jobs process (src/jobs/heap.ts), for the memory cap
+  // configured here ($SMARTMONEY_MEMORY_MB, default 1024).
+  const config = loadConfig(process.env);
+  if (!config.ok) throw new Error(config.problems.join("; "));
+  const heap = jobsHeapFlags(config.config.memoryMb);
   const run = spawnSync(
     process.execPath,
-    [...profile, ...process.execArgv, self, "--child", kind, dbPath, String(now), String(trades)],
+    [
+      ...heap,
+      ...profile,
+      ...process.execArgv,
+      self,
+      "--child",
+      kind,
+      dbPath,
+      String(now),
+      String(trades),
+    ],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 24 },
   );
   if (run.status !== 0) throw new Error(`the ${kind} child failed (status ${run.status})`);

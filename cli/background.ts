@@ -7,6 +7,7 @@ import * as sea from "node:sea";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Db } from "../src/db/open";
 import { isStorageFull, type StorageStatus } from "../src/db/storage";
+import { jobsEnv } from "../src/jobs/heap";
 import type { Log } from "../src/log";
 
 /**
@@ -117,6 +118,8 @@ export function startBackgroundJobs(options: {
   dbPath: string;
   publicUrl: string;
   logLevel: string;
+  /** The memory cap, MB (`SMARTMONEY_MEMORY_MB`): the jobs' V8 heap is sized from it (src/jobs/heap.ts). */
+  memoryMb: number;
   /** The server's clock reading when it is not the system's (`serve --now`), or null. */
   now: number | null;
   log: Log;
@@ -149,6 +152,7 @@ export function startBackgroundJobs(options: {
     // the server, which stops it in order; the IPC channel closing tells it the server is gone,
     // however the server ended (src/jobs: `jobs schedule` stops on disconnect).
     const current = spawn(self.command, args, {
+      env: jobsEnv(options.memoryMb),
       stdio: ["ignore", "ignore", "inherit", "ipc"],
       detached: true,
     });

@@ -259,10 +259,11 @@ export const SETTINGS = [
   }),
   setting({
     env: "SMARTMONEY_MEMORY_MB",
-    // The memory, MB, a bulk load (import, seed) plans its page cache within (src/db/cache.ts).
+    // The memory, MB, a bulk load (import, seed) plans its page cache within (src/db/cache.ts),
+    // and serve's jobs process its V8 heap (src/jobs/heap.ts).
     field: "memoryMb",
     default: "1024",
-    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is half of it, at most a quarter of the machine (operations.md)",
+    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is half of it, at most a quarter of the machine; serve's jobs process (the refresh) caps V8's old generation at half of it (operations.md)",
     value: (label) =>
       v.pipe(
         v.string(),

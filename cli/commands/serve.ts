@@ -146,6 +146,7 @@ async function runServer(session: Session, options: ServeOptions): Promise<void>
           dbPath: config.dbPath,
           publicUrl: config.publicUrl,
           logLevel: config.logLevel,
+          memoryMb: config.memoryMb,
           now: options.now === undefined ? null : app.deps.clock.now(),
           log,
           onStorage: (status) => app.deps.db.storage.setRemote("jobs", status),

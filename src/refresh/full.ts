@@ -84,12 +84,21 @@ function onEmptyTables<T>(db: Db, watch: Stopwatch, work: () => T): T {
 
 export function fullRebuild(db: Db, now: number): PassResult {
   const watch = stopwatch();
-  // Rebuilding an index sorts every key of its table. The connection keeps temporary data in
-  // memory (fast for the small sorts of requests); here the sorter spills to temporary files,
-  // or indexing nine million bets would need gigabytes of RAM.
-  // It also reads every trade once, in index order: memory-mapping the file would count every
-  // page read against the process (8 GB on the large world, up to the map's size), for little
-  // gain over the OS page cache, so both connections read without the map meanwhile.
+  const result = onEmptyTables(db, watch, () => rebuildAll(db, now, watch));
+  return { ...result, phases: watch.phases };
+}
+
+/**
+ * Runs a full refresh's work (the rebuild, then the extensions that rebuild the funding graph in
+ * full) with both connections set for bulk reads, and restores their settings after.
+ * Rebuilding an index sorts every key of its table. The connections keep temporary data in
+ * memory (fast for the small sorts of requests); here the sorter spills to temporary files,
+ * or indexing nine million bets would need gigabytes of RAM.
+ * The work also reads every trade and every bet, in index order: memory-mapping the file would
+ * count every page read against the process's resident memory (up to the map's 256 MB on each
+ * connection), for little gain over the OS page cache, so both connections read without it.
+ */
+export function withBulkReads<T>(db: Db, work: () => T): T {
   const connections = db.reader === db.writer ? [db.writer] : [db.writer, db.reader];
   const saved = connections.map((c) => ({
     tempStore: c.pragma("temp_store", { simple: true }) as number,
@@ -100,8 +109,7 @@ export function fullRebuild(db: Db, now: number): PassResult {
     c.pragma("mmap_size = 0");
   }
   try {
-    const result = onEmptyTables(db, watch, () => rebuildAll(db, now, watch));
-    return { ...result, phases: watch.phases };
+    return work();
   } finally {
     connections.forEach((c, i) => {
       c.pragma(`temp_store = ${saved[i]!.tempStore}`);

@@ -1,5 +1,5 @@
 import type { Db } from "../db/open";
-import { fullRebuild } from "./full";
+import { fullRebuild, withBulkReads } from "./full";
 import { incremental, MARK_BATCH } from "./incremental";
 import { stopwatch } from "./pass";
 
@@ -68,30 +68,35 @@ export function refreshReadModels(
     options.full === true || last === undefined || last.max_trade_id === null || last.as_of > now;
   let maxTradeId = 0;
   let passEnded = 0;
-  const run = w.transaction(() => {
-    maxTradeId = (w.prepare("SELECT max(id) FROM fills").pluck().get() as number | null) ?? 0;
-    const pass = full
-      ? fullRebuild(db, now)
-      : incremental(db, now, {
-          lastRun: last!.as_of,
-          watermark: last!.max_trade_id!,
-          maxTradeId,
-          markBatch: options.markBatch ?? MARK_BATCH,
-        });
-    passEnded = performance.now();
-    return pass;
-  });
-  const result = run.immediate();
-  const phases = { ...result.phases, commit: Math.round(performance.now() - passEnded) };
-  const watch = stopwatch();
-  const extensions: Record<string, unknown> = {};
-  for (const extension of options.extensions ?? []) {
-    extensions[extension.name] = w
-      .transaction(() => extension.run(db, now, { full, wallets: result.wallets }))
-      .immediate();
-    watch.lap(extension.name);
-  }
-  Object.assign(phases, watch.phases);
+  const refresh = () => {
+    const run = w.transaction(() => {
+      maxTradeId = (w.prepare("SELECT max(id) FROM fills").pluck().get() as number | null) ?? 0;
+      const pass = full
+        ? fullRebuild(db, now)
+        : incremental(db, now, {
+            lastRun: last!.as_of,
+            watermark: last!.max_trade_id!,
+            maxTradeId,
+            markBatch: options.markBatch ?? MARK_BATCH,
+          });
+      passEnded = performance.now();
+      return pass;
+    });
+    const result = run.immediate();
+    const phases = { ...result.phases, commit: Math.round(performance.now() - passEnded) };
+    const watch = stopwatch();
+    const extensions: Record<string, unknown> = {};
+    for (const extension of options.extensions ?? []) {
+      extensions[extension.name] = w
+        .transaction(() => extension.run(db, now, { full, wallets: result.wallets }))
+        .immediate();
+      watch.lap(extension.name);
+    }
+    Object.assign(phases, watch.phases);
+    return { result, phases, extensions };
+  };
+  // A full refresh reads every trade and bet: see withBulkReads.
+  const { result, phases, extensions } = full ? withBulkReads(db, refresh) : refresh();
   const summary: RefreshSummary = {
     kind: full ? "full" : "incremental",
     as_of: new Date(now).toISOString(),

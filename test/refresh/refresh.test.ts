@@ -436,3 +436,30 @@ describe("incremental refresh", () => {
     expect(again).toMatchObject({ kind: "incremental", wallets: 0, fills_read: 0 });
   });
 });
+
+describe("a full refresh's connection settings", () => {
+  it("reads without the memory map and sorts on disk through its extensions, then puts both back", () => {
+    world();
+    const settings = () =>
+      [t.db.writer, t.db.reader].map((c) => ({
+        mmap: c.pragma("mmap_size", { simple: true }),
+        tempStore: c.pragma("temp_store", { simple: true }),
+      }));
+    const before = settings();
+    expect(before[0]!.mmap).toBeGreaterThan(0);
+    const seen: ReturnType<typeof settings>[] = [];
+    const extension = { name: "probe", run: () => seen.push(settings()) };
+    refreshReadModels(t.db, NOW, { full: true, extensions: [extension] });
+    // temp_store 1 is FILE.
+    expect(seen).toEqual([
+      [
+        { mmap: 0, tempStore: 1 },
+        { mmap: 0, tempStore: 1 },
+      ],
+    ]);
+    expect(settings()).toEqual(before);
+    // An incremental refresh leaves them as they are.
+    refreshReadModels(t.db, NOW + 60_000, { extensions: [extension] });
+    expect(seen[1]).toEqual(before);
+  });
+});
