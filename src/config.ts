@@ -262,7 +262,7 @@ export const SETTINGS = [
     // The memory, MB, a bulk load (import, seed) plans its page cache within (src/db/cache.ts).
     field: "memoryMb",
     default: "1024",
-    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is half of it, at most a quarter of the machine (operations.md)",
+    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is a quarter of it (at most a quarter of the machine), with the memory map off (operations.md)",
     value: (label) =>
       v.pipe(
         v.string(),
