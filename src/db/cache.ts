@@ -10,7 +10,9 @@ export const DEFAULT_CACHE_MB = 64;
  * itself: measured importing 1M fills into the medium world, Node's heap grew to about 470 MB
  * (parsing, batches, detection's per-file facts) and the binary takes about 60 MB, so half the
  * cap for the cache (as before) put the peak RSS above the cap. A larger cache did not import
- * faster there (docs/architecture.md, "The bulk writer's page cache").
+ * faster there (docs/architecture.md, "The bulk writer's page cache"). A file far larger than
+ * the cache (seed --scale large) does pay: its dirty pages spill and are read back more often
+ * (docs/operations.md, "Import rate"); a larger cap is the remedy.
  */
 export function bulkCacheMb(memoryMb: number, machineBytes = totalmem()): number {
   const machineMb = Math.floor(machineBytes / 4 / 2 ** 20);
