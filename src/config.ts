@@ -263,7 +263,7 @@ export const SETTINGS = [
     // and serve's jobs process its V8 heap (src/jobs/heap.ts).
     field: "memoryMb",
     default: "1024",
-    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is half of it, at most a quarter of the machine; serve's jobs process (the refresh) caps V8's old generation at half of it (operations.md)",
+    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is a quarter of it (at most a quarter of the machine), with the memory map off; serve's jobs process (the refresh) caps V8's old generation at half of it (operations.md)",
     value: (label) =>
       v.pipe(
         v.string(),

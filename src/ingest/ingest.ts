@@ -171,17 +171,14 @@ export function createIngest(
     return fresh;
   };
   // Fills go straight into the compact table (sql/0010); the `trades` view is for readers.
-  // (tx_hash, log_index) is unique by the lookup in this statement, not by a unique index:
-  // fills_by_tx keys on the hash's first 8 bytes, a third of a full-hash index (sql/0010). One
-  // statement per fill, not a lookup and then an insert: the lookup walks the very index path
-  // the insert then writes, and it halves the calls across the native boundary.
-  const insertNewFill = w.prepare<
-    [Buffer, number, number, number, number, Num, Num, Num, number, Buffer, number, Buffer]
-  >(
+  // (tx_hash, log_index) is unique by the lookup before the insert, not by a unique index:
+  // fills_by_tx keys on the hash's first 8 bytes, a third of a full-hash index (sql/0010). A
+  // lookup and then a plain insert, not one `INSERT … SELECT … WHERE NOT EXISTS`: a SELECT that
+  // reads the table it inserts into is first copied into a temporary table, on every call, and
+  // that cost more than the second call (measured in docs/architecture.md, "The bulk path").
+  const insertFill = w.prepare<[Buffer, number, number, number, number, Num, Num, Num, number]>(
     `INSERT INTO fills (tx_hash, log_index, wallet_id, market_id, kind, price, size, usd_value, ts)
-     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?
-      WHERE NOT EXISTS (SELECT 1 FROM fills
-                         WHERE substr(tx_hash, 1, 8) = substr(?, 1, 8) AND log_index = ? AND tx_hash = ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const fillIdByKey = w
     .prepare(
@@ -303,7 +300,8 @@ export function createIngest(
       const wallets = new Set<string>();
       for (const r of rows) {
         const hash = hashBytes(r.tx_hash);
-        const info = insertNewFill.run(
+        if (fillIdByKey.get(hash, r.log_index, hash) !== undefined) continue;
+        const info = insertFill.run(
           hash,
           r.log_index,
           walletIds.get(r.wallet)!,
@@ -313,11 +311,7 @@ export function createIngest(
           units(r.size),
           units(r.usd_value),
           r.ts,
-          hash,
-          r.log_index,
-          hash,
         );
-        if (info.changes === 0) continue;
         inserted.push({
           id: Number(info.lastInsertRowid),
           tx_hash: r.tx_hash,

@@ -219,6 +219,10 @@ export function parseLine(text: string): ParsedLine {
       reason: `unknown type ${JSON.stringify(type)} (expected one of ${LINE_TYPES.join(", ")})`,
     };
   }
+  if (type === "trade") {
+    const trade = plainTrade(value as Record<string, unknown>);
+    if (trade !== undefined) return { ok: true, line: trade };
+  }
   const result = v.safeParse(schema as v.GenericSchema<unknown, Line>, value);
   if (result.success) return { ok: true, line: result.output };
   return { ok: false, reason: describeIssues(result.issues) };
@@ -234,4 +238,90 @@ function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
       return path ? `${path}: ${issue.message}` : issue.message;
     })
     .join("; ");
+}
+
+/**
+ * A trade line as TradeLine would give it, or undefined for anything TradeLine has to look at
+ * (which then parses it, and words every problem). Trades are nearly every line of a bulk file
+ * and valibot's general machinery was a tenth of an import's time, so the common shape takes
+ * this direct path: each check here is the schema's own, only written out. A value it is not
+ * sure of (a condition id with spaces around it, a date outside 1000–9999, an hour past 23)
+ * goes to the schema, never to a guess. test/ingest/lines.test.ts compares both paths.
+ */
+function plainTrade(value: Record<string, unknown>): TradeLine | undefined {
+  const { tx_hash, log_index, wallet, condition_id, outcome, side, price, size, usd_value } = value;
+  if (typeof tx_hash !== "string" || !TX_HASH.test(tx_hash)) return undefined;
+  if (typeof log_index !== "number" || !Number.isSafeInteger(log_index) || log_index < 0) {
+    return undefined;
+  }
+  if (typeof wallet !== "string" || !ADDRESS.test(wallet)) return undefined;
+  if (typeof condition_id !== "string" || condition_id.length === 0) return undefined;
+  if (condition_id.length > 1000 || condition_id !== condition_id.trim()) return undefined;
+  if (outcome !== "YES" && outcome !== "NO") return undefined;
+  if (side !== "BUY" && side !== "SELL") return undefined;
+  if (typeof price !== "number" || !(price >= 0 && price <= 1)) return undefined;
+  if (typeof size !== "number" || !Number.isFinite(size) || !(size > 0)) return undefined;
+  let usd: number | null = null;
+  if (usd_value !== undefined && usd_value !== null) {
+    if (typeof usd_value !== "number" || !Number.isFinite(usd_value) || !(usd_value >= 0)) {
+      return undefined;
+    }
+    usd = usd_value;
+  }
+  const ts = plainMillis(value.timestamp);
+  if (ts === undefined) return undefined;
+  return {
+    type: "trade",
+    tx_hash: tx_hash.toLowerCase(),
+    log_index,
+    wallet: wallet.toLowerCase(),
+    condition_id: HEX.test(condition_id) ? condition_id.toLowerCase() : condition_id,
+    outcome,
+    side,
+    price,
+    size,
+    usd_value: usd,
+    timestamp: ts,
+  };
+}
+
+/** Digits of a fixed-width field, or -1. */
+function digits(text: string, from: number, count: number): number {
+  let n = 0;
+  for (let i = from; i < from + count; i++) {
+    const c = text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
+/**
+ * Epoch ms of a timestamp in the two shapes files nearly always use (Unix milliseconds, and
+ * `YYYY-MM-DDTHH:MM:SS[.sss]Z` as toISOString writes it), as `timestamp` reads them; undefined
+ * for every other shape and every value timestamp would refuse or has to look at.
+ */
+function plainMillis(value: unknown): number | undefined {
+  if (typeof value === "number") {
+    return Number.isInteger(value) && value >= MIN_MILLIS && value < MAX_MILLIS ? value : undefined;
+  }
+  if (typeof value !== "string") return undefined;
+  const n = value.length;
+  if (n !== 20 && n !== 24) return undefined;
+  if (value[4] !== "-" || value[7] !== "-" || value[10] !== "T") return undefined;
+  if (value[13] !== ":" || value[16] !== ":" || value[n - 1] !== "Z") return undefined;
+  const year = digits(value, 0, 4);
+  const month = digits(value, 5, 2);
+  const day = digits(value, 8, 2);
+  const hour = digits(value, 11, 2);
+  const minute = digits(value, 14, 2);
+  const second = digits(value, 17, 2);
+  const ms = n === 24 ? (value[19] === "." ? digits(value, 20, 3) : -1) : 0;
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || ms < 0) return undefined;
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
+    return undefined;
+  }
+  const at = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  // Day 31 of a 30-day month rolls over: the schema refuses it, so let it say so.
+  return new Date(at).getUTCDate() === day ? at : undefined;
 }

@@ -139,7 +139,7 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
       cache.sizes.set(marketId, entry);
       cache.held += entry.sorted.length;
     } else if (entry.pending.length > 0) {
-      entry.sorted = mergeSorted(
+      mergeSorted(
         entry.sorted,
         entry.pending.sort((a, b) => a - b),
       );
@@ -325,47 +325,48 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
   };
 }
 
-/** Merges the fills stored since the entry was read into its (ts, id) order. */
+/**
+ * Merges the fills stored since the entry was read into its (ts, id) order, in place: from the
+ * back, into the arrays grown by the pending count. A new array per merge left the old one
+ * behind as garbage, a whole market's fills for every batch that looked at the market, and
+ * that churn is what grew the heap of a large import.
+ */
 function mergePending(entry: MarketFills): void {
   const add = entry.pending.sort((a, b) => a.ts - b.ts || a.id - b.id);
-  const n = entry.ts.length + add.length;
-  const ts = new Array<number>(n);
-  const id = new Array<number>(n);
-  const usd = new Array<number>(n);
-  let i = 0;
-  let j = 0;
-  for (let k = 0; k < n; k++) {
-    const fromOld =
-      j >= add.length ||
-      (i < entry.ts.length &&
-        (entry.ts[i]! < add[j]!.ts || (entry.ts[i] === add[j]!.ts && entry.id[i]! < add[j]!.id)));
-    if (fromOld) {
-      ts[k] = entry.ts[i]!;
-      id[k] = entry.id[i]!;
-      usd[k] = entry.usd[i++]!;
+  const { ts, id, usd } = entry;
+  let i = ts.length - 1;
+  for (let n = 0; n < add.length; n++) {
+    ts.push(0);
+    id.push(0);
+    usd.push(0);
+  }
+  let k = ts.length - 1;
+  // Ids are unique, so no old fill and new fill are equal in (ts, id).
+  for (let j = add.length - 1; j >= 0; k--) {
+    const row = add[j]!;
+    if (i >= 0 && (ts[i]! > row.ts || (ts[i] === row.ts && id[i]! > row.id))) {
+      ts[k] = ts[i]!;
+      id[k] = id[i]!;
+      usd[k] = usd[i--]!;
     } else {
-      const row = add[j++]!;
       ts[k] = row.ts;
       id[k] = row.id;
       usd[k] = row.usd;
+      j--;
     }
   }
-  entry.ts = ts;
-  entry.id = id;
-  entry.usd = usd;
   entry.pending = [];
 }
 
-/** Two ascending arrays as one. */
-function mergeSorted(a: readonly number[], b: readonly number[]): number[] {
-  const out = new Array<number>(a.length + b.length);
-  let i = 0;
-  let j = 0;
-  let k = 0;
-  while (i < a.length && j < b.length) out[k++] = a[i]! <= b[j]! ? a[i++]! : b[j++]!;
-  while (i < a.length) out[k++] = a[i++]!;
-  while (j < b.length) out[k++] = b[j++]!;
-  return out;
+/** Merges ascending `add` into ascending `sorted`, in place (see mergePending). */
+function mergeSorted(sorted: number[], add: readonly number[]): void {
+  let i = sorted.length - 1;
+  for (let n = 0; n < add.length; n++) sorted.push(0);
+  let k = sorted.length - 1;
+  for (let j = add.length - 1; j >= 0; k--) {
+    if (i >= 0 && sorted[i]! > add[j]!) sorted[k] = sorted[i--]!;
+    else sorted[k] = add[j--]!;
+  }
 }
 
 /** The outcome a BUY of this trade's direction would have bought (docs/methodology.md, Signals: same side). */

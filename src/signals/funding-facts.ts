@@ -30,8 +30,13 @@ export type FundingFacts = ReturnType<ReturnType<typeof createFundingFacts>>;
  */
 export function createFundingFacts(db: Db) {
   const w = db.writer;
+  // `+?`, not `?`: bound to a plain parameter, this statement (ORDER BY on an index that
+  // already gives the order) cost 8.8 µs of CPU a call against 3.9 µs; with a literal in its
+  // place, 3.0. The `+` leaves the value, the index and the plan as they were (same SEARCH on
+  // transfers_by_to, same rows on every address of the medium world). An import asks it once
+  // per new wallet of the file.
   const firstInbound = w.prepare<[string], { sender: string; ts: number }>(
-    `SELECT from_address AS sender, ts FROM transfers WHERE to_address = ? AND token = 'USDC'
+    `SELECT from_address AS sender, ts FROM transfers WHERE to_address = +? AND token = 'USDC'
       ORDER BY ts, id LIMIT 1`,
   );
   const labelled = w.prepare<[string], { kind: string }>(
