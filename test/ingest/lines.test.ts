@@ -23,7 +23,7 @@ const base = {
 
 const variants: Record<string, unknown[]> = {
   tx_hash: [`0x${"AB".repeat(32)}`, `0x${"ab".repeat(31)}`, `0X${"ab".repeat(32)}`, 7, null],
-  log_index: [0, -0, -1, 1.5, 2 ** 53, 2 ** 53 - 1, "3", null, 1e400],
+  log_index: [0, -0, -1, 1.5, 2 ** 53, 2 ** 53 - 1, "3", null, Number.POSITIVE_INFINITY],
   wallet: [`0x${"ab".repeat(20)}`, `0x${"ab".repeat(21)}`, "0x1234", ` 0x${"ab".repeat(20)}`],
   condition_id: [
     "plain-id",
@@ -40,9 +40,9 @@ const variants: Record<string, unknown[]> = {
   ],
   outcome: ["NO", "yes", "MAYBE", null],
   side: ["SELL", "buy", "HOLD"],
-  price: [0, 1, -0, 1.0000001, -0.1, "0.5", null, 1e400],
-  size: [1e-9, 0, -1, 1e400, "1", 1e300],
-  usd_value: [undefined, null, 0, -0, -1, 1e400, "5", 1e15],
+  price: [0, 1, -0, 1.0000001, -0.1, "0.5", null, Number.POSITIVE_INFINITY],
+  size: [1e-9, 0, -1, Number.POSITIVE_INFINITY, "1", 1e300],
+  usd_value: [undefined, null, 0, -0, -1, Number.POSITIVE_INFINITY, "5", 1e15],
   timestamp: [
     "2026-05-01T12:00:00Z",
     "2026-05-01T12:00:00.1Z",
