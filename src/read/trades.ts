@@ -70,8 +70,9 @@ const COLUMNS = `t.id, t.tx_hash, t.log_index, t.wallet, m.slug AS market_slug, 
   t.side, t.price, t.size, t.usd_value, t.ts`;
 
 /** Outcome names are kept beside the market (market_outcomes), when the ingester knew them. */
-const FROM = `trades t JOIN markets m ON m.id = t.market_id
+const MARKET_JOINS = `JOIN markets m ON m.id = t.market_id
   LEFT JOIN market_outcomes o ON o.market_id = t.market_id`;
+const FROM = `trades t ${MARKET_JOINS}`;
 
 /** The least min_bet that fills_big_by_time (sql/0013) serves. */
 export const BIG_FILL_USD = 1000;
@@ -83,10 +84,8 @@ const BIG_FILL_PREDICATE = `CASE typeof(big.usd_value) WHEN 'integer'
  * than fills_by_time: the same rows in the same (ts, id) order, without reading the small fills
  * in between.
  */
-const FROM_BIG = `fills big INDEXED BY fills_big_by_time CROSS JOIN ${FROM.replace(
-  "JOIN markets",
-  "ON t.id = big.id JOIN markets",
-)}`;
+const FROM_BIG = `fills big INDEXED BY fills_big_by_time
+  CROSS JOIN trades t ON t.id = big.id ${MARKET_JOINS}`;
 
 /**
  * Field by field, not `{ ...rest }`: an object built from a literal has a fixed shape, which
@@ -178,7 +177,7 @@ export function createTradeQueries(db: Db) {
               CROSS JOIN fills f INDEXED BY fills_by_wallet ON f.wallet_id = wi.id
              WHERE ${where.join(" AND ")}
              ORDER BY f.ts DESC, f.id DESC LIMIT @limit) page
-      CROSS JOIN ${FROM.replace("JOIN markets", "ON t.id = page.id JOIN markets")}
+      CROSS JOIN trades t ON t.id = page.id ${MARKET_JOINS}
       ORDER BY t.ts DESC, t.id DESC`);
   }
 
