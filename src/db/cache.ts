@@ -1,5 +1,5 @@
 import { totalmem } from "node:os";
-import type { Connection } from "./open";
+import { type Connection, overridePragmas } from "./open";
 
 /** The page cache every connection starts with (src/db/open.ts), MB. */
 export const DEFAULT_CACHE_MB = 64;
@@ -31,14 +31,10 @@ export async function withCacheMb<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   if (mb === undefined) return work();
-  const previous = connection.pragma("cache_size", { simple: true }) as number;
-  const mapped = connection.pragma("mmap_size", { simple: true }) as number;
-  connection.pragma(`cache_size = ${-mb * 1024}`);
-  connection.pragma("mmap_size = 0");
+  const restore = overridePragmas(connection, { cache_size: -mb * 1024, mmap_size: 0 });
   try {
     return await work();
   } finally {
-    connection.pragma(`cache_size = ${previous}`);
-    connection.pragma(`mmap_size = ${mapped}`);
+    restore();
   }
 }

@@ -84,6 +84,23 @@ function configure(connection: Connection, options: { readonly?: boolean; pageSi
   connection.pragma("mmap_size = 268435456");
 }
 
+/**
+ * Sets pragmas on a connection for a while (a bulk file, a full refresh) and returns what puts
+ * their previous values back: each setting is read before it is changed.
+ */
+export function overridePragmas(
+  connection: Connection,
+  settings: Record<string, number>,
+): () => void {
+  const previous = Object.keys(settings).map(
+    (name) => [name, connection.pragma(name, { simple: true }) as number] as const,
+  );
+  for (const [name, value] of Object.entries(settings)) connection.pragma(`${name} = ${value}`);
+  return () => {
+    for (const [name, value] of previous) connection.pragma(`${name} = ${value}`);
+  };
+}
+
 /** Opens the database for a process: creates the folder and file on first use. */
 export function openDb(path: string): Db {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });

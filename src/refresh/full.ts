@@ -2,7 +2,7 @@
  * The full rebuild: every read-model table rewritten from all trades, streamed twice (by wallet
  * and by market) along the key-only indexes of the compact fill store (sql/0010).
  */
-import type { Db } from "../db/open";
+import { type Db, overridePragmas } from "../db/open";
 import { marketModel } from "./market-model";
 import {
   contextFor,
@@ -100,21 +100,12 @@ export function fullRebuild(db: Db, now: number): PassResult {
  */
 export function withBulkReads<T>(db: Db, work: () => T): T {
   const connections = db.reader === db.writer ? [db.writer] : [db.writer, db.reader];
-  const saved = connections.map((c) => ({
-    tempStore: c.pragma("temp_store", { simple: true }) as number,
-    mmapSize: c.pragma("mmap_size", { simple: true }) as number,
-  }));
-  for (const c of connections) {
-    c.pragma("temp_store = FILE");
-    c.pragma("mmap_size = 0");
-  }
+  // temp_store 1 is FILE.
+  const restores = connections.map((c) => overridePragmas(c, { temp_store: 1, mmap_size: 0 }));
   try {
     return work();
   } finally {
-    connections.forEach((c, i) => {
-      c.pragma(`temp_store = ${saved[i]!.tempStore}`);
-      c.pragma(`mmap_size = ${saved[i]!.mmapSize}`);
-    });
+    for (const restore of restores) restore();
   }
 }
 
