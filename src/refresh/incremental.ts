@@ -357,15 +357,7 @@ function refreshMarkets(
   // from wallet_bets (this run's bets are written already), then each counting holder's fills
   // in the window through fills_by_wallet. Reading every fill of the window to keep the few
   // whale ones cost most of the market step at large volume.
-  const countingIds = new Set(
-    w
-      .prepare(
-        `SELECT w.id FROM wallet_stats s JOIN wallet_ids w ON w.address = s.address
-          WHERE s.total_volume > ${WHALE_VOLUME_USD} OR s.wallet_type = 'insider'`,
-      )
-      .pluck()
-      .all() as number[],
-  );
+  const countingIds = new Set<number | null>([...standing.values()].map((s) => s.walletId));
   const holderIds = w
     .prepare<[number], number>(
       "SELECT wallet_id FROM wallet_bets INDEXED BY wallet_bets_by_market WHERE market_id = ?",

@@ -132,12 +132,21 @@ function investigationLookup(db: Db): (address: string) => boolean {
   return (address) => open.has(address);
 }
 
-export function standings(db: Db): Map<string, WalletStanding> {
-  const map = new Map<string, WalletStanding>();
+/** A whale's or insider's standing, with its id in wallet_ids (null if it has no fill). */
+export type CountingWallet = WalletStanding & { walletId: number | null };
+
+/** The wallets whose standing counts in market sentiment (whales and insiders), by address. */
+export function standings(db: Db): Map<string, CountingWallet> {
+  const map = new Map<string, CountingWallet>();
   const rows = db.writer
-    .prepare<[], { address: string; bwr: number | null; volume: number; type: string }>(
-      `SELECT address, bayesian_win_rate AS bwr, total_volume AS volume, wallet_type AS type
-         FROM wallet_stats WHERE total_volume > ${WHALE_VOLUME_USD} OR wallet_type = 'insider'`,
+    .prepare<
+      [],
+      { address: string; id: number | null; bwr: number | null; volume: number; type: string }
+    >(
+      `SELECT s.address, w.id, s.bayesian_win_rate AS bwr, s.total_volume AS volume,
+              s.wallet_type AS type
+         FROM wallet_stats s LEFT JOIN wallet_ids w ON w.address = s.address
+        WHERE s.total_volume > ${WHALE_VOLUME_USD} OR s.wallet_type = 'insider'`,
     )
     .iterate();
   for (const r of rows) {
@@ -145,6 +154,7 @@ export function standings(db: Db): Map<string, WalletStanding> {
       bayesianWinRate: r.bwr,
       whale: r.volume > WHALE_VOLUME_USD,
       insider: r.type === "insider",
+      walletId: r.id,
     });
   }
   return map;
