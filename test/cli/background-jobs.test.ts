@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { JOBS_NICENESS } from "../../cli/background";
 import { openConnection } from "../../src/db/open";
 import { runCli } from "../helpers/cli";
+import { until } from "../helpers/until";
 
 const root = new URL("../..", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "smartmoney-jobs-"));
@@ -34,16 +35,6 @@ const alive = (pid: number) => {
     return false;
   }
 };
-
-async function until<T>(what: string, probe: () => Promise<T | null> | T | null): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe("serve with its jobs in a process of their own", () => {
   it("refreshes beside the API, keeps answering while another writer holds the lock, and leaves nothing behind when killed", async () => {

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli } from "../helpers/cli";
+import { until } from "../helpers/until";
 import { address, market, trade, writeJsonl } from "../ingest/builders";
 
 /**
@@ -54,16 +55,6 @@ function cannotMount(): string | null {
 const why = cannotMount();
 const root = new URL("../..", import.meta.url).pathname;
 let server: ChildProcess | null = null;
-
-async function until<T>(what: string, probe: () => Promise<T | null> | T | null): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** Writes `file` until the filesystem has no room left. */
 function fill(file: string): void {
