@@ -41,7 +41,8 @@ export function walletRoutes(app: App) {
   const wallets = read.wallets;
   // The profile and the dossier read the read models and the wallet's fills, alerts and funding
   // cluster: kept until a refresh lands or anything commits (answer-cache.ts). The dossier's
-  // fills query sorts every fill of the wallet, most of its cost for an active wallet.
+  // recent trades sort every fill of the wallet by time (from fills_by_wallet's entries alone,
+  // src/read/trades.ts), most of its cost for an active wallet.
   const profiles = createAnswerCache();
   const version = databaseVersion(app.deps.db);
   // /wallets/search is registered before /wallets/:address, which would otherwise claim it.
