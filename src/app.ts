@@ -1,4 +1,5 @@
 import { type AppDeps, type Core, createCore } from "./core";
+import { type AnswerLane, createAnswerLane } from "./http/answer-lane";
 import { createRouter } from "./http/router";
 
 export type { AppDeps } from "./core";
@@ -11,10 +12,19 @@ export type { AppDeps } from "./core";
 export interface App extends Core {
   /** The REST and MCP routes (a Hono app: only http/ and mcp/ name the framework). */
   http: ReturnType<typeof createRouter>;
+  /** Kept answers sent before the router (src/http/listener.ts serves both). */
+  lane: AnswerLane;
 }
 
 export function createApp(deps: AppDeps): App {
   const app = createCore(deps) as App;
+  app.lane = createAnswerLane({
+    accounts: app.accounts,
+    limiter: app.limiter,
+    freshness: app.freshness,
+    clock: deps.clock,
+    log: deps.log,
+  });
   // The routes read only the core; http is set before any request can reach them.
   app.http = createRouter(app);
   return app;

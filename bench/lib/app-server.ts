@@ -1,6 +1,7 @@
 /**
  * The app server for `npm run bench`: the real app, built exactly as `smartmoney serve` builds it
- * (cli/context.ts withApp: config, migration, createApp), served by @hono/node-server on a free
+ * (cli/context.ts withApp: config, migration, createApp), served as `serve` serves it
+ * (src/http/listener.ts: the answer lane, then the router through @hono/node-server) on a free
  * loopback port, logging at warn. Started by bench/http.ts pinned to one core.
  *
  *   app-server.ts [--db PATH] [--now MS] [--tiers terminal_pro,free]
@@ -13,14 +14,15 @@
  * never throttled, then prints `{"port":N,"keys":{tier:key}}` on stdout. Stops on SIGTERM.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { serve } from "@hono/node-server";
 import { withApp } from "../../cli/context";
 import type { App } from "../../src/app";
 import { isTier, type Tier } from "../../src/auth/tiers";
+import { createRequestListener } from "../../src/http/listener";
 import { withWorldApp, worldClock } from "./world";
 
 /** Far above anything a benchmark sends in an hour or a month. */
@@ -59,10 +61,11 @@ async function serveApp(app: App): Promise<void> {
     keys[tier] = minted.value.key;
   }
 
-  const server = serve({ fetch: app.http.fetch, hostname: "127.0.0.1", port: 0 });
+  const server = createServer(createRequestListener(app));
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
+    server.listen(0, "127.0.0.1");
   });
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`${JSON.stringify({ port, keys })}\n`);
@@ -70,7 +73,7 @@ async function serveApp(app: App): Promise<void> {
   await new Promise<void>((resolve) => {
     process.once("SIGTERM", () => {
       server.close(() => resolve());
-      if ("closeAllConnections" in server) server.closeAllConnections();
+      server.closeAllConnections();
     });
   });
 }

@@ -1,7 +1,6 @@
 import { rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { getRequestListener } from "@hono/node-server";
 import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { TIERS } from "../../src/auth/tiers";
@@ -9,6 +8,7 @@ import { systemClock } from "../../src/clock";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import { answerClientErrors } from "../../src/http/client-error";
 import { gracefulShutdown } from "../../src/http/graceful";
+import { createRequestListener } from "../../src/http/listener";
 import { describeSource } from "../../src/installation/key";
 import { startReplication } from "../../src/replication/supervisor";
 import { SERVER_LEDGER_AUTOCHECKPOINT, startBackgroundJobs } from "../background";
@@ -118,7 +118,7 @@ async function runServer(session: Session, options: ServeOptions): Promise<void>
   }
 
   const shutdown = gracefulShutdown(log);
-  const server = createServer(shutdown.track(getRequestListener(app.http.fetch)));
+  const server = createServer(shutdown.track(createRequestListener(app)));
   answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);

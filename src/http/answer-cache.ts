@@ -1,30 +1,34 @@
 import type { Context } from "hono";
 import type { Db } from "../db/open";
+import type { AnswerLane, Epoch } from "./answer-lane";
+import type { HttpEnv } from "./env";
 
 /** How many serialized answers one cache keeps (a leaderboard page is 5–25 KB). */
 const MAX_ANSWERS = 512;
 
 /**
- * Serialized answers, kept while their epoch lasts: for answers computed from the read models
- * alone, the read-model generation (src/core.ts: bumped when a refresh lands, in this process or
+ * Serialized answers, kept while their epoch lasts (read on every call): for answers computed
+ * from the read models alone, the read-model generation (src/core.ts: bumped when a refresh lands, in this process or
  * another); for answers that also read live tables (fills, signals), the generation and the
  * database's version (databaseVersion below), which every commit changes.
  *
  * A 50-row leaderboard page cost about 160 µs of server CPU (its query, rows and JSON) against
  * about 42 µs for `/v1/_ping` (measured with `npm run bench`, small world); from the cache it
  * costs what the request path costs. Only answers that depend on nothing but the database and the
- * request may be kept: no clock, no account. The key is the route and its validated parameters,
+ * request may be kept: no clock, nothing of the caller but its tier (which the answer lane keys
+ * on, answer-lane.ts). The key is the route and its validated parameters,
  * cursor included (cursors are deterministic, src/paging/cursor.ts). Errors are never kept:
  * `compute` throws before anything is stored.
  */
-export function createAnswerCache(maxAnswers = MAX_ANSWERS) {
+export function createAnswerCache(lane: AnswerLane, epoch: Epoch, maxAnswers = MAX_ANSWERS) {
   let current: number | string = Number.NaN;
   const answers = new Map<string, string>();
   return {
-    json(c: Context, epoch: number | string, key: string, compute: () => unknown): Response {
-      if (epoch !== current) {
+    json(c: Context<HttpEnv>, key: string, compute: () => unknown): Response {
+      const now = epoch();
+      if (now !== current) {
         answers.clear();
-        current = epoch;
+        current = now;
       }
       let body = answers.get(key);
       if (body === undefined) {
@@ -32,6 +36,8 @@ export function createAnswerCache(maxAnswers = MAX_ANSWERS) {
         if (answers.size >= maxAnswers) answers.delete(answers.keys().next().value!);
         answers.set(key, body);
       }
+      // The next request for the same target may then skip the router (answer-lane.ts).
+      lane.remember(c, epoch, now, body);
       // What c.json sends, without serializing again.
       return c.body(body, 200, { "Content-Type": "application/json" });
     },

@@ -9,6 +9,11 @@ import { setHeader } from "../headers";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
+/** The key of an `Authorization: Bearer <key>` header, or undefined when it has another shape. */
+export function bearerKey(header: string): string | undefined {
+  return BEARER.exec(header)?.[1];
+}
+
 /**
  * Resolves the bearer key to a caller. A key of the other kind (an MCP key on /v1, an API key on
  * /mcp) is refused like an unknown key (docs/api.md, Basics).
@@ -20,7 +25,7 @@ export function authenticate(accounts: Accounts, kind: KeyKind) {
       kind === "api" ? "'Bearer svc_api_…' (an API key)" : "'Bearer svc_mcp_…' (an MCP key)";
     if (!header)
       throw new ApiError("unauthorized", `missing Authorization header: send ${expected}`);
-    const key = BEARER.exec(header)?.[1];
+    const key = bearerKey(header);
     if (!key) {
       throw new ApiError("unauthorized", `malformed Authorization header: send ${expected}`);
     }

@@ -17,19 +17,32 @@ export const AGE_HEADER = "X-Read-Model-Age";
  * as a growing age instead of as a stalled request. Before the first refresh neither is sent.
  */
 export function readModelAge(freshness: Freshness, clock: Clock) {
-  let formattedFor: number | null = null;
-  let formatted = "";
+  const ageOf = readModelAgeOf(freshness, clock);
   return (c: Context<HttpEnv>, next: Next): Promise<void> => {
-    const asOf = freshness.asOf();
-    if (asOf !== null && fromReadModels(c.req.path)) {
-      if (formattedFor !== asOf) {
-        formatted = new Date(asOf).toISOString();
-        formattedFor = asOf;
-      }
-      setHeader(c, AS_OF_HEADER, formatted);
-      setHeader(c, AGE_HEADER, String(Math.max(0, Math.floor((clock.now() - asOf) / 1000))));
+    const age = ageOf(c.req.path);
+    if (age) {
+      setHeader(c, AS_OF_HEADER, age.asOf);
+      setHeader(c, AGE_HEADER, age.age);
     }
     return next();
+  };
+}
+
+/**
+ * The two headers' values for an answer to `path`, or null when it gets none: shared by the
+ * middleware above and the answer lane (src/http/answer-lane.ts), so both say the same.
+ */
+export function readModelAgeOf(freshness: Freshness, clock: Clock) {
+  let formattedFor: number | null = null;
+  let formatted = "";
+  return (path: string): { asOf: string; age: string } | null => {
+    const asOf = freshness.asOf();
+    if (asOf === null || !fromReadModels(path)) return null;
+    if (formattedFor !== asOf) {
+      formatted = new Date(asOf).toISOString();
+      formattedFor = asOf;
+    }
+    return { asOf: formatted, age: String(Math.max(0, Math.floor((clock.now() - asOf) / 1000))) };
   };
 }
 

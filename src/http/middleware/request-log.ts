@@ -20,15 +20,33 @@ async function logged(log: Log, c: Context<HttpEnv>, next: Continue): Promise<vo
   const started = performance.now();
   await next();
   const status = c.res.status;
-  const line = {
+  writeRequestLine(log, {
     request_id: c.get("requestId"),
     account_id: c.get("caller")?.account.id ?? null,
     method: c.req.method,
     route: c.res.status === 404 && !c.get("minTier") ? null : routePath(c),
     path: c.req.path,
     status,
-    duration_ms: Math.round((performance.now() - started) * 100) / 100,
-  };
-  if (status >= 500) log.error(line, "request");
+    started,
+  });
+}
+
+/** The request line, also written by the answer lane (src/http/answer-lane.ts). */
+export function writeRequestLine(
+  log: Log,
+  request: {
+    request_id: string;
+    account_id: number | null;
+    method: string;
+    route: string | null;
+    path: string;
+    status: number;
+    /** performance.now() when the request began. */
+    started: number;
+  },
+): void {
+  const { started, ...fields } = request;
+  const line = { ...fields, duration_ms: Math.round((performance.now() - started) * 100) / 100 };
+  if (line.status >= 500) log.error(line, "request");
   else log.info(line, "request");
 }

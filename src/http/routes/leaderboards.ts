@@ -64,7 +64,7 @@ export function leaderboardRoutes(app: App) {
   const { limiter, cursors, read } = app;
   const boards = read.leaderboards;
   // Leaderboards read wallet_stats and wallet_category_stats only, which change with a refresh.
-  const answers = createAnswerCache();
+  const answers = createAnswerCache(app.lane, () => app.generation);
   return new Hono<HttpEnv>()
     .get(
       "/leaderboards/whales",
@@ -83,7 +83,7 @@ export function leaderboardRoutes(app: App) {
         const q = c.req.valid("query");
         const sort = q.sort!;
         const filter = { sort, minVolume: q.min_volume, minResolvedBets: q.min_resolved_bets };
-        return answers.json(c, app.generation, `whales ${JSON.stringify(q)}`, () =>
+        return answers.json(c, `whales ${JSON.stringify(q)}`, () =>
           depthCappedPage<unknown, RankKey>(
             cursors,
             `leaderboard-whales:${sort}`,
@@ -113,7 +113,7 @@ export function leaderboardRoutes(app: App) {
         const q = c.req.valid("query");
         const direction = q.sort_dir!;
         const filter = { direction, minResolvedBets: q.min_resolved_bets! };
-        return answers.json(c, app.generation, `pnl ${JSON.stringify(q)}`, () =>
+        return answers.json(c, `pnl ${JSON.stringify(q)}`, () =>
           depthCappedPage<unknown, RankKey>(
             cursors,
             `leaderboard-pnl:${direction}`,
@@ -153,7 +153,7 @@ export function leaderboardRoutes(app: App) {
         const q = c.req.valid("query");
         const sort = q.sort!;
         const filter = { sort, minBets: q.min_bets! };
-        return answers.json(c, app.generation, `${category} ${JSON.stringify(q)}`, () =>
+        return answers.json(c, `${category} ${JSON.stringify(q)}`, () =>
           depthCappedPage<unknown, RankKey>(
             cursors,
             `leaderboard-category:${category}:${sort}`,

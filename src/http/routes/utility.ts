@@ -2,11 +2,14 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { App } from "../../app";
 import { PingSchema } from "../../schemas/shared";
+import { createAnswerCache } from "../answer-cache";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
 
 export function utilityRoutes(app: App) {
+  // The answer depends on the caller's tier alone, so it is kept (and sent by the answer lane).
+  const pings = createAnswerCache(app.lane, () => 0);
   return new Hono<HttpEnv>().get(
     "/_ping",
     describeRoute({
@@ -19,6 +22,9 @@ export function utilityRoutes(app: App) {
       },
     }),
     access(app.limiter, "free"),
-    (c) => c.json({ ok: true as const, tier: c.get("caller")!.account.tier }),
+    (c) => {
+      const { tier } = c.get("caller")!.account;
+      return pings.json(c, tier, () => ({ ok: true as const, tier }));
+    },
   );
 }

@@ -32,8 +32,8 @@ export function walletSignalRoutes(app: App) {
   const { limiter, cursors, read } = app;
   // A wallet's signal reads wallet_stats and, for a wallet traded since the refresh, its fills:
   // kept until a refresh lands or anything commits (answer-cache.ts).
-  const signals = createAnswerCache();
   const version = databaseVersion(app.deps.db);
+  const signals = createAnswerCache(app.lane, () => `${app.generation} ${version()}`);
   return new Hono<HttpEnv>()
     .get(
       "/signals/wallet/:address",
@@ -51,7 +51,7 @@ export function walletSignalRoutes(app: App) {
       validator("param", AddressParam, invalidParams),
       (c) => {
         const { address } = c.req.valid("param");
-        return signals.json(c, `${app.generation} ${version()}`, address, () => {
+        return signals.json(c, address, () => {
           const signal = read.wallets.signal(address);
           if (!signal) throw notFound(`wallet ${address} has never traded`);
           return signal;

@@ -43,8 +43,8 @@ export function walletRoutes(app: App) {
   // cluster: kept until a refresh lands or anything commits (answer-cache.ts). The dossier's
   // recent trades sort every fill of the wallet by time (from fills_by_wallet's entries alone,
   // src/read/trades.ts), most of its cost for an active wallet.
-  const profiles = createAnswerCache();
   const version = databaseVersion(app.deps.db);
+  const profiles = createAnswerCache(app.lane, () => `${app.generation} ${version()}`);
   // /wallets/search is registered before /wallets/:address, which would otherwise claim it.
   return new Hono<HttpEnv>()
     .get(
@@ -83,7 +83,7 @@ export function walletRoutes(app: App) {
         const { address } = c.req.valid("param");
         const full = tierAllows(c.get("caller")!.account.tier, "terminal");
         const key = `${full ? "dossier" : "profile"} ${address}`;
-        return profiles.json(c, `${app.generation} ${version()}`, key, () => {
+        return profiles.json(c, key, () => {
           const profile = full ? wallets.dossier(address) : wallets.profile(address);
           if (!profile) throw notFound(`wallet ${address} has never traded`);
           return profile;
