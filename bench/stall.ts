@@ -54,7 +54,7 @@ import {
 } from "./lib/binary-server";
 import { pickFromWorld } from "./lib/endpoints";
 import { ensureWrk, type LoadResult, runLoad } from "./lib/load";
-import { childPids, spawnPinned, stop } from "./lib/procs";
+import { childPids, type Pinned, spawnPinned, stop } from "./lib/procs";
 import { alignColumns, median, percentile, wholeFlag } from "./lib/report";
 import { isScale, worldFor } from "./lib/world";
 
@@ -66,6 +66,8 @@ const SERVER_CPU = 0;
 const OTHER_CPU = 1;
 const GOAL = { p99Ms: 20, maxMs: 100, healthzMs: 50, lagS: 60, loopMs: 50 };
 const PROBE_MS = 25;
+/** Below this share of the fills due, the busy phase did not ingest at the asked rate. */
+const MIN_FED_PERCENT = 95;
 const WARMUP_SECONDS = 3;
 
 const { values: flags } = parseArgs({
@@ -428,16 +430,33 @@ async function phase(
   return { result, probe: watch };
 }
 
-/** Follows the feeder's lines: fills stored, the newest fill's time after each second. */
-function followFeeder(child: ChildProcess) {
+/**
+ * Follows the feeder's lines: fills stored and due, the newest fill's time after each second.
+ * A feeder that exits before it is stopped fails the bench: a busy phase without its ingest would
+ * measure an idle server.
+ */
+function followFeeder(feeder: Pinned) {
+  const { child } = feeder;
   const state = {
     inserted: 0,
+    due: 0,
     writes: [] as number[],
     newest: [] as { at: number; newest: number }[],
+    failure: null as string | null,
   };
+  child.once("exit", (code, signal) => {
+    if (signal !== "SIGTERM")
+      state.failure = `the feeder exited (${code ?? signal}): ${feeder.stderr()}`;
+  });
   createInterface({ input: child.stdout! }).on("line", (line) => {
-    const report = JSON.parse(line) as { inserted: number; newest: number; writeMs: number };
+    const report = JSON.parse(line) as {
+      inserted: number;
+      due: number;
+      newest: number;
+      writeMs: number;
+    };
     state.inserted += report.inserted;
+    state.due = report.due;
     state.writes.push(report.writeMs);
     state.newest.push({ at: Date.now(), newest: report.newest });
   });
@@ -568,11 +587,12 @@ async function main(): Promise<number> {
       { cwd: ROOT },
     );
     children.push(feeder.child);
-    const fed = followFeeder(feeder.child);
+    const fed = followFeeder(feeder);
     say(
       `busy: jobs process ${jobsPid} on cpu ${jobsCpu}, ingesting ${perDay.toLocaleString("en-US")} fills/day, refresh on "${flags["refresh-cron"]}"`,
     );
     const busy = await phase("busy", busyServer, dataPath, busySeconds, busyTrace);
+    if (fed.failure) throw new Error(fed.failure);
     await stop(feeder.child);
     const runs = refreshRuns(db, firstRun);
     const lag = lags(busy.probe.asOf, fed.newest);
@@ -603,12 +623,13 @@ async function main(): Promise<number> {
     ];
     process.stdout.write(`${alignColumns(table, 1)}\n`);
     const lagMax = lag.length ? Math.max(...lag) : Number.NaN;
+    const fedShare = fed.due > 0 ? Math.round((fed.inserted / fed.due) * 100) : 0;
     const worst = Math.max(idle.result.load.p99, busy.result.load.p99);
     const worstMax = Math.max(idle.result.load.max, busy.result.load.max);
     const healthzMax = Math.max(idle.result.healthz.max, busy.result.healthz.max);
     const loopMax = Math.max(idle.result.eventLoop.max, busy.result.eventLoop.max);
     const lines = [
-      `fills ingested during the busy phase: ${fed.inserted.toLocaleString("en-US")} (write p50 ${ms(median(fed.writes))} ms, max ${Math.max(...fed.writes)} ms)`,
+      `fills ingested during the busy phase: ${fed.inserted.toLocaleString("en-US")} of ${fed.due.toLocaleString("en-US")} due (${fedShare}%: ${fedShare >= MIN_FED_PERCENT ? "kept pace" : "FELL BEHIND, the phase is not at the asked rate"}; write p50 ${ms(median(fed.writes))} ms, max ${Math.max(...fed.writes)} ms)`,
       `refreshes during it: ${runs.length} (${runs.map((r) => `${r.kind} ${(r.duration_ms / 1000).toFixed(1)} s, ${r.wallets} wallets`).join("; ")})`,
       `read-model lag behind stored fills: p50 ${ms(median(lag))} s, max ${ms(lagMax)} s (goal <= ${GOAL.lagS} s ${lagMax <= GOAL.lagS ? "met" : "MISSED"})`,
       `endpoint p99 ${worst} ms (goal <= ${GOAL.p99Ms} ${worst <= GOAL.p99Ms ? "met" : "MISSED"}), max ${worstMax} ms (goal <= ${GOAL.maxMs} ${worstMax <= GOAL.maxMs ? "met" : "MISSED"}); /healthz max ${healthzMax} ms (goal <= ${GOAL.healthzMs} ${healthzMax <= GOAL.healthzMs ? "met" : "MISSED"}); event-loop delay max ${loopMax} ms (goal <= ${GOAL.loopMs} ${loopMax <= GOAL.loopMs ? "met" : "MISSED"})`,
@@ -631,6 +652,7 @@ async function main(): Promise<number> {
       phases: [idle.result, busy.result],
       fills: {
         inserted: fed.inserted,
+        due: fed.due,
         writeMsP50: median(fed.writes),
         writeMsMax: Math.max(...fed.writes),
       },
