@@ -6,10 +6,11 @@
  * it stored, the fills due since it started, the newest fill time, and how long its write took,
  * waiting for the lock included.
  *
- * A refresh in the jobs process holds the write lock for seconds, longer than a connection's busy
- * timeout: a plain write would fail then and end the feeder (which once left a whole busy phase
- * with 84 of 1,740 fills). So it waits for the lock as the server's own writes do
- * (src/db/write-when-free.ts), on a timer, and falls behind only while the lock is held.
+ * A full refresh in the jobs process can hold the write lock longer than a connection's busy
+ * timeout, and a plain write would then fail and end the feeder. So it waits for the lock as the
+ * server's own writes do (src/db/write-when-free.ts), on a timer, and falls behind only while the
+ * lock is held; bench:stall reports the fills stored against the fills due, and fails if the
+ * feeder exits.
  *
  *   feeder.ts --db PATH --now MS --per-day 1000000
  */
