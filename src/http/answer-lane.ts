@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "hono";
 import { routePath } from "hono/route";
-import type { Accounts } from "../auth/accounts";
+import type { Account, Accounts } from "../auth/accounts";
 import type { RateDecision, RateLimiter } from "../auth/rate-limit";
 import type { Clock } from "../clock";
 import type { Log } from "../log";
@@ -85,6 +85,23 @@ export function createAnswerLane(deps: {
     return headers;
   }
 
+  /** The kept answer for this caller and target, with the call counted; or undefined. */
+  function admitted(header: string, target: string) {
+    const key = bearerKey(header);
+    if (key === undefined) return undefined;
+    const caller = accounts.authenticate(key);
+    if (caller === undefined || caller.kind !== "api") return undefined;
+    const { account } = caller;
+    const answer = answers.get(`${account.tier} ${target}`);
+    if (answer === undefined || answer.epoch() !== answer.at) return undefined;
+    const decision = limiter.admit(account.id, {
+      hourly: account.hourlyLimit,
+      monthly: account.monthlyLimit,
+    });
+    // A refusal counts nothing: the router decides again, and says why.
+    return decision.admitted ? { account, answer, decision } : undefined;
+  }
+
   return {
     /**
      * Keeps a copy of an answer a route's cache sent, if the request came over Node as a GET:
@@ -116,25 +133,17 @@ export function createAnswerLane(deps: {
       if (req.method !== "GET" || req.url === undefined) return false;
       const header = req.headers.authorization;
       if (header === undefined) return false;
-      const key = bearerKey(header);
-      if (key === undefined) return false;
-      const caller = accounts.authenticate(key);
-      if (caller === undefined || caller.kind !== "api") return false;
-      const { account } = caller;
-      const answer = answers.get(`${account.tier} ${req.url}`);
-      if (answer === undefined || answer.epoch() !== answer.at) return false;
       const started = log.isLevelEnabled("info") ? performance.now() : undefined;
-      let decision: RateDecision;
+      let found: { account: Account; answer: LaneAnswer; decision: RateDecision } | undefined;
       try {
-        decision = limiter.admit(account.id, {
-          hourly: account.hourlyLimit,
-          monthly: account.monthlyLimit,
-        });
+        found = admitted(header, req.url);
       } catch {
-        // Nothing was counted (a full disk, say): the router meets the same and answers it.
+        // Nothing was counted (a full disk, an unreadable key table): the router meets the same
+        // and answers it with its error.
         return false;
       }
-      if (!decision.admitted) return false;
+      if (found === undefined) return false;
+      const { account, answer, decision } = found;
       served += 1;
       const headers = headersFor(answer, decision);
       res.writeHead(200, headers);

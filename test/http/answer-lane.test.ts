@@ -198,6 +198,29 @@ describe("the answer lane", () => {
     expect(served()).toBe(sent);
   });
 
+  it("leaves a call it could not count to the router, which counts it once", async () => {
+    const key = world.t.key("terminal");
+    const path = `/v1/signals/wallet/${A}`;
+    const first = await get(laned, path, key);
+    const { limiter } = world.t.app;
+    const admit = limiter.admit;
+    let failures = 0;
+    // The ledger's write fails once (a full disk, say), then works again.
+    limiter.admit = (...args) => {
+      limiter.admit = admit;
+      failures += 1;
+      throw new Error("disk I/O error");
+    };
+    const sent = served();
+    const second = await get(laned, path, key);
+    expect(failures).toBe(1);
+    expect(served()).toBe(sent);
+    expect(second.status).toBe(200);
+    expect(Number(second.headers["x-ratelimit-remaining"])).toBe(
+      Number(first.headers["x-ratelimit-remaining"]) - 1,
+    );
+  });
+
   it("refuses past the quota as the router does, with nothing counted twice", async () => {
     const key = world.t.key("terminal", { account: "lane-quota" });
     expect(world.t.app.accounts.setLimits("lane-quota", { hourly: 5, monthly: 100 }).ok).toBe(true);
