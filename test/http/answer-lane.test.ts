@@ -206,7 +206,7 @@ describe("the answer lane", () => {
     const admit = limiter.admit;
     let failures = 0;
     // The ledger's write fails once (a full disk, say), then works again.
-    limiter.admit = (...args) => {
+    limiter.admit = () => {
       limiter.admit = admit;
       failures += 1;
       throw new Error("disk I/O error");
