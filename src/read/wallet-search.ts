@@ -28,15 +28,15 @@ export function createWalletSearch(db: Db) {
   const r = db.reader;
   const byPrefix = r.prepare<[string, string, number], WalletSearchResult>(
     `SELECT address, platform_name, total_volume, total_pnl FROM wallet_stats
-      WHERE address >= ? AND address < ? ORDER BY address LIMIT ?`,
+      WHERE address >= ? AND address < ? ORDER BY address LIMIT +?`,
   );
   const byName = r.prepare<[string, number, number], WalletSearchResult>(
     `SELECT s.address, s.platform_name, s.total_volume, s.total_pnl
        FROM (SELECT rowid AS id FROM wallet_search WHERE wallet_search MATCH ?
-              ORDER BY rowid LIMIT ?) hits
+              ORDER BY rowid LIMIT +?) hits
        JOIN wallet_search_rows r ON r.id = hits.id
        JOIN wallet_stats s ON s.address = r.address
-      ORDER BY s.total_volume DESC, s.address LIMIT ?`,
+      ORDER BY s.total_volume DESC, s.address LIMIT +?`,
   );
 
   return {
