@@ -102,7 +102,7 @@ export function createInvestigationQueries(db: Db) {
              OR (p_value = @keyP AND (created_at < @keyCreated
                  OR (created_at = @keyCreated AND id < @keyId))))
       ORDER BY p_value, created_at DESC, id DESC
-      LIMIT @limit`,
+      LIMIT +@limit`,
   );
   const byId = r.prepare<[number], Row>("SELECT * FROM investigations WHERE id = ?");
   const walletsOf = r.prepare<[number], Investigation["wallets"][number]>(

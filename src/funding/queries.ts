@@ -82,16 +82,16 @@ export function createFundingQueries(db: Db) {
        SELECT counterparty, type, direction, confidence, exchange, amount, first_seen, last_seen
          FROM wallet_connections WHERE address = @address
         ORDER BY confidence DESC, last_seen DESC, type DESC, counterparty DESC, direction DESC
-        LIMIT @limit)
+        LIMIT +@limit)
      UNION ALL
      SELECT * FROM (
        SELECT counterparty, 'coordinated_timing' AS type, 'both' AS direction, confidence,
               NULL AS exchange, NULL AS amount, first_seen, last_seen
          FROM timing_connections WHERE address = @address
         ORDER BY confidence DESC, last_seen DESC, counterparty DESC
-        LIMIT @limit)
+        LIMIT +@limit)
      ORDER BY confidence DESC, last_seen DESC, type DESC, counterparty DESC, direction DESC
-     LIMIT @limit`,
+     LIMIT +@limit`,
   );
   const clusterAsMember = r.prepare<[string], { id: string; member_count: number }>(
     `SELECT c.id, c.member_count FROM wallet_funding f JOIN sybil_clusters c ON c.funder = f.funder
@@ -105,17 +105,17 @@ export function createFundingQueries(db: Db) {
   );
   const clustersBy = {
     members: r.prepare<[number], ClusterRow>(
-      `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters ORDER BY member_count DESC, id LIMIT ?`,
+      `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters ORDER BY member_count DESC, id LIMIT +?`,
     ),
     volume: r.prepare<[number], ClusterRow>(
-      `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters ORDER BY total_volume DESC, id LIMIT ?`,
+      `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters ORDER BY total_volume DESC, id LIMIT +?`,
     ),
     pnl: r.prepare<[number], ClusterRow>(
-      `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters ORDER BY total_pnl DESC, id LIMIT ?`,
+      `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters ORDER BY total_pnl DESC, id LIMIT +?`,
     ),
   } satisfies Record<ClusterSort, unknown>;
   const membersOf = r.prepare<[string, number], { wallet: string }>(
-    `SELECT wallet FROM wallet_funding WHERE funder = ? ORDER BY first_funded_at, wallet LIMIT ?`,
+    `SELECT wallet FROM wallet_funding WHERE funder = ? ORDER BY first_funded_at, wallet LIMIT +?`,
   );
 
   function clusterOf(address: string): ClusterMembership | null {

@@ -33,7 +33,7 @@ export function createCorrelatedQueries(db: Db) {
   // The wallet's bets are one range of wallet_bets' primary key (sql/0012), filtered on last_ts.
   const anchors = r.prepare<[string, number, number], { market_id: number; side: Side }>(
     `SELECT b.market_id, b.side FROM wallet_ids w CROSS JOIN wallet_bets b ON b.wallet_id = w.id
-      WHERE w.address = ? AND b.last_ts >= ? ORDER BY b.volume DESC, b.market_id LIMIT ?`,
+      WHERE w.address = ? AND b.last_ts >= ? ORDER BY b.volume DESC, b.market_id LIMIT +?`,
   );
   // The 500 largest first (an index range, ties by address), then the window: a market's old
   // bets are never read.
@@ -41,7 +41,7 @@ export function createCorrelatedQueries(db: Db) {
     `SELECT wallet FROM (
        SELECT w.address AS wallet, b.last_ts FROM wallet_bets b INDEXED BY wallet_bets_by_market
          CROSS JOIN wallet_ids w ON w.id = b.wallet_id
-        WHERE b.market_id = ? AND b.side = ? ORDER BY b.buy_usd DESC, w.address LIMIT ?)
+        WHERE b.market_id = ? AND b.side = ? ORDER BY b.buy_usd DESC, w.address LIMIT +?)
       WHERE last_ts >= ?`,
   );
   const nameOf = r.prepare<[string], { platform_name: string | null }>(

@@ -40,7 +40,7 @@ export function edgeScreenSql(): Record<string, string> {
        WHERE c.edge IS NOT NULL AND c.edge >= @minEdge AND c.resolved_bets >= @minBets
          ${byCategory ? "AND c.category = @filterCategory" : ""}
          ${keyed ? after : ""}
-       ORDER BY c.edge DESC, c.address${byCategory ? "" : ", c.category"} LIMIT @limit`;
+       ORDER BY c.edge DESC, c.address${byCategory ? "" : ", c.category"} LIMIT +@limit`;
     }
   }
   return out;

@@ -80,7 +80,7 @@ export function leaderboardSql(): Record<string, string> {
        WHERE total_volume > ${WHALE_VOLUME_USD} AND ${column} IS NOT NULL
          AND total_volume >= @minVolume AND resolved_bets >= @minResolvedBets
          ${keyed ? keyset(column, "desc") : ""}
-       ORDER BY ${column} DESC, address LIMIT @limit`;
+       ORDER BY ${column} DESC, address LIMIT +@limit`;
     }
     for (const direction of ["asc", "desc"] as const) {
       const index = direction === "desc" ? "wallet_stats_by_pnl" : "wallet_stats_by_pnl_asc";
@@ -89,7 +89,7 @@ export function leaderboardSql(): Record<string, string> {
        WHERE pnl_source <> 'none' AND total_pnl IS NOT NULL
          AND resolved_bets >= @minResolvedBets
          ${keyed ? keyset("total_pnl", direction) : ""}
-       ORDER BY total_pnl ${direction.toUpperCase()}, address LIMIT @limit`;
+       ORDER BY total_pnl ${direction.toUpperCase()}, address LIMIT +@limit`;
     }
     for (const sort of CATEGORY_SORTS) {
       const { column, index } = CATEGORY_ORDER[sort];
@@ -106,11 +106,11 @@ export function leaderboardSql(): Record<string, string> {
          ${sort === "win_rate" ? "AND c.win_rate IS NOT NULL" : ""}
          ${sort === "pnl" ? `AND ${CATEGORY_PNL_TRUSTED_SQL}` : ""}
          ${keyed ? keyset(`c.${column}`, "desc", "c.address") : ""}
-       ORDER BY c.${column} DESC, c.address LIMIT @limit`;
+       ORDER BY c.${column} DESC, c.address LIMIT +@limit`;
       out[`category:${sort}${suffix}`] = ranked(`wallet_category_stats c INDEXED BY ${index}`);
       out[`category-few:${sort}${suffix}`] = ranked(
         `(SELECT * FROM wallet_category_stats INDEXED BY wallet_category_by_resolved
-           WHERE category = @category AND resolved_bets >= @minBets LIMIT @candidates) c`,
+           WHERE category = @category AND resolved_bets >= @minBets LIMIT +@candidates) c`,
       );
     }
   }
@@ -170,7 +170,7 @@ export function createLeaderboardQueries(
   const qualifying = db.reader
     .prepare<{ category: string; minBets: number; candidates: number }, number>(
       `SELECT count(*) FROM (SELECT 1 FROM wallet_category_stats INDEXED BY wallet_category_by_resolved
-         WHERE category = @category AND resolved_bets >= @minBets LIMIT @candidates)`,
+         WHERE category = @category AND resolved_bets >= @minBets LIMIT +@candidates)`,
     )
     .pluck();
   const latestRefreshAt = createLatestRefresh(db);

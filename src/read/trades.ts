@@ -156,7 +156,7 @@ export function createTradeQueries(db: Db) {
     if (keyed) where.push(`(${k}.ts < @keyTs OR (${k}.ts = @keyTs AND ${k}.id < @keyId))`);
     const sql = `SELECT ${COLUMNS} FROM ${big ? FROM_BIG : FROM}
       ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY ${k}.ts DESC, ${k}.id DESC LIMIT @limit`;
+      ORDER BY ${k}.ts DESC, ${k}.id DESC LIMIT +@limit`;
     return prepared(sql);
   }
 
@@ -176,7 +176,7 @@ export function createTradeQueries(db: Db) {
       FROM (SELECT f.id FROM wallet_ids wi
               CROSS JOIN fills f INDEXED BY fills_by_wallet ON f.wallet_id = wi.id
              WHERE ${where.join(" AND ")}
-             ORDER BY f.ts DESC, f.id DESC LIMIT @limit) page
+             ORDER BY f.ts DESC, f.id DESC LIMIT +@limit) page
       CROSS JOIN trades t ON t.id = page.id ${MARKET_JOINS}
       ORDER BY t.ts DESC, t.id DESC`);
   }

@@ -44,7 +44,7 @@ export function createWalletFallback(db: Db): (address: string) => WalletFallbac
     `SELECT t.market_id, t.outcome, t.side, t.price, t.size, t.usd_value, t.ts,
             m.category, m.resolved_outcome, m.resolved_at
        FROM trades t JOIN markets m ON m.id = t.market_id
-      WHERE t.wallet = ? ORDER BY t.ts, t.id LIMIT ?`,
+      WHERE t.wallet = ? ORDER BY t.ts, t.id LIMIT +?`,
   );
   const platform = r.prepare<
     [string],

@@ -1,14 +1,18 @@
 import type * as v from "valibot";
 import type { Db } from "../db/open";
+import { GROUP_SPAN } from "../refresh/wallet-search";
 import type { WalletSearchSchema } from "../schemas/wallets";
 
 /**
  * GET /v1/wallets/search. A query matches a wallet two ways, both answered from an index:
  * - an address prefix: hex digits with or without 0x ("0xab12", "ab12"), a range of wallet_stats'
  *   primary key read in address order;
- * - a platform-name substring, case-insensitive: the FTS5 trigram index of sql/0006. The first
- *   200 matches in index order (largest wallets first as of the last full rebuild) are ranked by
- *   total volume, largest first.
+ * - a platform-name substring, case-insensitive: the FTS5 trigram index of sql/0006, whose ids
+ *   put larger volumes first (sql/0015: a volume group, then a sequence number within it). The
+ *   matches are read in id order until `limit` of them are in hand and the next one is in a
+ *   smaller volume group, so no later match can outrank them; those are ranked by total volume,
+ *   largest first (then address). At most NAME_CANDIDATES are read: more than that only when
+ *   that many wallets share one volume group, to a few parts in 10^8.
  * Address matches come first, then name matches; a wallet is listed once.
  */
 export const NAME_CANDIDATES = 200;
@@ -28,16 +32,32 @@ export function createWalletSearch(db: Db) {
   const r = db.reader;
   const byPrefix = r.prepare<[string, string, number], WalletSearchResult>(
     `SELECT address, platform_name, total_volume, total_pnl FROM wallet_stats
-      WHERE address >= ? AND address < ? ORDER BY address LIMIT ?`,
+      WHERE address >= ? AND address < ? ORDER BY address LIMIT +?`,
   );
-  const byName = r.prepare<[string, number, number], WalletSearchResult>(
+  const nameMatches = r
+    .prepare<[string], number>(
+      "SELECT rowid FROM wallet_search WHERE wallet_search MATCH ? ORDER BY rowid",
+    )
+    .pluck();
+  const byIds = r.prepare<[string, number], WalletSearchResult>(
     `SELECT s.address, s.platform_name, s.total_volume, s.total_pnl
-       FROM (SELECT rowid AS id FROM wallet_search WHERE wallet_search MATCH ?
-              ORDER BY rowid LIMIT ?) hits
-       JOIN wallet_search_rows r ON r.id = hits.id
+       FROM json_each(?) hits
+       JOIN wallet_search_rows r ON r.id = hits.value
        JOIN wallet_stats s ON s.address = r.address
-      ORDER BY s.total_volume DESC, s.address LIMIT ?`,
+      ORDER BY s.total_volume DESC, s.address LIMIT +?`,
   );
+
+  /** The matches that can make the first `limit` by volume, read largest volume group first. */
+  function nameCandidates(query: string, limit: number): number[] {
+    const ids: number[] = [];
+    for (const id of nameMatches.iterate(ftsPhrase(query))) {
+      const cut = ids[limit - 1];
+      if (cut !== undefined && Math.floor(id / GROUP_SPAN) !== Math.floor(cut / GROUP_SPAN)) break;
+      ids.push(id);
+      if (ids.length === NAME_CANDIDATES) break;
+    }
+    return ids;
+  }
 
   return {
     search(query: string, limit: number): { query: string; results: WalletSearchResult[] } {
@@ -49,7 +69,8 @@ export function createWalletSearch(db: Db) {
       }
       if (results.length < limit) {
         const seen = new Set(results.map((w) => w.address));
-        for (const wallet of byName.all(ftsPhrase(query), NAME_CANDIDATES, limit)) {
+        const ids = nameCandidates(query, limit);
+        for (const wallet of ids.length === 0 ? [] : byIds.all(JSON.stringify(ids), limit)) {
           if (results.length === limit) break;
           if (!seen.has(wallet.address)) results.push(wallet);
         }

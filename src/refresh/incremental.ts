@@ -178,7 +178,7 @@ function selectChanges(db: Db, now: number, run: IncrementalRun): Changes {
         // A scan, not an index: refreshed_at changes on every wallet a run writes, and keeping
         // an index on it in step cost more than scanning wallet_stats once per run.
         `SELECT address FROM wallet_stats
-          WHERE refreshed_at < ? ORDER BY refreshed_at, address LIMIT ?`,
+          WHERE refreshed_at < ? ORDER BY refreshed_at, address LIMIT +?`,
       )
       .pluck()
       .all(now - MARK_MAX_AGE_MS, run.markBatch);

@@ -126,7 +126,7 @@ export function createDeliveryStore(deps: { db: Db; clock: Clock; backoffMs: num
        FROM deliveries
       WHERE endpoint_id = @endpoint AND status = 'pending' AND next_attempt_at <= @now
         AND (lease_until IS NULL OR lease_until < @now)
-      ORDER BY next_attempt_at LIMIT @n`,
+      ORDER BY next_attempt_at LIMIT +@n`,
   );
   const nextDue = w.prepare<[number], { at: number | null }>(
     "SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?",
@@ -183,7 +183,7 @@ export function createDeliveryStore(deps: { db: Db; clock: Clock; backoffMs: num
   >(
     `SELECT ${COLUMNS} FROM deliveries d
       WHERE d.endpoint_id = @endpoint AND (d.created_at, d.id) < (@createdAt, @id)
-      ORDER BY d.created_at DESC, d.id DESC LIMIT @limit`,
+      ORDER BY d.created_at DESC, d.id DESC LIMIT +@limit`,
   );
   const pageOfStatus = w.prepare<
     { endpoint: string; status: DeliveryStatus; createdAt: number; id: string; limit: number },
@@ -192,7 +192,7 @@ export function createDeliveryStore(deps: { db: Db; clock: Clock; backoffMs: num
     `SELECT ${COLUMNS} FROM deliveries d
       WHERE d.endpoint_id = @endpoint AND d.status = @status
         AND (d.created_at, d.id) < (@createdAt, @id)
-      ORDER BY d.created_at DESC, d.id DESC LIMIT @limit`,
+      ORDER BY d.created_at DESC, d.id DESC LIMIT +@limit`,
   );
   const recent = w.prepare<
     { status: DeliveryStatus | null; account: number | null; limit: number },
@@ -202,7 +202,7 @@ export function createDeliveryStore(deps: { db: Db; clock: Clock; backoffMs: num
        FROM deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
       WHERE (@status IS NULL OR d.status = @status)
         AND (@account IS NULL OR e.account_id = @account)
-      ORDER BY d.created_at DESC, d.id DESC LIMIT @limit`,
+      ORDER BY d.created_at DESC, d.id DESC LIMIT +@limit`,
   );
   const byId = w.prepare<[string], Delivery & { accountId: number; endpointLive: number }>(
     `SELECT ${COLUMNS}, e.account_id AS accountId, e.deleted_at IS NULL AS endpointLive

@@ -212,6 +212,21 @@ describe("GET /v1/clusters/sybil", () => {
     },
   );
 
+  it("serves a kept list until a refresh lands, then the new clusters", async () => {
+    const before = await json("/v1/clusters/sybil?limit=200");
+    const newcomer = addr("newcomer", 1);
+    r().batch(() => {
+      for (let i = 1; i <= 2; i++) r().transfer(newcomer, addr("newm", i), 1, T0 + 3 * DAY + i);
+    });
+    refreshFunding(t.db, t.clock.now());
+    // The funding graph has the new cluster, but no refresh run was announced yet.
+    expect(await json("/v1/clusters/sybil?limit=200")).toEqual(before);
+    t.app.readModelsChanged();
+    const after = await json("/v1/clusters/sybil?limit=200");
+    expect(after.body.clusters.map((c: any) => c.funder)).toContain(newcomer);
+    expect(after.body.clusters).toHaveLength(before.body.clusters.length + 1);
+  });
+
   it("needs the terminal_pro tier", async () => {
     const res = await json("/v1/clusters/sybil", terminal);
     expect(res.status).toBe(403);

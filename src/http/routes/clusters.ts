@@ -9,6 +9,7 @@ import {
   ClusterGraphSchema,
   SybilClustersSchema,
 } from "../../schemas/funding";
+import { createAnswerCache } from "../answer-cache";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
@@ -31,6 +32,9 @@ const FunderParam = v.object({ funder: address("funder") });
 
 export function clusterRoutes(app: App) {
   const { limiter, funding } = app;
+  // The sybil list reads sybil_clusters only, which changes only in a refresh (the funding
+  // graph's step), so its answers last one read-model generation.
+  const sybilLists = createAnswerCache();
   return new Hono<HttpEnv>()
     .get(
       "/clusters/sybil",
@@ -48,7 +52,9 @@ export function clusterRoutes(app: App) {
       validator("query", SybilQuery, invalidParams),
       (c) => {
         const q = c.req.valid("query");
-        return c.json({ clusters: funding.sybilClusters(q.sort, q.limit!) });
+        return sybilLists.json(c, app.generation, `${q.sort} ${q.limit}`, () => ({
+          clusters: funding.sybilClusters(q.sort, q.limit!),
+        }));
       },
     )
     .get(

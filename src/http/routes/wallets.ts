@@ -53,7 +53,7 @@ export function walletRoutes(app: App) {
         tags: ["Wallets"],
         summary: "Find wallets by address prefix or platform name",
         description:
-          "q (3 to 100 characters) matches an address prefix (hex digits, with or without 0x) or a case-insensitive substring of the platform name. Address matches come first in address order, then name matches by total volume, largest first (ranked among the first 200 name matches).",
+          "q (3 to 100 characters) matches an address prefix (hex digits, with or without 0x) or a case-insensitive substring of the platform name. Address matches come first in address order, then name matches by total volume, largest first (then address).",
         responses: {
           ...okResponse("Matching wallets", WalletSearchSchema),
           ...errorResponses(400, 401, 403, 429),
