@@ -34,7 +34,7 @@ export function clusterRoutes(app: App) {
   const { limiter, funding } = app;
   // The sybil list reads sybil_clusters only, which changes only in a refresh (the funding
   // graph's step), so its answers last one read-model generation.
-  const sybilLists = createAnswerCache();
+  const sybilLists = createAnswerCache(app.lane, () => app.generation);
   return new Hono<HttpEnv>()
     .get(
       "/clusters/sybil",
@@ -52,7 +52,7 @@ export function clusterRoutes(app: App) {
       validator("query", SybilQuery, invalidParams),
       (c) => {
         const q = c.req.valid("query");
-        return sybilLists.json(c, app.generation, `${q.sort} ${q.limit}`, () => ({
+        return sybilLists.json(c, `${q.sort} ${q.limit}`, () => ({
           clusters: funding.sybilClusters(q.sort, q.limit!),
         }));
       },
