@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedWorld } from "../../src/fixtures/seed-world";
+import { marketWindowSql } from "../../src/read/markets";
+import { createTestApp, type TestApp } from "../helpers/app";
+
+// The market rankings (trending, movers, moving) sum each market's hours over a window
+// (src/read/markets.ts, marketWindowSql). Its two plans must give the same rows, and those rows
+// what the hours say, read one by one.
+
+const NOW = Date.parse("2026-11-01T00:00:00.000Z");
+const HOUR = 3_600_000;
+let t: TestApp;
+
+beforeAll(async () => {
+  t = createTestApp();
+  t.clock.set(NOW);
+  const manifestPath = `${t.config.dbPath}.manifest.json`;
+  const seeded = await seedWorld(t.app, { scale: "small", seed: 42, now: NOW, manifestPath });
+  if (!seeded.ok) throw new Error(seeded.reason);
+}, 120_000);
+afterAll(() => t.close());
+
+interface HourRow {
+  market_id: number;
+  category: string | null;
+  hour: number;
+  volume: number;
+  whale_volume: number;
+  trade_count: number;
+  net_flow: number;
+  open_yes: number | null;
+  close_yes: number | null;
+}
+
+/** The window's figures per market from the hour rows, summed in hour order. */
+function reference(from: number, to: number, category?: string) {
+  const hours = t.db.reader
+    .prepare(
+      `SELECT h.*, m.category FROM market_hours h JOIN markets m ON m.id = h.market_id
+        ORDER BY h.market_id, h.hour`,
+    )
+    .all() as HourRow[];
+  const out = new Map<number, Record<string, unknown> & { hours: HourRow[] }>();
+  for (const h of hours) {
+    if (h.hour < from || h.hour > to || (category !== undefined && h.category !== category))
+      continue;
+    const m = out.get(h.market_id) ?? { hours: [] };
+    m.hours.push(h);
+    out.set(h.market_id, m);
+  }
+  return [...out].map(([id, { hours: inWindow }]) => {
+    const before = hours.filter((h) => h.market_id === id && h.hour < from).at(-1);
+    return {
+      market_id: id,
+      volume: inWindow.reduce((sum, h) => sum + h.volume, 0),
+      whale_volume: inWindow.reduce((sum, h) => sum + h.whale_volume, 0),
+      trade_count: inWindow.reduce((sum, h) => sum + h.trade_count, 0),
+      net_flow: inWindow.reduce((sum, h) => sum + h.net_flow, 0),
+      open_yes: inWindow[0]!.open_yes,
+      close_yes: inWindow.at(-1)!.close_yes,
+      close_before: before === undefined ? null : before.close_yes,
+    };
+  });
+}
+
+describe("a window of market hours", () => {
+  const current = Math.floor(NOW / HOUR);
+  const windows = [0, 1, 5, 23, 24, 100, 168, 2_000];
+
+  it("gives every market that traded in it, the same by both plans, as its hours say", () => {
+    const statements = Object.fromEntries(
+      Object.entries(marketWindowSql()).map(([name, sql]) => [name, t.db.reader.prepare(sql)]),
+    );
+    const category = (
+      t.db.reader
+        .prepare("SELECT category FROM markets WHERE category IS NOT NULL LIMIT 1")
+        .get() as { category: string }
+    ).category;
+    let marketsSeen = 0;
+    for (const hours of windows) {
+      const from = current - hours;
+      for (const filter of [undefined, category]) {
+        const suffix = filter === undefined ? "" : ":category";
+        const args = { from, to: current, ...(filter === undefined ? {} : { category: filter }) };
+        const short = statements[`short${suffix}`]!.all(args) as Record<string, number | null>[];
+        const long = statements[`long${suffix}`]!.all(args);
+        expect(long, `${hours} h ${filter ?? ""}`).toEqual(short);
+        const expected = reference(from, current, filter);
+        expect(short.map((m) => m.market_id)).toEqual(expected.map((m) => m.market_id));
+        short.forEach((m, i) => {
+          const e = expected[i]!;
+          // Sums agree up to rounding (SQLite's sum is compensated); the rest exactly.
+          for (const column of ["volume", "whale_volume", "net_flow"] as const) {
+            expect(m[column]).toBeCloseTo(e[column], 6);
+          }
+          expect([m.trade_count, m.open_yes, m.close_yes, m.close_before]).toEqual([
+            e.trade_count,
+            e.open_yes,
+            e.close_yes,
+            e.close_before,
+          ]);
+        });
+        marketsSeen += short.length;
+      }
+    }
+    // The windows are not all empty: the small world's last days trade.
+    expect(marketsSeen).toBeGreaterThan(100);
+  });
+});
