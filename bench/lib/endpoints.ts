@@ -185,9 +185,12 @@ export function benchEndpoints(picks: WorldPicks | null): BenchEndpoint[] {
     picks.investigationId !== null &&
       get("investigation", `/v1/investigations/${picks.investigationId}`),
     get("trades-market", `/v1/trades?market=${market.conditionId}&limit=25`),
+    // A week: long enough for every world to fill the page (the small world has 5 fills of
+    // 1,000 USD or more in its last day, 32 in its last week), so --compare-scales compares the
+    // same answer, 25 fills and a cursor, on every world.
     get(
       "trades-window",
-      `/v1/trades?start=${windowEnd - DAY_MS}&end=${windowEnd}&min_bet=1000&limit=25`,
+      `/v1/trades?start=${windowEnd - 7 * DAY_MS}&end=${windowEnd}&min_bet=1000&limit=25`,
     ),
     get("trade-by-tx", `/v1/trades/${picks.txHash}`),
   ];
