@@ -1,3 +1,4 @@
+import { createPriceHistoryWriter } from "../refresh/price-history";
 import type { Connection } from "./open";
 
 /** A data step of a migration (`-- @step name`), run inside the migration's transaction. */
@@ -46,6 +47,27 @@ function copyFills(db: Connection, progress: (done: number, total: number) => vo
   if (done !== total) throw new Error(`copied ${done} of ${total} trades: a hash is not hex`);
 }
 
+/** 0015: every traded market's price history, from its stored hours. */
+function renderPriceHistories(
+  db: Connection,
+  progress: (done: number, total: number) => void,
+): void {
+  const markets = db
+    .prepare(
+      `SELECT id FROM markets m
+        WHERE EXISTS (SELECT 1 FROM market_hours h WHERE h.market_id = m.id) ORDER BY id`,
+    )
+    .pluck()
+    .all() as number[];
+  const history = createPriceHistoryWriter(db);
+  progress(0, markets.length);
+  markets.forEach((marketId, i) => {
+    history.fromStored(marketId);
+    if ((i + 1) % 1000 === 0 || i + 1 === markets.length) progress(i + 1, markets.length);
+  });
+}
+
 export const migrationSteps: Record<string, MigrationStep> = {
   copy_fills: copyFills,
+  render_price_histories: renderPriceHistories,
 };

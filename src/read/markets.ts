@@ -30,8 +30,6 @@ import type {
 
 /** MarketAnalysis is recomputed at most this often per market (about 30 seconds). */
 export const ANALYSIS_TTL_MS = 30_000;
-/** Hourly points of MarketDetail.price_history: the market's last 30 days of trading hours. */
-export const PRICE_HISTORY_POINTS = 720;
 export const TOP_HOLDERS = 10;
 export const TOP_POSITIONS = 10;
 /** Positions MarketAnalysis weighs: the largest holders of each side by BUY USD (index order). */
@@ -391,10 +389,9 @@ export function createMarketQueries(db: Db) {
       WHERE b.market_id = ? AND b.side = ?
       ORDER BY b.buy_usd DESC, w.address LIMIT ?`,
   );
-  const recentHours = r.prepare<[number, number], Omit<HourRow, "slug" | "title" | "category">>(
-    `SELECT market_id, hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes
-       FROM market_hours WHERE market_id = ? ORDER BY hour DESC LIMIT ?`,
-  );
+  const priceHistoryOf = r
+    .prepare<[number], string>("SELECT points FROM market_price_history WHERE market_id = ?")
+    .pluck();
   const hoursSince = r.prepare<[number, number], { volume: number; trade_count: number }>(
     `SELECT coalesce(sum(volume), 0) AS volume, coalesce(sum(trade_count), 0) AS trade_count
        FROM market_hours WHERE market_id = ? AND hour >= ?`,
@@ -588,13 +585,17 @@ export function createMarketQueries(db: Db) {
       return { ...sentimentOf(stats), implied_probability: impliedOf(stats) };
     },
 
-    detail(slug: string, now: number): MarketDetail | undefined {
+    /**
+     * The market's detail as JSON text. Its price_history is stored serialized by the refresh
+     * (market_price_history), so it is spliced in as the last field rather than parsed and
+     * serialized again: that array is most of the answer's bytes.
+     */
+    detailJson(slug: string, now: number): string | undefined {
       const market = marketBySlug.get(slug);
       if (!market) return undefined;
       const stats = statsOf.get(market.id);
       const day = hoursSince.get(market.id, windowHours(now, 24).from)!;
-      const history = recentHours.all(market.id, PRICE_HISTORY_POINTS).reverse();
-      return {
+      const head: Omit<MarketDetail, "price_history"> = {
         ...refOf(market),
         resolved_outcome: market.resolved_outcome,
         outcome_names:
@@ -613,13 +614,9 @@ export function createMarketQueries(db: Db) {
         },
         top_yes_holders: holders.all(market.id, "YES", TOP_HOLDERS).map(holderOf),
         top_no_holders: holders.all(market.id, "NO", TOP_HOLDERS).map(holderOf),
-        price_history: history.map((h) => ({
-          hour: new Date(h.hour * HOUR_MS).toISOString(),
-          price: h.close_yes,
-          volume: h.volume,
-          trade_count: h.trade_count,
-        })),
       };
+      const history = priceHistoryOf.get(market.id) ?? "[]";
+      return `${JSON.stringify(head).slice(0, -1)},"price_history":${history}}`;
     },
 
     /** Fills of [now − minutes, now], optionally only by wallets over WHALE_VOLUME_USD of volume. */

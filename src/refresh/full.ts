@@ -49,6 +49,7 @@ const REBUILT_TABLES = [
   "wallet_timing",
   "market_stats",
   "market_hours",
+  "market_price_history",
 ];
 
 /**

@@ -1,6 +1,7 @@
 import type { Db, Statement } from "../db/open";
 import type { MarketHourRow, MarketStatsRow } from "./market-model";
 import { BET_FIELDS } from "./pass";
+import { createPriceHistoryWriter } from "./price-history";
 import {
   EMPTY_TIMING,
   type WalletBetRow,
@@ -100,6 +101,7 @@ export function createModelWriter(db: Db) {
   const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns);
   const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], hourColumns.slice(1));
   const dropHour = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour = ?");
+  const history = createPriceHistoryWriter(w);
 
   return {
     /**
@@ -135,8 +137,9 @@ export function createModelWriter(db: Db) {
 
     /**
      * Writes the market's stats and its hours from `fromHour` on. `previous` holds the rows
-     * stored before (none in a full rebuild), so only what changed is written, and stored hours
-     * from `fromHour` on that the model no longer has are deleted.
+     * stored before (none in a full rebuild, which passes every hour of the market), so only
+     * what changed is written, and stored hours from `fromHour` on that the model no longer has
+     * are deleted. The market's price history is rendered again when a point of it changed.
      */
     market(
       marketId: number,
@@ -146,14 +149,29 @@ export function createModelWriter(db: Db) {
     ): void {
       const key = { market_id: marketId };
       putMarket({ ...key, ...stats }, previous?.stats && { ...key, ...previous.stats });
+      if (previous === undefined) {
+        for (const hour of hours) putHour({ ...key, ...hour }, undefined);
+        history.fromHours(marketId, hours);
+        return;
+      }
       const kept = new Set<number>();
+      let pointsChanged = false;
       for (const hour of hours) {
         kept.add(hour.hour);
-        putHour({ ...key, ...hour }, previous?.hours.get(hour.hour));
+        const old = previous.hours.get(hour.hour);
+        putHour({ ...key, ...hour }, old);
+        pointsChanged ||=
+          old === undefined ||
+          old.close_yes !== hour.close_yes ||
+          old.volume !== hour.volume ||
+          old.trade_count !== hour.trade_count;
       }
-      for (const hour of previous?.hours.keys() ?? []) {
-        if (!kept.has(hour)) dropHour.run(marketId, hour);
+      for (const hour of previous.hours.keys()) {
+        if (kept.has(hour)) continue;
+        dropHour.run(marketId, hour);
+        pointsChanged = true;
       }
+      if (pointsChanged) history.fromStored(marketId);
     },
   };
 }

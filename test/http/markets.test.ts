@@ -243,6 +243,7 @@ describe("GET /v1/markets/{slug}", () => {
       [R2, 0, 0],
     ]);
     expect(body.top_no_holders[1]!.entry_price).toBeCloseTo(0.38, 12);
+    // Stored serialized by the refresh (sql/0015) and spliced into the answer as its last field.
     expect(body.price_history).toEqual([
       {
         hour: iso(Date.parse("2026-10-29T12:00:00Z")),
@@ -264,6 +265,14 @@ describe("GET /v1/markets/{slug}", () => {
         trade_count: 2,
       },
     ]);
+  });
+
+  it("answers JSON: the stored price history spliced in parses as the rest of the answer", async () => {
+    const res = await t.get("/v1/markets/alpha", terminal);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const text = await res.text();
+    expect(JSON.stringify(JSON.parse(text))).toBe(text);
+    expect(Object.keys(JSON.parse(text)).at(-1)).toBe("price_history");
   });
 
   it("serves an untraded market with empty lists, 404 for an unknown slug, 400 for a huge one", async () => {

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { migrate } from "../../src/db/migrate";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { PRICE_HISTORY_POINTS } from "../../src/refresh/price-history";
 import { MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
 import { betPnl } from "../../src/refresh/wallet-model";
 import { createTestApp, type TestApp } from "../helpers/app";
@@ -232,6 +234,7 @@ const TABLES: [string, string][] = [
   ["wallet_timing", "address"],
   ["market_stats", "market_id"],
   ["market_hours", "market_id, hour"],
+  ["market_price_history", "market_id"],
   ["category_base_rates", "category"],
 ];
 const snapshot = () =>
@@ -461,5 +464,81 @@ describe("a full refresh's connection settings", () => {
     // An incremental refresh leaves them as they are.
     refreshReadModels(t.db, NOW + 60_000, { extensions: [extension] });
     expect(seen[1]).toEqual(before);
+  });
+});
+
+describe("market_price_history (sql/0015)", () => {
+  const pointsOf = (marketId: number) =>
+    JSON.parse(
+      (t.db.writer
+        .prepare("SELECT points FROM market_price_history WHERE market_id = ?")
+        .pluck()
+        .get(marketId) as string | undefined) ?? "null",
+    ) as { hour: string; price: number; volume: number; trade_count: number }[] | null;
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  it("keeps a market's last 720 trading hours as served, rendered again when one changes", () => {
+    const { a, b } = world();
+    const start = Math.floor(NOW / HOUR) * HOUR - 800 * HOUR;
+    t.db.writer.transaction(() => {
+      const rows: NewTrade[] = [];
+      // 725 trading hours, every other hour: the first five fall off the history.
+      for (let i = 0; i < 725; i++) {
+        rows.push(trade(X, b, "YES", "BUY", 0.1 + (i % 80) / 100, 10 + i, start - i * 2 * HOUR));
+      }
+      createIngest(t.db, t.clock).insertTrades(rows.reverse());
+    })();
+    refreshReadModels(t.db, NOW);
+    const full = pointsOf(b)!;
+    expect(full).toHaveLength(PRICE_HISTORY_POINTS);
+    // The market's newest hours: world()'s three trades, then its 717 latest of the 725.
+    expect(full[0]).toEqual({
+      hour: iso(start - 716 * 2 * HOUR),
+      price: 0.1 + (716 % 80) / 100,
+      volume: expect.closeTo((0.1 + (716 % 80) / 100) * (10 + 716), 9),
+      trade_count: 1,
+    });
+    expect(full.at(-1)).toMatchObject({ hour: iso(NOW - DAY), price: 0.5, trade_count: 1 });
+    expect(pointsOf(a)!.map((p) => p.hour)).toEqual([T, T + HOUR, T + 2 * HOUR].map(iso));
+
+    // A trade in the latest hour changes its point; one in a new hour moves the window on.
+    t.db.writer.transaction(() => {
+      createIngest(t.db, t.clock).insertTrades([
+        trade(Y, b, "NO", "BUY", 0.2, 100, NOW - DAY + 60_000),
+        trade(Y, b, "YES", "BUY", 0.7, 100, NOW + HOUR),
+      ]);
+    })();
+    expect(refreshReadModels(t.db, NOW + 2 * HOUR).kind).toBe("incremental");
+    const incremental = pointsOf(b)!;
+    expect(incremental).toHaveLength(PRICE_HISTORY_POINTS);
+    expect(incremental[0]!.hour).toBe(iso(start - 715 * 2 * HOUR));
+    expect(incremental.at(-2)).toMatchObject({ hour: iso(NOW - DAY), price: 0.8, trade_count: 2 });
+    expect(incremental.at(-1)).toEqual({
+      hour: iso(NOW + HOUR),
+      price: 0.7,
+      volume: 70,
+      trade_count: 1,
+    });
+    // A market whose hours did not change keeps its row as it was.
+    expect(pointsOf(a)!.map((p) => p.hour)).toEqual([T, T + HOUR, T + 2 * HOUR].map(iso));
+    refreshReadModels(t.db, NOW + 2 * HOUR, { full: true });
+    expect(pointsOf(b)).toEqual(incremental);
+  });
+
+  it("is rendered by the migration for a database refreshed before it, as the refresh renders it", () => {
+    const { round, markets } = randomWorld(11);
+    round(NOW - 40 * DAY, NOW, 2000);
+    refreshReadModels(t.db, NOW);
+    const rendered = t.db.writer
+      .prepare("SELECT * FROM market_price_history ORDER BY market_id")
+      .all();
+    expect(rendered).toHaveLength(markets.length);
+    // The database as 0014 left it: read models, and no table of histories.
+    t.db.writer.exec("DROP TABLE market_price_history");
+    t.db.writer.pragma("user_version = 14");
+    expect(migrate(t.db.writer).applied).toEqual(["0015_market_price_history.sql"]);
+    expect(
+      t.db.writer.prepare("SELECT * FROM market_price_history ORDER BY market_id").all(),
+    ).toEqual(rendered);
   });
 });

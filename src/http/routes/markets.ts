@@ -147,9 +147,9 @@ export function marketRoutes(app: App) {
         validator("param", SlugParam, invalidParams),
         (c) => {
           const { slug } = c.req.valid("param");
-          const detail = read.markets.detail(slug, app.deps.clock.now());
-          if (!detail) throw marketNotFound(slug);
-          return c.json(detail);
+          const detail = read.markets.detailJson(slug, app.deps.clock.now());
+          if (detail === undefined) throw marketNotFound(slug);
+          return c.body(detail, 200, { "content-type": "application/json" });
         },
       )
       .get(

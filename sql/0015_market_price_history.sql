@@ -1,0 +1,13 @@
+-- GET /v1/markets/{slug}'s price_history, stored serialized per market (docs/architecture.md,
+-- "The request path"). Built per answer from market_hours it was most of the answer's cost on
+-- the medium world: 720 hourly rows read, 720 dates formatted and the array serialized, about
+-- 1 ms of CPU. The refresh renders it whenever one of the market's last 720 hours changes
+-- (src/refresh/price-history.ts); an answer reads one row. A market that never traded has none.
+CREATE TABLE market_price_history (
+  market_id INTEGER PRIMARY KEY REFERENCES markets (id),
+  points    TEXT    NOT NULL -- JSON array of {hour, price, volume, trade_count}, oldest first
+);
+
+-- Rendered from the stored hours by the same code as the refresh, so existing databases serve
+-- the same answer without waiting for one.
+-- @step render_price_histories
