@@ -1,7 +1,9 @@
 /**
  * The cluster graph: a funder's funding tree, walked breadth first along the funder index of
- * wallet_funding and cut at 500 nodes. Each step is one index range with a LIMIT; nothing is
- * built from raw transfers per request.
+ * wallet_funding and cut at 500 nodes. Each step is one index range with a LIMIT that brings
+ * the children's stats and whether each funds anyone, so only funders are walked: a cluster is
+ * mostly leaves, and a statement per leaf (its empty range) and per node (its stats) was most of
+ * an answer's cost. Nothing is built from raw transfers per request.
  */
 
 import type * as v from "valibot";
@@ -35,6 +37,11 @@ interface StatsRow {
   win_rate: number | null;
 }
 
+/** A funded wallet with its stats, and 1 when it funds wallets in turn. */
+interface ChildRow extends FundedRow, StatsRow {
+  funds: 0 | 1;
+}
+
 /**
  * The funder's funding tree, breadth first: the wallets it funded, then the wallets those
  * funded, and so on, at most 500 nodes. The proxy factory (by address or label) and any
@@ -42,9 +49,11 @@ interface StatsRow {
  */
 export function createGraphQuery(db: Db) {
   const r = db.reader;
-  const fundedBy = r.prepare<[string, number], FundedRow>(
-    `SELECT wallet, first_amount, first_funded_at FROM wallet_funding
-      WHERE funder = ? ORDER BY first_funded_at, wallet LIMIT ?`,
+  const fundedBy = r.prepare<[string, number], ChildRow>(
+    `SELECT f.wallet, f.first_amount, f.first_funded_at, s.total_volume, s.total_pnl, s.win_rate,
+            EXISTS (SELECT 1 FROM wallet_funding g WHERE g.funder = f.wallet) AS funds
+       FROM wallet_funding f LEFT JOIN wallet_stats s ON s.address = f.wallet
+      WHERE f.funder = ? ORDER BY f.first_funded_at, f.wallet LIMIT ?`,
   );
   const fundedCount = r.prepare<[string, number], { n: number }>(
     `SELECT COUNT(*) AS n FROM (SELECT 1 FROM wallet_funding WHERE funder = ? LIMIT ?)`,
@@ -59,8 +68,12 @@ export function createGraphQuery(db: Db) {
     "SELECT kind, name FROM labels WHERE address = ?",
   );
 
-  function node(address: string, role: GraphNode["role"], funding?: FundedRow): GraphNode {
-    const stats = statsOf.get(address);
+  function node(
+    address: string,
+    role: GraphNode["role"],
+    funding: FundedRow | undefined,
+    stats: StatsRow | undefined,
+  ): GraphNode {
     return {
       address,
       role,
@@ -97,7 +110,7 @@ export function createGraphQuery(db: Db) {
         message: `${funder} is not the funder of any wallet${labelled}`,
       };
     }
-    const nodes: GraphNode[] = [node(funder, "funder", fundingOf.get(funder))];
+    const nodes: GraphNode[] = [node(funder, "funder", fundingOf.get(funder), statsOf.get(funder))];
     const edges: ClusterGraph["edges"] = [];
     const seen = new Set([funder]);
     const queue = [funder];
@@ -112,8 +125,9 @@ export function createGraphQuery(db: Db) {
           break;
         }
         seen.add(child.wallet);
-        queue.push(child.wallet);
-        nodes.push(node(child.wallet, "proxy", child));
+        // A wallet that funds no one has no children to look for.
+        if (child.funds === 1) queue.push(child.wallet);
+        nodes.push(node(child.wallet, "proxy", child, child));
         edges.push({
           from: parent,
           to: child.wallet,
