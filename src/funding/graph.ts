@@ -127,12 +127,14 @@ export function createGraphQuery(db: Db) {
         seen.add(child.wallet);
         // A wallet that funds no one has no children to look for.
         if (child.funds === 1) queue.push(child.wallet);
-        nodes.push(node(child.wallet, "proxy", child, child));
+        const proxy = node(child.wallet, "proxy", child, child);
+        nodes.push(proxy);
         edges.push({
           from: parent,
           to: child.wallet,
           amount: child.first_amount,
-          timestamp: new Date(child.first_funded_at).toISOString(),
+          // The node's funded_at: the same instant, formatted once.
+          timestamp: proxy.funded_at!,
         });
       }
     }
