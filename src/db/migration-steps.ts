@@ -59,6 +59,7 @@ function renderPriceHistories(
     )
     .pluck()
     .all() as number[];
+  if (markets.length === 0) return;
   const history = createPriceHistoryWriter(db);
   progress(0, markets.length);
   markets.forEach((marketId, i) => {
