@@ -47,7 +47,7 @@ function copyFills(db: Connection, progress: (done: number, total: number) => vo
   if (done !== total) throw new Error(`copied ${done} of ${total} trades: a hash is not hex`);
 }
 
-/** 0015: every traded market's price history, from its stored hours. */
+/** 0017: every traded market's price history, from its stored hours. */
 function renderPriceHistories(
   db: Connection,
   progress: (done: number, total: number) => void,

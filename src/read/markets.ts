@@ -387,7 +387,7 @@ export function createMarketQueries(db: Db) {
        JOIN markets m ON m.id = b.market_id
        LEFT JOIN market_stats ms ON ms.market_id = b.market_id
       WHERE b.market_id = ? AND b.side = ?
-      ORDER BY ${order} LIMIT ?`;
+      ORDER BY ${order} LIMIT +?`;
   const holders = r.prepare<[number, Outcome, number], PositionRow>(
     holdersQuery("b.buy_usd DESC, w.address"),
   );

@@ -4,7 +4,7 @@ import type { MarketHourRow } from "./market-model";
 
 /**
  * The price_history of GET /v1/markets/{slug}, kept serialized per market in
- * market_price_history (sql/0015): the refresh renders it whenever the market's hours change,
+ * market_price_history (sql/0017): the refresh renders it whenever the market's hours change,
  * so an answer reads one short row instead of 720 hourly rows and their dates.
  */
 
@@ -29,7 +29,7 @@ export function priceHistoryJson(hours: readonly PriceHour[]): string {
 export function createPriceHistoryWriter(connection: Connection) {
   const latestHours = connection.prepare<[number, number], PriceHour>(
     `SELECT hour, close_yes, volume, trade_count FROM market_hours
-      WHERE market_id = ? ORDER BY hour DESC LIMIT ?`,
+      WHERE market_id = ? ORDER BY hour DESC LIMIT +?`,
   );
   const put = connection.prepare<[number, string]>(
     "INSERT OR REPLACE INTO market_price_history (market_id, points) VALUES (?, ?)",

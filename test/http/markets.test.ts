@@ -243,7 +243,7 @@ describe("GET /v1/markets/{slug}", () => {
       [R2, 0, 0],
     ]);
     expect(body.top_no_holders[1]!.entry_price).toBeCloseTo(0.38, 12);
-    // Stored serialized by the refresh (sql/0015) and spliced into the answer as its last field.
+    // Stored serialized by the refresh (sql/0017) and spliced into the answer as its last field.
     expect(body.price_history).toEqual([
       {
         hour: iso(Date.parse("2026-10-29T12:00:00Z")),

@@ -467,7 +467,7 @@ describe("a full refresh's connection settings", () => {
   });
 });
 
-describe("market_price_history (sql/0015)", () => {
+describe("market_price_history (sql/0017)", () => {
   const pointsOf = (marketId: number) =>
     JSON.parse(
       (t.db.writer
@@ -533,10 +533,10 @@ describe("market_price_history (sql/0015)", () => {
       .prepare("SELECT * FROM market_price_history ORDER BY market_id")
       .all();
     expect(rendered).toHaveLength(markets.length);
-    // The database as 0014 left it: read models, and no table of histories.
+    // The database as 0016 left it: read models, and no table of histories.
     t.db.writer.exec("DROP TABLE market_price_history");
-    t.db.writer.pragma("user_version = 14");
-    expect(migrate(t.db.writer).applied).toEqual(["0015_market_price_history.sql"]);
+    t.db.writer.pragma("user_version = 16");
+    expect(migrate(t.db.writer).applied).toEqual(["0017_market_price_history.sql"]);
     expect(
       t.db.writer.prepare("SELECT * FROM market_price_history ORDER BY market_id").all(),
     ).toEqual(rendered);
