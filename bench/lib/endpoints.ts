@@ -56,6 +56,43 @@ export interface WorldPicks {
 const GRAPH_MAX_WALLETS = 500;
 const DAY_MS = 86_400_000;
 
+/** Wallets a search must match for its page to be full (the bench asks for 10). */
+const SEARCH_PAGE = 10;
+
+/**
+ * A platform-name fragment (a word of four letters or more) that at least a page of wallets
+ * share, so every world answers a full page and --compare-scales compares the same answer. Taken
+ * from the names of the biggest wallets, the picked whale's first; else its address's prefix.
+ */
+function searchFragment(
+  db: ReturnType<typeof openConnection>,
+  wallet: { address: string; platform_name: string | null },
+): string {
+  const names = db
+    .prepare(
+      `SELECT platform_name FROM wallet_stats WHERE platform_name IS NOT NULL
+        ORDER BY total_volume DESC LIMIT 50`,
+    )
+    .pluck()
+    .all() as string[];
+  const words = [
+    ...new Set([wallet.platform_name ?? "", ...names].flatMap((n) => n.match(/[a-z]{4,}/gi) ?? [])),
+  ];
+  const sharing = db
+    .prepare<[string, number], number>(
+      "SELECT count(*) FROM (SELECT 1 FROM wallet_stats WHERE platform_name LIKE ? LIMIT ?)",
+    )
+    .pluck();
+  return (
+    // All-hex words ("face") would be searched as address prefixes.
+    words.find(
+      (word) => !/^[0-9a-f]+$/i.test(word) && sharing.get(`%${word}%`, SEARCH_PAGE)! >= SEARCH_PAGE,
+    ) ??
+    words[0] ??
+    wallet.address.slice(0, 6)
+  );
+}
+
 /**
  * Picks the table's ids from a seeded database, read-only. Throws when the database holds no
  * whale or no traded market: then there is nothing representative to load.
@@ -86,13 +123,7 @@ export function pickFromWorld(dbPath: string, coldCount: number): WorldPicks {
             AND EXISTS (SELECT 1 FROM wallet_connections c WHERE c.address = s.address)
           ORDER BY s.address LIMIT 1`,
       ) ?? one<{ address: string }>("SELECT address FROM wallet_connections LIMIT 1");
-    const named = one<{ platform_name: string }>(
-      `SELECT platform_name FROM wallet_stats WHERE platform_name IS NOT NULL
-        ORDER BY total_volume DESC LIMIT 1`,
-    );
-    const searchQuery =
-      /[a-z]{4,}/i.exec(wallet.platform_name ?? named?.platform_name ?? "")?.[0] ??
-      wallet.address.slice(0, 6);
+    const searchQuery = searchFragment(db, wallet);
     const cluster = one<{ id: string; funder: string }>(
       `SELECT id, funder FROM sybil_clusters WHERE member_count < ?
         ORDER BY member_count DESC, id LIMIT 1`,
@@ -169,7 +200,10 @@ export function benchEndpoints(picks: WorldPicks | null): BenchEndpoint[] {
     get("wallet-correlated", `/v1/wallets/${wallet}/correlated?limit=5`),
     get("wallet-connections", `/v1/wallets/${picks.connected}/connections?limit=100`),
     get("wallet-trades", `/v1/wallets/${wallet}/trades?limit=20`),
-    get("wallet-search", `/v1/wallets/search?q=${encodeURIComponent(picks.searchQuery)}&limit=10`),
+    get(
+      "wallet-search",
+      `/v1/wallets/search?q=${encodeURIComponent(picks.searchQuery)}&limit=${SEARCH_PAGE}`,
+    ),
     get("lb-pnl", "/v1/leaderboards/pnl?limit=50"),
     get("lb-category", `/v1/leaderboards/category/${market.category}?limit=50`),
     get("market-detail", `/v1/markets/${market.slug}`),
@@ -181,7 +215,9 @@ export function benchEndpoints(picks: WorldPicks | null): BenchEndpoint[] {
     picks.cluster && get("clusters-sybil", "/v1/clusters/sybil?limit=100"),
     picks.cluster && get("cluster-by-id", `/v1/clusters/by-id/${picks.cluster.id}`),
     picks.cluster && get("cluster-graph", `/v1/clusters/${picks.cluster.funder}/graph`),
-    get("investigations", "/v1/investigations?limit=20"),
+    // Three: a page every world fills (the small world has four investigations), so
+    // --compare-scales compares the same answer.
+    get("investigations", "/v1/investigations?limit=3"),
     picks.investigationId !== null &&
       get("investigation", `/v1/investigations/${picks.investigationId}`),
     get("trades-market", `/v1/trades?market=${market.conditionId}&limit=25`),
