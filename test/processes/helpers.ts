@@ -27,6 +27,28 @@ export async function cli(db: string, args: string[]): Promise<string> {
   }
 }
 
+/**
+ * Runs a CLI command in a process of its own (from source), for work that must run beside this
+ * one: a refresh holding the write lock while requests are served. Resolves with its exit code.
+ */
+export function cliProcess(
+  db: string,
+  args: string[],
+): { child: ChildProcess; exited: Promise<number | string | null>; stderr(): string } {
+  const [command, argv] = node(["--import", "tsx", "cli/main.ts", ...args]);
+  const child = spawn(command, argv, {
+    cwd: root,
+    env: { ...process.env, ...ENV, SMARTMONEY_DB: db },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let err = "";
+  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? signal)),
+  );
+  return { child, exited, stderr: () => err };
+}
+
 export async function mintKey(
   db: string,
   account: string,

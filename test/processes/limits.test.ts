@@ -6,7 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LEASE_MAX } from "../../src/auth/rate-limit";
-import { cli, mintKey, type Server, startServer, stopServer } from "./helpers";
+import { cli, cliProcess, mintKey, type Server, startServer, stopServer } from "./helpers";
 
 /**
  * Rate limits across real processes on one database: two `serve`s, and a `serve` beside the
@@ -171,6 +171,71 @@ describe("limits across processes", () => {
         expect(outcomes).toEqual(["ok", "ok", "ok", "ok", "ok", ...Array(4).fill("refused")]);
       } finally {
         await client.close();
+      }
+    },
+    PROCESS_TEST_MS,
+  );
+
+  it(
+    "counts every call exactly while a full refresh holds the database in another process",
+    async () => {
+      // A world of its own, so the refresh has real work: the small fixture world.
+      const worldDb = join(dir, "refreshing.db");
+      await cli(worldDb, ["seed", "--scale", "small"]);
+      const key = await mintKey(worldDb, "hammered");
+      await cli(worldDb, ["accounts", "set-limits", "hammered", "--hourly", "300"]);
+      const server = await startServer(worldDb, ["--no-jobs"]);
+      const refresh = cliProcess(worldDb, ["jobs", "run", "refresh", "--full"]);
+      try {
+        // The calls start once the refresh holds the write lock (a write with no busy timeout
+        // fails then), so it is mid-transaction while they are counted.
+        const probe = new Database(worldDb);
+        probe.pragma("busy_timeout = 0");
+        const locked = () => {
+          try {
+            probe.exec("BEGIN IMMEDIATE; ROLLBACK");
+            return false;
+          } catch {
+            return true;
+          }
+        };
+        const deadline = Date.now() + 60_000;
+        while (!locked()) {
+          if (Date.now() > deadline)
+            throw new Error(`the refresh never started: ${refresh.stderr()}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        // 400 calls, 20 at a time, against an hourly cap of 300.
+        const statuses: number[] = [];
+        for (let sent = 0; sent < 400; sent += 20) {
+          statuses.push(
+            ...(await Promise.all(Array.from({ length: 20 }, () => ping(server, key)))),
+          );
+        }
+        probe.close();
+        expect(statuses.filter((s) => s === 200)).toHaveLength(300);
+        expect(statuses.filter((s) => s === 429)).toHaveLength(100);
+        expect(await refresh.exited).toBe(0);
+      } finally {
+        await stopServer(server);
+        refresh.child.kill("SIGTERM");
+        await refresh.exited;
+      }
+      // With the server stopped, its lease is back: the ledger holds exactly the admitted calls.
+      const main = new Database(worldDb, { readonly: true });
+      const limits = new Database(`${worldDb}.limits`, { readonly: true });
+      try {
+        const { id } = main.prepare("SELECT id FROM accounts WHERE name = 'hammered'").get() as {
+          id: number;
+        };
+        const calls = limits
+          .prepare("SELECT coalesce(sum(calls), 0) AS calls FROM rate_minutes WHERE account_id = ?")
+          .pluck()
+          .get(id);
+        expect(calls).toBe(300);
+      } finally {
+        main.close();
+        limits.close();
       }
     },
     PROCESS_TEST_MS,
