@@ -1,11 +1,14 @@
 -- GET /v1/markets/{slug}'s price_history, stored serialized per market (docs/architecture.md,
 -- "The request path"). Built per answer from market_hours it was most of the answer's cost on
 -- the medium world: 720 hourly rows read, 720 dates formatted and the array serialized, about
--- 1 ms of CPU. The refresh renders it whenever one of the market's last 720 hours changes
--- (src/refresh/price-history.ts); an answer reads one row. A market that never traded has none.
+-- 1 ms of CPU. The stored array leaves out the newest point, which every refresh after a trade
+-- changes: the refresh renders it again only when a new hour begins or an older one changes
+-- (src/refresh/price-history.ts), and an answer reads it and the market's newest hour. A market
+-- that never traded has no row.
 CREATE TABLE market_price_history (
   market_id INTEGER PRIMARY KEY REFERENCES markets (id),
-  points    TEXT    NOT NULL -- JSON array of {hour, price, volume, trade_count}, oldest first
+  points    TEXT    NOT NULL -- JSON array of {hour, price, volume, trade_count}, oldest first,
+                             -- without the newest
 );
 
 -- Rendered from the stored hours by the same code as the refresh, so existing databases serve

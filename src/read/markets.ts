@@ -10,6 +10,7 @@ import {
 import type { Db } from "../db/open";
 import { isoOrNull as iso } from "../domain";
 import { notFound } from "../errors";
+import { historyWithNewest, type PriceHour } from "../refresh/price-history";
 import type {
   ImpliedProbabilitySchema,
   MarketAnalysisSchema,
@@ -398,6 +399,10 @@ export function createMarketQueries(db: Db) {
   const priceHistoryOf = r
     .prepare<[number], string>("SELECT points FROM market_price_history WHERE market_id = ?")
     .pluck();
+  const newestHour = r.prepare<[number], PriceHour>(
+    `SELECT hour, close_yes, volume, trade_count FROM market_hours
+      WHERE market_id = ? ORDER BY hour DESC LIMIT 1`,
+  );
   const hoursSince = r.prepare<[number, number], { volume: number; trade_count: number }>(
     `SELECT coalesce(sum(volume), 0) AS volume, coalesce(sum(trade_count), 0) AS trade_count
        FROM market_hours WHERE market_id = ? AND hour >= ?`,
@@ -611,8 +616,9 @@ export function createMarketQueries(db: Db) {
 
     /**
      * The market's detail as JSON text. Its price_history is stored serialized by the refresh
-     * (market_price_history), so it is spliced in as the last field rather than parsed and
-     * serialized again: that array is most of the answer's bytes.
+     * (market_price_history, all but the newest point: src/refresh/price-history.ts), so it is
+     * spliced in as the last field rather than parsed and serialized again: that array is most
+     * of the answer's bytes.
      */
     detailJson(slug: string, now: number): string | undefined {
       const market = marketBySlug.get(slug);
@@ -639,7 +645,10 @@ export function createMarketQueries(db: Db) {
         top_yes_holders: topHolders(market.id, "YES").map(holderOf),
         top_no_holders: topHolders(market.id, "NO").map(holderOf),
       };
-      const history = priceHistoryOf.get(market.id) ?? "[]";
+      const history = historyWithNewest(
+        priceHistoryOf.get(market.id) ?? null,
+        newestHour.get(market.id),
+      );
       return `${JSON.stringify(head).slice(0, -1)},"price_history":${history}}`;
     },
 

@@ -139,7 +139,8 @@ export function createModelWriter(db: Db) {
      * Writes the market's stats and its hours from `fromHour` on. `previous` holds the rows
      * stored before (none in a full rebuild, which passes every hour of the market), so only
      * what changed is written, and stored hours from `fromHour` on that the model no longer has
-     * are deleted. The market's price history is rendered again when a point of it changed.
+     * are deleted. The market's stored price history is rendered again when it changed (all but
+     * the newest point: price-history.ts).
      */
     market(
       marketId: number,
@@ -154,24 +155,32 @@ export function createModelWriter(db: Db) {
         history.fromHours(marketId, hours);
         return;
       }
+      // The stored history leaves out the newest point (price-history.ts): it is rendered again
+      // when the newest hour is another one, or when a point before it changed.
+      const newest = hours.at(-1)?.hour;
+      let previousNewest: number | undefined;
+      for (const hour of previous.hours.keys()) {
+        if (previousNewest === undefined || hour > previousNewest) previousNewest = hour;
+      }
       const kept = new Set<number>();
-      let pointsChanged = false;
+      let storedChanged = newest !== previousNewest;
       for (const hour of hours) {
         kept.add(hour.hour);
         const old = previous.hours.get(hour.hour);
         putHour({ ...key, ...hour }, old);
-        pointsChanged ||=
-          old === undefined ||
-          old.close_yes !== hour.close_yes ||
-          old.volume !== hour.volume ||
-          old.trade_count !== hour.trade_count;
+        storedChanged ||=
+          hour.hour !== newest &&
+          (old === undefined ||
+            old.close_yes !== hour.close_yes ||
+            old.volume !== hour.volume ||
+            old.trade_count !== hour.trade_count);
       }
       for (const hour of previous.hours.keys()) {
         if (kept.has(hour)) continue;
         dropHour.run(marketId, hour);
-        pointsChanged = true;
+        storedChanged = true;
       }
-      if (pointsChanged) history.fromStored(marketId);
+      if (storedChanged) history.fromStored(marketId);
     },
   };
 }

@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
-import { PRICE_HISTORY_POINTS } from "../../src/refresh/price-history";
+import {
+  historyWithNewest,
+  PRICE_HISTORY_POINTS,
+  type PriceHour,
+} from "../../src/refresh/price-history";
 import { MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
 import { betPnl } from "../../src/refresh/wallet-model";
 import { createTestApp, type TestApp } from "../helpers/app";
@@ -468,13 +472,28 @@ describe("a full refresh's connection settings", () => {
 });
 
 describe("market_price_history (sql/0017)", () => {
-  const pointsOf = (marketId: number) =>
-    JSON.parse(
-      (t.db.writer
-        .prepare("SELECT points FROM market_price_history WHERE market_id = ?")
-        .pluck()
-        .get(marketId) as string | undefined) ?? "null",
-    ) as { hour: string; price: number; volume: number; trade_count: number }[] | null;
+  /** The stored array: the served history without its newest point. */
+  const storedOf = (marketId: number) =>
+    t.db.writer
+      .prepare("SELECT points FROM market_price_history WHERE market_id = ?")
+      .pluck()
+      .get(marketId) as string | undefined;
+  /** The served history, as GET /v1/markets/{slug} assembles it. */
+  const pointsOf = (marketId: number) => {
+    const newest = t.db.writer
+      .prepare(
+        `SELECT hour, close_yes, volume, trade_count FROM market_hours
+          WHERE market_id = ? ORDER BY hour DESC LIMIT 1`,
+      )
+      .get(marketId) as PriceHour | undefined;
+    if (newest === undefined) return null;
+    return JSON.parse(historyWithNewest(storedOf(marketId) ?? null, newest)) as {
+      hour: string;
+      price: number;
+      volume: number;
+      trade_count: number;
+    }[];
+  };
   const iso = (ms: number) => new Date(ms).toISOString();
 
   it("keeps a market's last 720 trading hours as served, rendered again when one changes", () => {
@@ -501,14 +520,22 @@ describe("market_price_history (sql/0017)", () => {
     expect(full.at(-1)).toMatchObject({ hour: iso(NOW - DAY), price: 0.5, trade_count: 1 });
     expect(pointsOf(a)!.map((p) => p.hour)).toEqual([T, T + HOUR, T + 2 * HOUR].map(iso));
 
-    // A trade in the latest hour changes its point; one in a new hour moves the window on.
+    // A trade in the latest hour changes its point, and the stored part stays as it was.
+    const stored = storedOf(b);
     t.db.writer.transaction(() => {
       createIngest(t.db, t.clock).insertTrades([
         trade(Y, b, "NO", "BUY", 0.2, 100, NOW - DAY + 60_000),
-        trade(Y, b, "YES", "BUY", 0.7, 100, NOW + HOUR),
       ]);
     })();
+    expect(refreshReadModels(t.db, NOW + HOUR).kind).toBe("incremental");
+    expect(storedOf(b)).toBe(stored);
+    expect(pointsOf(b)!.at(-1)).toMatchObject({ hour: iso(NOW - DAY), price: 0.8, trade_count: 2 });
+    // One in a new hour moves the window on: the stored part is rendered again.
+    t.db.writer.transaction(() => {
+      createIngest(t.db, t.clock).insertTrades([trade(Y, b, "YES", "BUY", 0.7, 100, NOW + HOUR)]);
+    })();
     expect(refreshReadModels(t.db, NOW + 2 * HOUR).kind).toBe("incremental");
+    expect(storedOf(b)).not.toBe(stored);
     const incremental = pointsOf(b)!;
     expect(incremental).toHaveLength(PRICE_HISTORY_POINTS);
     expect(incremental[0]!.hour).toBe(iso(start - 715 * 2 * HOUR));
