@@ -154,20 +154,6 @@ interface StatsRow {
   implied_wallets: number | null;
 }
 
-interface HourRow {
-  market_id: number;
-  slug: string;
-  title: string | null;
-  category: string | null;
-  hour: number;
-  volume: number;
-  whale_volume: number;
-  trade_count: number;
-  net_flow: number;
-  open_yes: number | null;
-  close_yes: number | null;
-}
-
 /** One market's figures over a window of hours (marketWindowSql). */
 interface WindowRow {
   market_id: number;
