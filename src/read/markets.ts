@@ -10,7 +10,7 @@ import {
 import type { Db } from "../db/open";
 import { isoOrNull as iso } from "../domain";
 import { notFound } from "../errors";
-import { historyWithNewest, type PriceHour } from "../refresh/price-history";
+import { createPriceHistoryReader } from "../refresh/price-history";
 import type {
   ImpliedProbabilitySchema,
   MarketAnalysisSchema,
@@ -382,13 +382,7 @@ export function createMarketQueries(db: Db) {
   const holdersBySize = r.prepare<[number, Outcome, number], PositionRow>(
     holdersQuery("b.buy_usd DESC"),
   );
-  const priceHistoryOf = r
-    .prepare<[number], string>("SELECT points FROM market_price_history WHERE market_id = ?")
-    .pluck();
-  const newestHour = r.prepare<[number], PriceHour>(
-    `SELECT hour, close_yes, volume, trade_count FROM market_hours
-      WHERE market_id = ? ORDER BY hour DESC LIMIT 1`,
-  );
+  const priceHistoryOf = createPriceHistoryReader(r);
   const hoursSince = r.prepare<[number, number], { volume: number; trade_count: number }>(
     `SELECT coalesce(sum(volume), 0) AS volume, coalesce(sum(trade_count), 0) AS trade_count
        FROM market_hours WHERE market_id = ? AND hour >= ?`,
@@ -631,11 +625,7 @@ export function createMarketQueries(db: Db) {
         top_yes_holders: topHolders(market.id, "YES").map(holderOf),
         top_no_holders: topHolders(market.id, "NO").map(holderOf),
       };
-      const history = historyWithNewest(
-        priceHistoryOf.get(market.id) ?? null,
-        newestHour.get(market.id),
-      );
-      return `${JSON.stringify(head).slice(0, -1)},"price_history":${history}}`;
+      return `${JSON.stringify(head).slice(0, -1)},"price_history":${priceHistoryOf(market.id)}}`;
     },
 
     /** Fills of [now − minutes, now], optionally only by wallets over WHALE_VOLUME_USD of volume. */

@@ -1,7 +1,7 @@
 import type { Db, Statement } from "../db/open";
 import type { MarketHourRow, MarketStatsRow } from "./market-model";
 import { BET_FIELDS } from "./pass";
-import { createPriceHistoryWriter } from "./price-history";
+import { createPriceHistoryWriter, storedHistoryMoved } from "./price-history";
 import {
   EMPTY_TIMING,
   type WalletBetRow,
@@ -155,32 +155,15 @@ export function createModelWriter(db: Db) {
         history.fromHours(marketId, hours);
         return;
       }
-      // The stored history leaves out the newest point (price-history.ts): it is rendered again
-      // when the newest hour is another one, or when a point before it changed.
-      const newest = hours.at(-1)?.hour;
-      let previousNewest: number | undefined;
-      for (const hour of previous.hours.keys()) {
-        if (previousNewest === undefined || hour > previousNewest) previousNewest = hour;
-      }
       const kept = new Set<number>();
-      let storedChanged = newest !== previousNewest;
       for (const hour of hours) {
         kept.add(hour.hour);
-        const old = previous.hours.get(hour.hour);
-        putHour({ ...key, ...hour }, old);
-        storedChanged ||=
-          hour.hour !== newest &&
-          (old === undefined ||
-            old.close_yes !== hour.close_yes ||
-            old.volume !== hour.volume ||
-            old.trade_count !== hour.trade_count);
+        putHour({ ...key, ...hour }, previous.hours.get(hour.hour));
       }
       for (const hour of previous.hours.keys()) {
-        if (kept.has(hour)) continue;
-        dropHour.run(marketId, hour);
-        storedChanged = true;
+        if (!kept.has(hour)) dropHour.run(marketId, hour);
       }
-      if (storedChanged) history.fromStored(marketId);
+      if (storedHistoryMoved(previous.hours, hours)) history.fromStored(marketId);
     },
   };
 }

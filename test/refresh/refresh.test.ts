@@ -1,11 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
-import {
-  historyWithNewest,
-  PRICE_HISTORY_POINTS,
-  type PriceHour,
-} from "../../src/refresh/price-history";
+import { createPriceHistoryReader, PRICE_HISTORY_POINTS } from "../../src/refresh/price-history";
 import { MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
 import { betPnl } from "../../src/refresh/wallet-model";
 import { createTestApp, type TestApp } from "../helpers/app";
@@ -478,22 +474,14 @@ describe("market_price_history (sql/0017)", () => {
       .prepare("SELECT points FROM market_price_history WHERE market_id = ?")
       .pluck()
       .get(marketId) as string | undefined;
-  /** The served history, as GET /v1/markets/{slug} assembles it. */
-  const pointsOf = (marketId: number) => {
-    const newest = t.db.writer
-      .prepare(
-        `SELECT hour, close_yes, volume, trade_count FROM market_hours
-          WHERE market_id = ? ORDER BY hour DESC LIMIT 1`,
-      )
-      .get(marketId) as PriceHour | undefined;
-    if (newest === undefined) return null;
-    return JSON.parse(historyWithNewest(storedOf(marketId) ?? null, newest)) as {
+  /** The served history, as GET /v1/markets/{slug} reads it. */
+  const pointsOf = (marketId: number) =>
+    JSON.parse(createPriceHistoryReader(t.db.writer)(marketId)) as {
       hour: string;
       price: number;
       volume: number;
       trade_count: number;
     }[];
-  };
   const iso = (ms: number) => new Date(ms).toISOString();
 
   it("keeps a market's last 720 trading hours as served, rendered again when one changes", () => {
@@ -508,7 +496,7 @@ describe("market_price_history (sql/0017)", () => {
       createIngest(t.db, t.clock).insertTrades(rows.reverse());
     })();
     refreshReadModels(t.db, NOW);
-    const full = pointsOf(b)!;
+    const full = pointsOf(b);
     expect(full).toHaveLength(PRICE_HISTORY_POINTS);
     // The market's newest hours: world()'s three trades, then its 717 latest of the 725.
     expect(full[0]).toEqual({
@@ -518,7 +506,7 @@ describe("market_price_history (sql/0017)", () => {
       trade_count: 1,
     });
     expect(full.at(-1)).toMatchObject({ hour: iso(NOW - DAY), price: 0.5, trade_count: 1 });
-    expect(pointsOf(a)!.map((p) => p.hour)).toEqual([T, T + HOUR, T + 2 * HOUR].map(iso));
+    expect(pointsOf(a).map((p) => p.hour)).toEqual([T, T + HOUR, T + 2 * HOUR].map(iso));
 
     // A trade in the latest hour changes its point, and the stored part stays as it was.
     const stored = storedOf(b);
@@ -529,14 +517,14 @@ describe("market_price_history (sql/0017)", () => {
     })();
     expect(refreshReadModels(t.db, NOW + HOUR).kind).toBe("incremental");
     expect(storedOf(b)).toBe(stored);
-    expect(pointsOf(b)!.at(-1)).toMatchObject({ hour: iso(NOW - DAY), price: 0.8, trade_count: 2 });
+    expect(pointsOf(b).at(-1)).toMatchObject({ hour: iso(NOW - DAY), price: 0.8, trade_count: 2 });
     // One in a new hour moves the window on: the stored part is rendered again.
     t.db.writer.transaction(() => {
       createIngest(t.db, t.clock).insertTrades([trade(Y, b, "YES", "BUY", 0.7, 100, NOW + HOUR)]);
     })();
     expect(refreshReadModels(t.db, NOW + 2 * HOUR).kind).toBe("incremental");
     expect(storedOf(b)).not.toBe(stored);
-    const incremental = pointsOf(b)!;
+    const incremental = pointsOf(b);
     expect(incremental).toHaveLength(PRICE_HISTORY_POINTS);
     expect(incremental[0]!.hour).toBe(iso(start - 715 * 2 * HOUR));
     expect(incremental.at(-2)).toMatchObject({ hour: iso(NOW - DAY), price: 0.8, trade_count: 2 });
@@ -547,7 +535,7 @@ describe("market_price_history (sql/0017)", () => {
       trade_count: 1,
     });
     // A market whose hours did not change keeps its row as it was.
-    expect(pointsOf(a)!.map((p) => p.hour)).toEqual([T, T + HOUR, T + 2 * HOUR].map(iso));
+    expect(pointsOf(a).map((p) => p.hour)).toEqual([T, T + HOUR, T + 2 * HOUR].map(iso));
     refreshReadModels(t.db, NOW + 2 * HOUR, { full: true });
     expect(pointsOf(b)).toEqual(incremental);
   });
