@@ -8,17 +8,17 @@ const MAX_ANSWERS = 512;
 
 /**
  * Serialized answers, kept while their epoch lasts (read on every call): for answers computed
- * from the read models alone, the read-model generation (src/core.ts: bumped when a refresh lands, in this process or
- * another); for answers that also read live tables (fills, signals), the generation and the
- * database's version (databaseVersion below), which every commit changes.
+ * from the read models alone, the read-model generation (src/core.ts: bumped when a refresh
+ * lands, in this process or another); for answers that also read live tables (fills, signals),
+ * the generation and the database's version (databaseVersion below), which every commit changes.
  *
  * A 50-row leaderboard page cost about 160 µs of server CPU (its query, rows and JSON) against
  * about 42 µs for `/v1/_ping` (measured with `npm run bench`, small world); from the cache it
  * costs what the request path costs. Only answers that depend on nothing but the database and the
  * request may be kept: no clock, nothing of the caller but its tier (which the answer lane keys
- * on, answer-lane.ts). The key is the route and its validated parameters,
- * cursor included (cursors are deterministic, src/paging/cursor.ts). Errors are never kept:
- * `compute` throws before anything is stored.
+ * on, answer-lane.ts). The key is the route and its validated parameters, cursor included
+ * (cursors are deterministic, src/paging/cursor.ts). Errors are never kept: `compute` throws
+ * before anything is stored.
  */
 export function createAnswerCache(lane: AnswerLane, epoch: Epoch, maxAnswers = MAX_ANSWERS) {
   let current: number | string = Number.NaN;

@@ -66,8 +66,8 @@ export function createAnswerLane(deps: {
   const answers = new Map<string, LaneAnswer>();
   let served = 0;
 
-  function headersFor(answer: LaneAnswer, decision: RateDecision): string[] {
-    const headers = ["X-Request-Id", nextRequestId()];
+  function headersFor(requestId: string, answer: LaneAnswer, decision: RateDecision): string[] {
+    const headers = ["X-Request-Id", requestId];
     const age = ageOf(answer.path);
     if (age) headers.push(AS_OF_HEADER, age.asOf, AGE_HEADER, age.age);
     headers.push(
@@ -145,12 +145,12 @@ export function createAnswerLane(deps: {
       if (found === undefined) return false;
       const { account, answer, decision } = found;
       served += 1;
-      const headers = headersFor(answer, decision);
-      res.writeHead(200, headers);
+      const requestId = nextRequestId();
+      res.writeHead(200, headersFor(requestId, answer, decision));
       res.end(answer.body);
       if (started !== undefined) {
         writeRequestLine(log, {
-          request_id: headers[1]!,
+          request_id: requestId,
           account_id: account.id,
           method: "GET",
           route: answer.route,
