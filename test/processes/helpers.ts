@@ -27,19 +27,29 @@ export async function cli(db: string, args: string[]): Promise<string> {
   }
 }
 
+/** A CLI command running in a process of its own (from source). */
+export interface CliProcess {
+  child: ChildProcess;
+  stderr(): string;
+  /** Resolves with the exit code (or signal) once the process is gone. */
+  exited: Promise<number | string | null>;
+}
+
 /**
- * Runs a CLI command in a process of its own (from source), for work that must run beside this
- * one: a refresh holding the write lock while requests are served. Resolves with its exit code.
+ * Starts a CLI command in a process of its own, for work that must run beside this one: a server,
+ * or a refresh holding the write lock while requests are served. Its stdout is piped only when
+ * the caller reads it (`stdout: "pipe"`).
  */
 export function cliProcess(
   db: string,
   args: string[],
-): { child: ChildProcess; exited: Promise<number | string | null>; stderr(): string } {
+  options: { stdout: "pipe" | "ignore" } = { stdout: "ignore" },
+): CliProcess {
   const [command, argv] = node(["--import", "tsx", "cli/main.ts", ...args]);
   const child = spawn(command, argv, {
     cwd: root,
     env: { ...process.env, ...ENV, SMARTMONEY_DB: db },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", options.stdout, "pipe"],
   });
   let err = "";
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
@@ -67,35 +77,23 @@ export async function mintKey(
   return /svc_(api|mcp)_[0-9a-f]{48}/.exec(out)![0];
 }
 
-export interface Server {
-  child: ChildProcess;
+export interface Server extends CliProcess {
   base: string;
-  stderr(): string;
-  /** Resolves with the exit code (or signal) once the process is gone. */
-  exited: Promise<number | string | null>;
 }
 
 /** `smartmoney serve --port 0` on the database, once it prints where it listens. */
 export function startServer(db: string, args: string[] = []): Promise<Server> {
-  const [command, argv] = node(["--import", "tsx", "cli/main.ts", "serve", "--port", "0", ...args]);
-  const child = spawn(command, argv, {
-    cwd: root,
-    env: { ...process.env, ...ENV, SMARTMONEY_DB: db },
-    stdio: "pipe",
-  });
+  const server = cliProcess(db, ["serve", "--port", "0", ...args], { stdout: "pipe" });
   let out = "";
-  let err = "";
-  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | string | null>((resolve) =>
-    child.once("exit", (code, signal) => resolve(code ?? signal)),
-  );
   return new Promise((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => {
+    server.child.stdout!.on("data", (chunk: Buffer) => {
       out += chunk.toString();
       const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-      if (url) resolve({ child, base: url, stderr: () => err, exited });
+      if (url) resolve({ ...server, base: url });
     });
-    void exited.then((code) => reject(new Error(`serve exited (${code}): ${err}`)));
+    void server.exited.then((code) =>
+      reject(new Error(`serve exited (${code}): ${server.stderr()}`)),
+    );
   });
 }
 
