@@ -537,9 +537,9 @@ async function main(): Promise<number> {
   const scratch = mkdtempSync(join(tmpdir(), "smartmoney-stall-"));
   const db = join(scratch, "stall.db");
   copyFileSync(world.dbPath, db);
-  // The copy leaves gigabytes of dirty pages (5 GB for the large world); while the kernel writes
-  // them back, any process that writes (the server's rate-limit ledger) can be made to wait for
-  // it. Flushed before the phases start, so they measure the server, not the copy.
+  // The copy leaves gigabytes of dirty pages (5 GB for the large world), and the kernel may make
+  // a process that writes (the server's rate-limit ledger) wait while it writes them back.
+  // Flushed before the phases start, so the copy is not in what they measure.
   const started = performance.now();
   execFileSync("sync", [db]);
   say(`flushed the copy to disk in ${((performance.now() - started) / 1000).toFixed(1)} s`);
