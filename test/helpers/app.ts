@@ -9,6 +9,8 @@ import type { Tier } from "../../src/auth/tiers";
 import { type Config, loadConfig } from "../../src/config";
 import { migrate } from "../../src/db/migrate";
 import { type Db, openDb } from "../../src/db/open";
+import { seedWorld } from "../../src/fixtures/seed-world";
+import type { Manifest } from "../../src/fixtures/world";
 import { createLog } from "../../src/log";
 import { FakeClock } from "./clock";
 import { createContract } from "./contract";
@@ -106,4 +108,27 @@ export function createTestApp(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A fresh test app holding the small fixture world of `seed`, seeded as `smartmoney seed` seeds
+ * it, at `now` on the fake clock; with the world's manifest (written beside the database).
+ */
+export async function seededTestApp(options: {
+  now: number;
+  seed?: number;
+}): Promise<{ t: TestApp; manifest: Manifest }> {
+  const t = createTestApp();
+  t.clock.set(options.now);
+  const seeded = await seedWorld(t.app, {
+    scale: "small",
+    seed: options.seed ?? 42,
+    now: options.now,
+    manifestPath: `${t.config.dbPath}.manifest.json`,
+  });
+  if (!seeded.ok) {
+    t.close();
+    throw new Error(seeded.reason);
+  }
+  return { t, manifest: seeded.value.manifest };
 }

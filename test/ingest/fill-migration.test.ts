@@ -4,8 +4,7 @@ import { benchEndpoints, pickFromWorld } from "../../bench/lib/endpoints";
 import { migrate } from "../../src/db/migrate";
 import { openConnection } from "../../src/db/open";
 import { sqlFiles } from "../../src/db/sql-files";
-import { seedWorld } from "../../src/fixtures/seed-world";
-import { createTestApp, type TestApp } from "../helpers/app";
+import { createTestApp, seededTestApp, type TestApp } from "../helpers/app";
 
 /**
  * sql/0010 (the compact fill store) and sql/0012 (bets keyed on wallet ids) on a populated
@@ -22,15 +21,7 @@ let migrated: TestApp;
 let progress: { done: number; total: number }[];
 
 beforeAll(async () => {
-  current = createTestApp();
-  current.clock.set(NOW);
-  const seeded = await seedWorld(current.app, {
-    scale: "small",
-    seed: 42,
-    now: NOW,
-    manifestPath: join(current.dir, "manifest.json"),
-  });
-  if (!seeded.ok) throw new Error(seeded.reason);
+  ({ t: current } = await seededTestApp({ now: NOW }));
   current.db.writer.pragma("wal_checkpoint(TRUNCATE)");
 
   const oldPath = join(current.dir, "old-layout.db");

@@ -1,10 +1,8 @@
-import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { App } from "../../src/app";
-import { seedWorld } from "../../src/fixtures/seed-world";
 import type { Manifest } from "../../src/fixtures/world";
-import { createTestApp, type TestApp } from "../helpers/app";
+import { seededTestApp, type TestApp } from "../helpers/app";
 
 export const NOW = Date.parse("2026-11-01T12:30:00.000Z");
 
@@ -31,18 +29,10 @@ export interface SeededWorld {
 
 /** The small fixture world (seed 7) in a fresh temp database, at NOW on the fake clock. */
 export async function seededWorld(): Promise<SeededWorld> {
-  const t = createTestApp();
-  t.clock.set(NOW);
-  const seeded = await seedWorld(t.app, {
-    scale: "small",
-    seed: 7,
-    now: NOW,
-    manifestPath: join(t.dir, "world.manifest.json"),
-  });
-  if (!seeded.ok) throw new Error(seeded.reason);
+  const { t, manifest } = await seededTestApp({ now: NOW, seed: 7 });
   // The funding graph and investigations are their own read model.
   t.app.funding.refresh();
-  return { t, manifest: seeded.value.manifest, dbPath: t.db.path };
+  return { t, manifest, dbPath: t.db.path };
 }
 
 export const MCP_HEADERS = {

@@ -1,8 +1,6 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedWorld } from "../../src/fixtures/seed-world";
 import type { Manifest } from "../../src/fixtures/world";
-import { createTestApp, type TestApp } from "../helpers/app";
+import { seededTestApp, type TestApp } from "../helpers/app";
 
 /**
  * The analytics must find what the fixture world planted (docs/fixtures.md): the small world is
@@ -15,12 +13,7 @@ let manifest: Manifest;
 let typeOf: (address: string) => string | undefined;
 
 beforeAll(async () => {
-  t = createTestApp();
-  t.clock.set(NOW);
-  const manifestPath = `${t.config.dbPath}.manifest.json`;
-  const seeded = await seedWorld(t.app, { scale: "small", seed: 42, now: NOW, manifestPath });
-  if (!seeded.ok) throw new Error(seeded.reason);
-  manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest;
+  ({ t, manifest } = await seededTestApp({ now: NOW }));
   const stats = t.db.writer
     .prepare("SELECT wallet_type FROM wallet_stats WHERE address = ?")
     .pluck();

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedWorld } from "../../src/fixtures/seed-world";
 import { marketWindowSql } from "../../src/read/markets";
-import { createTestApp, type TestApp } from "../helpers/app";
+import { seededTestApp, type TestApp } from "../helpers/app";
 
 // The market rankings (trending, movers, moving) sum each market's hours over a window
 // (src/read/markets.ts, marketWindowSql). Its two plans must give the same rows, and those rows
@@ -12,11 +11,7 @@ const HOUR = 3_600_000;
 let t: TestApp;
 
 beforeAll(async () => {
-  t = createTestApp();
-  t.clock.set(NOW);
-  const manifestPath = `${t.config.dbPath}.manifest.json`;
-  const seeded = await seedWorld(t.app, { scale: "small", seed: 42, now: NOW, manifestPath });
-  if (!seeded.ok) throw new Error(seeded.reason);
+  ({ t } = await seededTestApp({ now: NOW }));
 }, 120_000);
 afterAll(() => t.close());
 
