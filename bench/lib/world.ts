@@ -12,9 +12,10 @@
  * Read-model code (src/refresh, src/funding, src/signals) is fingerprinted too, but a change
  * there only warns: a large world takes many minutes to build (`--rebuild-world` forces it).
  *
- *   npx tsx bench/lib/world.ts small|medium|large [--seed 42] [--rebuild]
+ *   npx tsx bench/lib/world.ts small|medium|large [--seed 42] [--rebuild | --adopt]
  *
- * builds (or finds) a world and prints its description as JSON.
+ * builds (or finds) a world and prints its description as JSON. --adopt renames the cached world
+ * of another data fingerprint instead of building (see WorldOptions.adopt).
  */
 import { createHash } from "node:crypto";
 import {
@@ -87,6 +88,12 @@ export interface WorldOptions {
   seed?: number;
   /** Build anew even when a cached world exists. */
   rebuild?: boolean;
+  /**
+   * Take a cached world of another data fingerprint as this one instead of rebuilding it: for a
+   * change whose migrations the benches apply to their copy anyway (a new index, a dropped
+   * column), when a 15-minute large build would only repeat the same rows.
+   */
+  adopt?: boolean;
   cacheDir?: string;
   say?: (line: string) => void;
 }
@@ -161,6 +168,20 @@ function removeWorldFiles(dbPath: string): void {
   for (const suffix of [...SIDE_FILES, "-wal", "-shm"]) rmSync(dbPath + suffix, { force: true });
 }
 
+/** Renames the newest cached world of the same scale and seed to `dbPath`, when there is one. */
+function adoptWorld(dir: string, prefix: string, dbPath: string, say: (line: string) => void) {
+  const found = readdirSync(dir)
+    .filter((name) => name.startsWith(prefix) && name.endsWith(".db"))
+    .filter((name) => existsSync(join(dir, `${name}.build.json`)))
+    .sort((a, b) => statSync(join(dir, b)).mtimeMs - statSync(join(dir, a)).mtimeMs)[0];
+  if (found === undefined) return;
+  say(`adopting ${join(dir, found)} as ${dbPath}`);
+  for (const suffix of [...SIDE_FILES, "-wal", "-shm"]) {
+    if (existsSync(join(dir, found) + suffix))
+      renameSync(join(dir, found) + suffix, dbPath + suffix);
+  }
+}
+
 /** The cached world for a scale and seed, built first when missing or out of date. */
 export async function worldFor(options: WorldOptions): Promise<BenchWorld> {
   const seed = options.seed ?? DEFAULT_SEED;
@@ -173,6 +194,8 @@ export async function worldFor(options: WorldOptions): Promise<BenchWorld> {
   const buildPath = `${dbPath}.build.json`;
 
   let fresh = false;
+  if (options.adopt && !options.rebuild && !existsSync(buildPath))
+    adoptWorld(dir, prefix, dbPath, say);
   if (options.rebuild || !existsSync(buildPath)) {
     for (const name of readdirSync(dir)) {
       if (name.startsWith(prefix) && name.endsWith(".db")) {
@@ -271,14 +294,21 @@ export function isScale(text: string): text is Scale {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { seed: { type: "string" }, rebuild: { type: "boolean", default: false } },
+    options: {
+      seed: { type: "string" },
+      rebuild: { type: "boolean", default: false },
+      adopt: { type: "boolean", default: false },
+    },
   });
   const scale = positionals[0] ?? "";
-  if (!isScale(scale)) throw new Error(`usage: world.ts small|medium|large [--seed N] [--rebuild]`);
+  if (!isScale(scale)) {
+    throw new Error(`usage: world.ts small|medium|large [--seed N] [--rebuild | --adopt]`);
+  }
   const world = await worldFor({
     scale,
     seed: values.seed === undefined ? undefined : Number(values.seed),
     rebuild: values.rebuild,
+    adopt: values.adopt,
     say: (line) => process.stderr.write(`world: ${line}\n`),
   });
   const { manifest: _manifest, ...described } = world;
