@@ -7,8 +7,16 @@ import { openLedger } from "./rate-ledger";
 const MINUTE_MS = 60_000;
 /** A lease takes 1/LEASE_SHARE of what the account has left beyond the call itself... */
 const LEASE_SHARE = 16;
-/** ...and at most this many calls, which bounds what a crash can leave counted but unspent. */
-export const LEASE_MAX = 64;
+/**
+ * ...and at most this many calls. A lease spent within the minute it was taken lets the next
+ * one be twice its cap, up to LEASE_MAX; any other lease starts again at LEASE_START. So an
+ * account calling a few times a second never holds more than 64, and one calling hundreds of
+ * times a second reaches a transaction per 1,024 calls instead of per 64 (a transaction costs
+ * about as much CPU as 64 leased calls; docs/architecture.md, Quota leases).
+ */
+export const LEASE_START = 64;
+/** The most a lease holds: what a crash can leave counted but unspent, per account. */
+export const LEASE_MAX = 1024;
 /** After the minute's end, before returning expired leases: room for a timer that fires early. */
 const RETURN_SLACK_MS = 50;
 
@@ -62,6 +70,8 @@ interface Lease {
   hourly: number;
   monthly: number;
   unspent: number;
+  /** The most this lease could hold: the next one may take twice as much if this one is spent. */
+  cap: number;
   /** The decision that took the lease, its `remaining` net of every leased call. */
   decision: RateDecision;
 }
@@ -299,6 +309,11 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
     if (held && calls > 0) giveBack(account, held);
     prune(now);
     const w = windowsOf(account, now);
+    // A lease used up in its own minute means calls come faster than it lasts: take more.
+    const cap =
+      held && held.unspent === 0 && held.minute === w.minute
+        ? Math.min(LEASE_MAX, held.cap * 2)
+        : LEASE_START;
     const admitted =
       calls === 0 ||
       (w.hourCalls + calls <= limits.hourly && w.monthCalls + calls <= limits.monthly);
@@ -307,7 +322,7 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
       return decide(account, w, limits, now, admitted, calls);
     }
     const left = Math.min(limits.hourly - w.hourCalls, limits.monthly - w.monthCalls) - calls;
-    const leased = Math.min(LEASE_MAX, Math.floor(left / LEASE_SHARE));
+    const leased = Math.min(cap, Math.floor(left / LEASE_SHARE));
     const counted = calls + leased;
     s.add.run(account, w.minute, counted);
     s.saveMonth.run(account, w.minute, w.monthFrom, w.monthCalls + counted);
@@ -324,6 +339,7 @@ export function createRateLimiter(deps: { db: Db; clock: Clock; log: Log }) {
       hourly: limits.hourly,
       monthly: limits.monthly,
       unspent: leased,
+      cap,
       decision,
     };
     return { ...decision, remaining: decision.remaining + leased };

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
-import { createRateLimiter, LEASE_MAX } from "../../src/auth/rate-limit";
+import { createRateLimiter, LEASE_MAX, LEASE_START } from "../../src/auth/rate-limit";
 import { createTestApp, type TestApp } from "../helpers/app";
 
 const MIN = 60_000;
@@ -166,7 +166,7 @@ describe("quota leases", () => {
     const first = l.admit();
     expect(first).toMatchObject({ admitted: true, remaining: 999 });
     // The call and 1/16 of the 999 left after it, capped.
-    const leased = Math.min(LEASE_MAX, Math.floor(999 / 16));
+    const leased = Math.min(LEASE_START, Math.floor(999 / 16));
     expect(counted(l.id)).toBe(1 + leased);
     for (let i = 1; i <= leased; i++) {
       const d = l.admit();
@@ -178,6 +178,38 @@ describe("quota leases", () => {
     // The lease is spent: the next call goes to the ledger and takes another.
     expect(l.admit().remaining).toBe(999 - leased - 1);
     expect(counted(l.id)).toBeGreaterThan(1 + leased);
+  });
+
+  it("doubles a lease spent within its minute, up to LEASE_MAX, and starts again the next minute", () => {
+    const limits = { hourly: 10_000_000, monthly: 100_000_000 };
+    const l = limiterApp(limits);
+    l.peek(); // opens the ledger
+    /** The calls each ledger decision counts, for `calls` calls made in a row. */
+    const blocks = (calls: number) => {
+      const sizes: number[] = [];
+      for (let i = 0; i < calls; i++) {
+        const before = counted(l.id);
+        expect(l.admit().admitted).toBe(true);
+        if (counted(l.id) !== before) sizes.push(counted(l.id) - before);
+      }
+      return sizes;
+    };
+    // Each block is the call plus the lease; the blocks are counted before they are spent.
+    expect(blocks(1 + 64 + 1 + 128 + 1 + 256 + 1 + 512 + 1 + 1024 + 1 + 1024 + 1)).toEqual([
+      1 + LEASE_START,
+      1 + 128,
+      1 + 256,
+      1 + 512,
+      1 + LEASE_MAX,
+      1 + LEASE_MAX,
+      1 + LEASE_MAX,
+    ]);
+    // A new minute: the lease left over goes back, and the next one starts small again.
+    t.clock.advance(MIN);
+    const before = counted(l.id);
+    expect(l.admit().admitted).toBe(true);
+    expect(counted(l.id) - before).toBe(1 + LEASE_START - (1 + LEASE_MAX - 1));
+    expect(blocks(LEASE_START + 1)).toEqual([1 + 128]);
   });
 
   it("leases nothing once fewer than 16 calls would be left", () => {
