@@ -29,18 +29,46 @@ export const VOLUME_GROUP_SQL =
 export const groupBase = (group: number) => (GROUP_TOP - group) * GROUP_SPAN;
 
 /**
- * Keeps the name index of GET /v1/wallets/search (sql/0006) in step with wallet_stats. A full
- * refresh (or an empty index) rebuilds it; otherwise only the wallets the refresh recomputed are
- * rewritten: a wallet whose volume group is unchanged keeps its id, one that moved takes the next
- * free id of its new group (a new wallet likewise). Runs inside the caller's transaction when
- * there is one.
+ * About how many wallets the hot name index holds (sql/0018, docs/architecture.md "Wallet search:
+ * the hot name index"): a search whose fragment this many of the largest wallets share is answered
+ * from an index of this size, whatever the size of the world. A full rebuild picks the end so that
+ * this many qualify (more when the last group holds several); incremental refreshes keep the end
+ * while the count stays within half and twice this, and pick it again otherwise.
+ */
+export const HOT_WALLETS = 2000;
+
+/**
+ * The hot index's end, chosen from wallet_search_rows: the end of the volume group of the
+ * `hotWallets`-th id, so a group is hot or not as a whole and the hot ids are the first ids of the
+ * full index. sql/0018 repeats it for HOT_WALLETS word for word (a test checks).
+ */
+export const hotEndSql = (hotWallets: number) =>
+  `coalesce((max(id) / ${GROUP_SPAN} + 1) * ${GROUP_SPAN}, 0) FROM (SELECT id FROM wallet_search_rows ORDER BY id LIMIT ${hotWallets})`;
+
+/**
+ * Keeps the name indexes of GET /v1/wallets/search (sql/0006, sql/0018) in step with wallet_stats.
+ * A full refresh (or an empty index) rebuilds them; otherwise only the wallets the refresh
+ * recomputed are rewritten: a wallet whose volume group is unchanged keeps its id, one that moved
+ * takes the next free id of its new group (a new wallet likewise), and its hot entry follows its id
+ * across the hot end. Runs inside the caller's transaction when there is one. `hotWallets` is
+ * HOT_WALLETS but in tests, which pick fewer so that small worlds have a cold part.
  */
 export function refreshWalletSearch(
   db: Db,
   change?: { full: boolean; wallets: ReadonlySet<string> },
+  hotWallets = HOT_WALLETS,
 ): WalletSearchSummary {
   const w = db.writer;
   const empty = w.prepare("SELECT 1 FROM wallet_search_rows LIMIT 1").get() === undefined;
+  /** Picks the hot end anew and copies the entries below it; each index left as one segment. */
+  const rebuildHot = () => {
+    w.exec(`DELETE FROM wallet_search_hot; DELETE FROM wallet_search_hot_end;
+      INSERT INTO wallet_search_hot_end (one, id) SELECT 1, ${hotEndSql(hotWallets)};
+      INSERT INTO wallet_search_hot (rowid, platform_name)
+      SELECT rowid, platform_name FROM wallet_search
+       WHERE rowid < (SELECT id FROM wallet_search_hot_end);
+      INSERT INTO wallet_search_hot (wallet_search_hot) VALUES ('optimize');`);
+  };
   const rebuild = (): WalletSearchSummary => {
     w.exec("DELETE FROM wallet_search; DELETE FROM wallet_search_rows;");
     const numbered = w
@@ -55,7 +83,9 @@ export function refreshWalletSearch(
       .run().changes;
     w.exec(`INSERT INTO wallet_search (rowid, platform_name)
       SELECT r.id, s.platform_name FROM wallet_search_rows r
-        JOIN wallet_stats s ON s.address = r.address`);
+        JOIN wallet_stats s ON s.address = r.address;
+      INSERT INTO wallet_search (wallet_search) VALUES ('optimize');`);
+    rebuildHot();
     return { kind: "full", updated: numbered };
   };
   const run = w.transaction((): WalletSearchSummary => {
@@ -75,6 +105,10 @@ export function refreshWalletSearch(
     const dropRow = w.prepare("DELETE FROM wallet_search_rows WHERE id = ?");
     const addRow = w.prepare("INSERT INTO wallet_search_rows (id, address) VALUES (?, ?)");
     const addEntry = w.prepare("INSERT INTO wallet_search (rowid, platform_name) VALUES (?, ?)");
+    const hotEnd = w.prepare("SELECT id FROM wallet_search_hot_end").pluck().get() as number;
+    const dropHot = w.prepare("DELETE FROM wallet_search_hot WHERE rowid = ?");
+    const addHot = w.prepare("INSERT INTO wallet_search_hot (rowid, platform_name) VALUES (?, ?)");
+    let hotChanged = false;
     let updated = 0;
     for (const address of change.wallets) {
       const row = rowOf.get(address);
@@ -83,12 +117,17 @@ export function refreshWalletSearch(
       if (row === undefined && name === null) continue;
       updated += 1;
       if (row !== undefined) dropEntry.run(row.id);
+      if (row !== undefined && row.id < hotEnd) {
+        dropHot.run(row.id);
+        hotChanged = true;
+      }
       const base = wallet === undefined ? 0 : groupBase(wallet.grp);
       const stays = row !== undefined && row.id >= base && row.id < base + GROUP_SPAN;
       if (row !== undefined && (name === null || !stays)) dropRow.run(row.id);
       if (name === null) continue;
-      let id = row?.id;
-      if (!stays) {
+      let id: number;
+      if (row !== undefined && stays) id = row.id;
+      else {
         const last = lastOfGroup.get(base, base + GROUP_SPAN);
         id = last === null || last === undefined ? base : last + 1;
         // A group's ids are used up (GROUP_SPAN wallets of one volume came and went): number
@@ -97,6 +136,26 @@ export function refreshWalletSearch(
         addRow.run(id, address);
       }
       addEntry.run(id, name);
+      if (id < hotEnd) {
+        addHot.run(id, name);
+        hotChanged = true;
+      }
+    }
+    if (hotChanged) {
+      // Volumes drift between full rebuilds (they mostly grow), and the hot count with them.
+      // Picked anew when the count left half to twice HOT_WALLETS, unless that picks the same end
+      // (a world with fewer named wallets than that).
+      const hot = w.prepare("SELECT count(*) FROM wallet_search_hot").pluck().get() as number;
+      const repick = () =>
+        w
+          .prepare(`SELECT ${hotEndSql(hotWallets)}`)
+          .pluck()
+          .get() !== hotEnd;
+      if (hot > hotWallets * 2 || (hot < hotWallets / 2 && repick())) rebuildHot();
+      // Each write left a segment of its own and tombstones of the entries it replaced, which
+      // every later search would read through: a hot index of a few thousand names merges back
+      // into one segment in milliseconds.
+      else w.exec("INSERT INTO wallet_search_hot (wallet_search_hot) VALUES ('optimize')");
     }
     return { kind: "incremental", updated };
   });
