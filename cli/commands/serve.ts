@@ -118,7 +118,7 @@ async function runServer(session: Session, options: ServeOptions): Promise<void>
   }
 
   const shutdown = gracefulShutdown(log);
-  const server = createServer(shutdown.track(createRequestListener(app)));
+  const server = createServer(createRequestListener(app, shutdown));
   answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);

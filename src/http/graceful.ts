@@ -24,6 +24,9 @@ export function gracefulShutdown(log: Log) {
   }
 
   return {
+    /** True from `close` on: answers must close their connection. */
+    draining: () => draining,
+
     /** The request handler, wrapped so that answers during the drain close their connection. */
     track(handler: Handler): Handler {
       return (req, res) => {

@@ -165,6 +165,36 @@ describe("the answer lane", () => {
     expect(served()).toBe(boardSent);
   });
 
+  it("tracks only the router's requests for the drain, and sends everything to it while draining", async () => {
+    let draining = false;
+    let tracked = 0;
+    const base = await listen(
+      createRequestListener(world.t.app, {
+        track: (handler) => (req, res) => {
+          tracked += 1;
+          if (draining) res.setHeader("Connection", "close");
+          handler(req, res);
+        },
+        draining: () => draining,
+      }),
+    );
+    const key = world.t.key("terminal");
+    const path = `/v1/signals/wallet/${A}`;
+    await get(base, path, key);
+    expect(tracked).toBe(1);
+    const sent = served();
+    const byLane = await get(base, path, key);
+    expect(served()).toBe(sent + 1);
+    // Written whole before the handler returned: nothing in flight for a drain to wait for.
+    expect(tracked).toBe(1);
+    draining = true;
+    const whileDraining = await get(base, path, key);
+    expect(served()).toBe(sent + 1);
+    expect(tracked).toBe(2);
+    expect(whileDraining.headers.connection).toBe("close");
+    expect(JSON.parse(whileDraining.body)).toEqual(JSON.parse(byLane.body));
+  });
+
   it("leaves every other request to the router", async () => {
     const terminal = world.t.key("terminal", { account: "lane-acct" });
     const mcp = world.t.key("terminal", { account: "lane-acct", kind: "mcp" });
