@@ -122,13 +122,12 @@ export function marketTools(app: App): McpTool[] {
         cursor: v.optional(cursor),
       }),
       output: outputOf(MarketRankPageSchema),
-      run: (q, { now }) => {
+      run: async (q, { now }) => {
         const endpoint = RANKINGS[q.rank_by];
         const filter = { periodHours: q.period_hours, category: q.category, search: q.search };
-        const list =
-          q.rank_by === "whale_volume"
-            ? markets.trending(filter, context(now))
-            : markets.moving(filter, context(now));
+        const list = await (q.rank_by === "whale_volume"
+          ? markets.trending(filter, context(now))
+          : markets.moving(filter, context(now)));
         const after = q.cursor === undefined ? undefined : rankKeyOf(endpoint, q.cursor);
         const { rows, more } = pageAfter(list, after, q.limit);
         const page = toPage(cursors, endpoint, rows, more, (last) => last.key);
@@ -153,8 +152,8 @@ export function marketTools(app: App): McpTool[] {
         limit: v.optional(integer("limit", 1, 100, "How many markets (1 to 100)."), 20),
       }),
       output: outputOf(MoversSchema),
-      run: (q, { now }) => {
-        const list = markets.movers(
+      run: async (q, { now }) => {
+        const list = await markets.movers(
           { periodHours: q.period_hours, category: q.category },
           context(now),
         );

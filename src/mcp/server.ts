@@ -98,12 +98,12 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
         outputSchema: tool.output,
         annotations: annotationsOf(tool),
       },
-      (args: Record<string, unknown>): CallToolResult => {
+      async (args: Record<string, unknown>): Promise<CallToolResult> => {
         const refusal = deps.gate(tool);
         if (refusal !== undefined) return toolError(refusal);
         let body: object;
         try {
-          body = tool.run(args, { now: deps.now() });
+          body = await tool.run(args, { now: deps.now() });
         } catch (error) {
           if (error instanceof ApiError) return toolError(error.message);
           deps.log.error({ err: error, tool: tool.name }, "MCP tool failed");

@@ -30,7 +30,8 @@ export interface McpTool {
   minTier: Tier;
   input: z.ZodObject;
   output: z.ZodType;
-  run(args: Record<string, unknown>, call: ToolCall): object;
+  /** The body, or a promise of it for a tool whose read yields to other requests meanwhile. */
+  run(args: Record<string, unknown>, call: ToolCall): object | Promise<object>;
   /** One line for the text content, ahead of the JSON. */
   summarize(body: object): string;
 }
@@ -43,7 +44,7 @@ interface ToolDefinition<S extends ArgumentsSchema, B extends object> {
   minTier: Tier;
   input: S;
   output: z.ZodType;
-  run(args: v.InferOutput<S>, call: ToolCall): B;
+  run(args: v.InferOutput<S>, call: ToolCall): B | Promise<B>;
   summarize(body: B): string;
 }
 

@@ -175,9 +175,23 @@ interface WindowRow {
 const SHORT_WINDOW_HOURS = 24;
 
 /**
- * Every market that traded in the window [@from, @to] (hours), with its hourly figures summed by
- * SQLite, one row per market in id order. Named by plan and filter; exported so a test can hold
- * the two plans to the same rows.
+ * Market ids per statement when a ranking reads its window. On the large world (20k markets) the
+ * whole window was one statement of about 120 ms (a day) to 170 ms (a week) that held every
+ * other request waiting; in chunks of 500 the longest the event loop waits is 3–7 ms, for the
+ * same total time (docs/architecture.md, "Rankings in chunks").
+ */
+export const WINDOW_CHUNK_MARKETS = 500;
+/** Chunked reads start again when a refresh lands meanwhile; after this many, one statement. */
+const WINDOW_ATTEMPTS = 3;
+
+/** Lets the requests waiting on the event loop run before the next chunk of a long read. */
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Every market with an id in [@first, @end) that traded in the window [@from, @to] (hours), with
+ * its hourly figures summed by SQLite, one row per market in id order. Named by plan and filter;
+ * exported so a test can hold the two plans to the same rows. The id range lets a ranking read
+ * its window in chunks (WINDOW_CHUNK_MARKETS), giving the event loop back between them.
  *
  * Each market's hours are one range of market_hours' key (market_id, hour), so the statements
  * walk the markets and seek each one's range: no sort, and no hour row crosses into JavaScript.
@@ -208,12 +222,13 @@ export function marketWindowSql(): Record<string, string> {
                  WHERE market_id = m.id AND hour < @from
                  ORDER BY hour DESC LIMIT 1) AS close_before
           FROM markets m CROSS JOIN market_hours h ON h.market_id = m.id
-         WHERE h.hour >= @from AND h.hour <= @to
+         WHERE h.hour >= @from AND h.hour <= @to AND m.id >= @first AND m.id < @end
            ${byCategory ? "AND m.category = @category" : ""}
            ${
              plan === "short"
                ? `AND m.id IN (SELECT market_id FROM market_hours INDEXED BY market_hours_by_hour
-                                WHERE hour >= @from AND hour <= @to)`
+                                WHERE hour >= @from AND hour <= @to
+                                  AND market_id >= @first AND market_id < @end)`
                : ""
            }
          GROUP BY m.id ORDER BY m.id`;
@@ -348,7 +363,14 @@ function flowOut(
 
 export type MarketQueries = ReturnType<typeof createMarketQueries>;
 
-export function createMarketQueries(db: Db) {
+export function createMarketQueries(
+  db: Db,
+  options: {
+    /** Market ids per statement of a window's read; tests pick a few to have many chunks. */
+    windowChunkMarkets?: number;
+  } = {},
+) {
+  const chunkMarkets = options.windowChunkMarkets ?? WINDOW_CHUNK_MARKETS;
   const r = db.reader;
   const marketBySlug = r.prepare<[string], MarketRow>(
     `SELECT m.id, m.slug, m.title, m.category, m.condition_id, m.end_date, m.created_at,
@@ -397,10 +419,17 @@ export function createMarketQueries(db: Db) {
         AND EXISTS (SELECT 1 FROM wallet_stats s WHERE s.address = t.wallet AND s.total_volume > ?)
       ORDER BY t.ts, t.id`,
   );
+  const latestRun = r
+    .prepare<[], number>("SELECT id FROM refresh_runs ORDER BY id DESC LIMIT 1")
+    .pluck();
+  const lastMarketId = r.prepare<[], number | null>("SELECT max(id) FROM markets").pluck();
   const windowStatements = Object.fromEntries(
     Object.entries(marketWindowSql()).map(([name, sql]) => [
       name,
-      r.prepare<{ from: number; to: number; category?: string }, WindowRow>(sql),
+      r.prepare<
+        { from: number; to: number; first: number; end: number; category?: string },
+        WindowRow
+      >(sql),
     ]),
   );
 
@@ -435,32 +464,50 @@ export function createMarketQueries(db: Db) {
    * in force when the window opened (the last close before it, else the first trade in it) to
    * the last close in it.
    */
-  function windowTotals(filter: WindowFilter, now: number): WindowTotals[] {
+  async function windowTotals(filter: WindowFilter, now: number): Promise<WindowTotals[]> {
     const { from, to } = windowHours(now, filter.periodHours);
     const plan = filter.periodHours < SHORT_WINDOW_HOURS ? "short" : "long";
-    const rows =
-      filter.category === undefined
-        ? windowStatements[plan]!.iterate({ from, to })
-        : windowStatements[`${plan}:category`]!.iterate({ from, to, category: filter.category });
+    const statement = windowStatements[filter.category === undefined ? plan : `${plan}:category`]!;
+    const args = {
+      from,
+      to,
+      ...(filter.category === undefined ? {} : { category: filter.category }),
+    };
     const needle = filter.search?.toLowerCase();
-    const out: WindowTotals[] = [];
-    for (const m of rows) {
-      if (needle !== undefined && !(m.title ?? "").toLowerCase().includes(needle)) continue;
-      const start = m.close_before ?? m.open_yes;
-      out.push({
-        slug: m.slug,
-        title: m.title,
-        category: m.category,
-        volume: m.volume,
-        whaleVolume: m.whale_volume,
-        tradeCount: m.trade_count,
-        netFlow: m.net_flow,
-        // Rounded to a millionth: prices come in thousandths, so this only drops binary noise.
-        priceChange:
-          start === null || m.close_yes === null ? null : roundTo(m.close_yes - start, 6),
-      });
+    // Chunks are separate statements, so each sees the database as of its own start. market_hours
+    // changes only when a refresh commits: when none did from the first chunk to the last, the
+    // chunks read one state of it. Otherwise the chunks are read again, and after a few tries
+    // (refreshes landing faster than a window is read) the window is one statement.
+    for (let attempt = 1; ; attempt++) {
+      const run = latestRun.get();
+      const end = (lastMarketId.get() ?? 0) + 1;
+      const step = attempt === WINDOW_ATTEMPTS ? end : chunkMarkets;
+      const out: WindowTotals[] = [];
+      for (let first = 0; first < end; first += step) {
+        for (const m of statement.iterate({ ...args, first, end: first + step })) {
+          if (needle === undefined || (m.title ?? "").toLowerCase().includes(needle)) {
+            out.push(totalsOf(m));
+          }
+        }
+        if (step < end) await yieldToRequests();
+      }
+      if (step === end || latestRun.get() === run) return out;
     }
-    return out;
+  }
+
+  function totalsOf(m: WindowRow): WindowTotals {
+    const start = m.close_before ?? m.open_yes;
+    return {
+      slug: m.slug,
+      title: m.title,
+      category: m.category,
+      volume: m.volume,
+      whaleVolume: m.whale_volume,
+      tradeCount: m.trade_count,
+      netFlow: m.net_flow,
+      // Rounded to a millionth: prices come in thousandths, so this only drops binary noise.
+      priceChange: start === null || m.close_yes === null ? null : roundTo(m.close_yes - start, 6),
+    };
   }
 
   const rankOf = (m: WindowTotals): MarketRank => ({
@@ -501,29 +548,46 @@ export function createMarketQueries(db: Db) {
       ),
   };
 
-  // Ranked lists depend only on the read models (generation) and the window (the hour).
+  // Ranked lists depend only on the read models (generation) and the window (the hour). The
+  // three rankings of one window share its totals, read once.
   let listEpoch = "";
-  const lists = new Map<string, Ranked<unknown>[]>();
+  const totalsOfWindow = new Map<string, Promise<WindowTotals[]>>();
+  const lists = new Map<string, Promise<Ranked<unknown>[]>>();
   const analyses = new Map<string, { at: number; value: MarketAnalysis }>();
 
   function ranked<K extends keyof typeof rankings>(
     kind: K,
     filter: WindowFilter,
     ctx: ReadContext,
-  ): ReturnType<(typeof rankings)[K]> {
+  ): Promise<ReturnType<(typeof rankings)[K]>> {
     const epoch = `${ctx.generation}:${Math.floor(ctx.now / HOUR_MS)}`;
     if (epoch !== listEpoch) {
+      totalsOfWindow.clear();
       lists.clear();
       listEpoch = epoch;
     }
-    const key = JSON.stringify([kind, filter.periodHours, filter.category, filter.search]);
+    const window = JSON.stringify([filter.periodHours, filter.category, filter.search]);
+    const key = `${kind} ${window}`;
     let list = lists.get(key);
     if (!list) {
-      list = rankings[kind](windowTotals(filter, ctx.now));
-      if (lists.size >= MAX_CACHED_LISTS) lists.delete(lists.keys().next().value!);
-      lists.set(key, list);
+      let totals = totalsOfWindow.get(window);
+      if (!totals) {
+        totals = windowTotals(filter, ctx.now);
+        keep(totalsOfWindow, window, totals);
+      }
+      list = totals.then((t) => rankings[kind](t));
+      keep(lists, key, list);
     }
-    return list as ReturnType<(typeof rankings)[K]>;
+    return list as Promise<ReturnType<(typeof rankings)[K]>>;
+  }
+
+  /** Caches a list being computed; one that fails is dropped, so the next request tries again. */
+  function keep<T>(cache: Map<string, Promise<T>>, key: string, value: Promise<T>): void {
+    if (cache.size >= MAX_CACHED_LISTS) cache.delete(cache.keys().next().value!);
+    cache.set(key, value);
+    value.catch(() => {
+      if (cache.get(key) === value) cache.delete(key);
+    });
   }
 
   function analyse(market: MarketRow, now: number): MarketAnalysis {
@@ -639,7 +703,10 @@ export function createMarketQueries(db: Db) {
       return flowOut(market.slug, options.whalesOnly, figures);
     },
 
-    /** Every market that traded in the window, ranked; cached per generation and hour. */
+    /**
+     * Every market that traded in the window, ranked; cached per generation and hour. Read in
+     * chunks of market ids (WINDOW_CHUNK_MARKETS), so other requests are answered meanwhile.
+     */
     movers: (filter: WindowFilter, ctx: ReadContext) => ranked("movers", filter, ctx),
     trending: (filter: WindowFilter, ctx: ReadContext) => ranked("trending", filter, ctx),
     moving: (filter: WindowFilter, ctx: ReadContext) => ranked("moving", filter, ctx),

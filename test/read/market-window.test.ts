@@ -76,10 +76,26 @@ describe("a window of market hours", () => {
       const from = current - hours;
       for (const filter of [undefined, category]) {
         const suffix = filter === undefined ? "" : ":category";
-        const args = { from, to: current, ...(filter === undefined ? {} : { category: filter }) };
+        const args = {
+          from,
+          to: current,
+          first: 0,
+          end: Number.MAX_SAFE_INTEGER,
+          ...(filter === undefined ? {} : { category: filter }),
+        };
         const short = statements[`short${suffix}`]!.all(args) as Record<string, number | null>[];
         const long = statements[`long${suffix}`]!.all(args);
         expect(long, `${hours} h ${filter ?? ""}`).toEqual(short);
+        // Read in chunks of market ids, as a ranking reads a window, the rows are the same.
+        for (const plan of ["short", "long"]) {
+          const chunked = [];
+          for (let first = 0; first < 400; first += 17) {
+            chunked.push(
+              ...statements[`${plan}${suffix}`]!.all({ ...args, first, end: first + 17 }),
+            );
+          }
+          expect(chunked, `${plan} ${hours} h ${filter ?? ""} in chunks`).toEqual(short);
+        }
         const expected = reference(from, current, filter);
         expect(short.map((m) => m.market_id)).toEqual(expected.map((m) => m.market_id));
         short.forEach((m, i) => {

@@ -54,9 +54,9 @@ export function marketSignalRoutes(app: App) {
       }),
       access(limiter, "terminal"),
       validator("query", MoversQuery, invalidParams),
-      (c) => {
+      async (c) => {
         const q = c.req.valid("query");
-        const list = read.markets.movers(
+        const list = await read.markets.movers(
           { periodHours: q.period_hours!, category: q.category },
           { generation: app.generation, now: app.deps.clock.now() },
         );

@@ -106,9 +106,9 @@ export function marketRoutes(app: App) {
         }),
         access(limiter, "terminal"),
         validator("query", RankQuery, invalidParams),
-        (c) => {
+        async (c) => {
           const q = c.req.valid("query");
-          const list = read.markets.trending(filterOf(q), context());
+          const list = await read.markets.trending(filterOf(q), context());
           return c.json(rankingPage("markets-trending", list, q));
         },
       )
@@ -125,9 +125,9 @@ export function marketRoutes(app: App) {
         }),
         access(limiter, "terminal"),
         validator("query", RankQuery, invalidParams),
-        (c) => {
+        async (c) => {
           const q = c.req.valid("query");
-          const list = read.markets.moving(filterOf(q), context());
+          const list = await read.markets.moving(filterOf(q), context());
           return c.json(rankingPage("markets-moving", list, q));
         },
       )

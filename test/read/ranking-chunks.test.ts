@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createIngest } from "../../src/ingest/ingest";
+import { refreshNow } from "../../src/jobs/refresh";
+import { createMarketQueries } from "../../src/read/markets";
+import { seededTestApp, type TestApp } from "../helpers/app";
+
+// The market rankings read their window in chunks of market ids and give the event loop back
+// between chunks (src/read/markets.ts, WINDOW_CHUNK_MARKETS), so a ranking of the large world
+// does not hold every other request for 100–200 ms. Read in chunks, a ranking must be the one
+// statement's ranking, and never a mix of two refreshes.
+
+const NOW = Date.parse("2026-11-01T00:00:00.000Z");
+const HOUR = 3_600_000;
+let t: TestApp;
+
+beforeAll(async () => {
+  ({ t } = await seededTestApp({ now: NOW }));
+}, 120_000);
+afterAll(() => t.close());
+
+type Queries = ReturnType<typeof createMarketQueries>;
+const KINDS = ["movers", "trending", "moving"] as const;
+let generation = 0;
+
+/** Every ranking of a window, as one fresh reader (its own cache) computes them. */
+async function rankingsOf(queries: Queries, filter: Parameters<Queries["movers"]>[0]) {
+  const ctx = { generation: ++generation, now: NOW };
+  return Promise.all(KINDS.map((kind) => queries[kind](filter, ctx)));
+}
+
+describe("rankings read in chunks", () => {
+  it("are the rankings of one statement, for every window and filter", async () => {
+    const chunked = createMarketQueries(t.db, { windowChunkMarkets: 7 });
+    const whole = createMarketQueries(t.db, { windowChunkMarkets: Number.MAX_SAFE_INTEGER });
+    const category = (
+      t.db.reader
+        .prepare("SELECT category FROM markets WHERE category IS NOT NULL LIMIT 1")
+        .get() as { category: string }
+    ).category;
+    let ranked = 0;
+    for (const periodHours of [1, 5, 23, 24, 100, 168]) {
+      for (const filter of [{}, { category }, { search: "will" }]) {
+        const f = { periodHours, ...filter };
+        const [a, b] = [await rankingsOf(chunked, f), await rankingsOf(whole, f)];
+        expect(a, JSON.stringify(f)).toEqual(b);
+        ranked += a[0]!.length;
+      }
+    }
+    expect(ranked).toBeGreaterThan(100);
+  });
+
+  it("let other work run between chunks, and share one read among the three rankings", async () => {
+    // The reader, with the window statement's reads counted.
+    let windowReads = 0;
+    const reader = t.db.reader;
+    const counted = new Proxy(reader, {
+      get(target, prop) {
+        if (prop === "prepare") {
+          return (sql: string) => {
+            const statement = target.prepare(sql);
+            if (!sql.includes("market_hours h")) return statement;
+            const iterate = statement.iterate.bind(statement);
+            statement.iterate = ((...args: unknown[]) => {
+              windowReads += 1;
+              return iterate(...(args as []));
+            }) as typeof statement.iterate;
+            return statement;
+          };
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const queries = createMarketQueries(
+      { ...t.db, reader: counted, path: t.db.path, writer: t.db.writer, storage: t.db.storage },
+      { windowChunkMarkets: 7 },
+    );
+    let turns = 0;
+    let done = false;
+    const turn = () => {
+      turns += 1;
+      if (!done) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const ctx = { generation: ++generation, now: NOW };
+    const lists = await Promise.all(KINDS.map((kind) => queries[kind]({ periodHours: 168 }, ctx)));
+    done = true;
+    const chunks = Math.ceil(
+      ((t.db.reader.prepare("SELECT max(id) AS n FROM markets").get() as { n: number }).n + 1) / 7,
+    );
+    // One statement per chunk, for all three rankings together.
+    expect(windowReads).toBe(chunks);
+    // The loop turned between chunks: they did not run back to back.
+    expect(turns).toBeGreaterThanOrEqual(chunks - 1);
+    expect(lists[0]!.length).toBeGreaterThan(0);
+  });
+
+  it("start again when a refresh lands between chunks", async () => {
+    const chunked = createMarketQueries(t.db, { windowChunkMarkets: 7 });
+    const filter = { periodHours: 24 };
+    const before = await rankingsOf(chunked, filter);
+    // A trade in the last market, read by the last chunk, refreshed while the first chunks are
+    // read: a reading that kept its first chunks would mix the two refreshes.
+    const last = t.db.reader
+      .prepare(
+        "SELECT m.id, m.slug FROM markets m JOIN market_hours h ON h.market_id = m.id ORDER BY m.id DESC LIMIT 1",
+      )
+      .get() as { id: number; slug: string };
+    const first = t.db.reader
+      .prepare(
+        "SELECT m.id FROM markets m JOIN market_hours h ON h.market_id = m.id ORDER BY m.id LIMIT 1",
+      )
+      .get() as { id: number };
+    const reading = Promise.all(
+      KINDS.map((kind) => chunked[kind](filter, { generation: ++generation, now: NOW })),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    const ingest = createIngest(t.db, t.clock);
+    const trade = (marketId: number, n: number) => ({
+      tx_hash: `0x${n.toString(16).padStart(64, "a")}`,
+      log_index: 0,
+      wallet: `0x${"ab".repeat(20)}`,
+      market_id: marketId,
+      outcome: "YES" as const,
+      side: "BUY" as const,
+      price: 0.5,
+      size: 1_000_000,
+      usd_value: 500_000,
+      ts: NOW - HOUR / 2,
+    });
+    t.db.writer.transaction(() => ingest.insertTrades([trade(first.id, 1), trade(last.id, 2)]))();
+    refreshNow(t.app);
+    const read = await reading;
+    const after = await rankingsOf(
+      createMarketQueries(t.db, { windowChunkMarkets: Number.MAX_SAFE_INTEGER }),
+      filter,
+    );
+    expect(read).toEqual(after);
+    expect(read).not.toEqual(before);
+    // Both markets moved to the top of the volume ranking: the chunks saw one refresh.
+    const top = read[0]!.slice(0, 2).map((r) => r.row.slug);
+    expect(top).toContain(last.slug);
+  });
+});
