@@ -3,6 +3,7 @@ import { DAY_MS } from "../analytics/fill";
 import type { Db } from "../db/open";
 import type { Outcome } from "../domain";
 import type { CorrelatedWalletsSchema } from "../schemas/wallets";
+import { createSteppedReads } from "./stepped";
 
 /**
  * Correlated wallets (GET /v1/wallets/{address}/correlated): who bet the same markets on the
@@ -28,40 +29,81 @@ type Side = Outcome;
 
 export type CorrelatedQueries = ReturnType<typeof createCorrelatedQueries>;
 
-export function createCorrelatedQueries(db: Db) {
+export function createCorrelatedQueries(
+  db: Db,
+  options: {
+    /** BETS_PER_ANCHOR_SIDE but in tests, which pick a few to meet ties at the cut. */
+    betsPerAnchorSide?: number;
+  } = {},
+) {
+  const perSide = options.betsPerAnchorSide ?? BETS_PER_ANCHOR_SIDE;
   const r = db.reader;
   // The wallet's bets are one range of wallet_bets' primary key (sql/0012), filtered on last_ts.
-  const anchors = r.prepare<[string, number, number], { market_id: number; side: Side }>(
-    `SELECT b.market_id, b.side FROM wallet_ids w CROSS JOIN wallet_bets b ON b.wallet_id = w.id
+  const anchors = r.prepare<
+    [string, number, number],
+    { wallet_id: number; market_id: number; side: Side }
+  >(
+    `SELECT w.id AS wallet_id, b.market_id, b.side FROM wallet_ids w
+       CROSS JOIN wallet_bets b ON b.wallet_id = w.id
       WHERE w.address = ? AND b.last_ts >= ? ORDER BY b.volume DESC, b.market_id LIMIT +?`,
   );
-  // The 500 largest first (an index range, ties by address), then the window: a market's old
-  // bets are never read.
-  const betsOnSide = r.prepare<[number, Side, number, number], { wallet: string }>(
-    `SELECT wallet FROM (
-       SELECT w.address AS wallet, b.last_ts FROM wallet_bets b INDEXED BY wallet_bets_by_market
-         CROSS JOIN wallet_ids w ON w.id = b.wallet_id
-        WHERE b.market_id = ? AND b.side = ? ORDER BY b.buy_usd DESC, w.address LIMIT +?)
-      WHERE last_ts >= ?`,
+  // A side's largest bets in the index's order, one more than asked. Ordering by address as well,
+  // as the definition does, made SQLite read, join and sort every bet on the side (a busy
+  // market's tens of thousands, 40 sides for a wallet: 1–2 s on the large world, with every
+  // request waiting). By size alone the set is the same unless the cut falls between bets of
+  // one size; then those are read apart, by address (betsOfSize). Wallets are counted by id and
+  // named only at the end, so no bet is joined to its address.
+  const betsBySize = r.prepare<
+    [number, Side, number],
+    { wallet_id: number; last_ts: number; buy_usd: number }
+  >(
+    `SELECT wallet_id, last_ts, buy_usd FROM wallet_bets INDEXED BY wallet_bets_by_market
+      WHERE market_id = ? AND side = ? ORDER BY buy_usd DESC LIMIT +?`,
   );
-  const nameOf = r.prepare<[string], { platform_name: string | null }>(
-    "SELECT platform_name FROM wallet_stats WHERE address = ?",
+  const betsOfSize = r.prepare<
+    [number, Side, number, number],
+    { wallet_id: number; last_ts: number }
+  >(
+    `SELECT b.wallet_id, b.last_ts FROM wallet_bets b INDEXED BY wallet_bets_by_market
+       CROSS JOIN wallet_ids w ON w.id = b.wallet_id
+      WHERE b.market_id = ? AND b.side = ? AND b.buy_usd = ? ORDER BY w.address LIMIT +?`,
   );
-  let cachedGeneration = -1;
-  const cache = new Map<string, CorrelatedWallet[]>();
+  const walletOf = r.prepare<[number], { address: string; platform_name: string | null }>(
+    `SELECT w.address, s.platform_name FROM wallet_ids w
+       LEFT JOIN wallet_stats s ON s.address = w.address WHERE w.id = ?`,
+  );
 
-  function compute(address: string, now: number): CorrelatedWallet[] {
+  /**
+   * The wallets (ids) among the side's `limit` largest bets, ties in size by address, that
+   * were active since `since`.
+   */
+  function activeAmongLargest(marketId: number, side: Side, limit: number, since: number) {
+    let rows: { wallet_id: number; last_ts: number }[] = betsBySize.all(marketId, side, limit + 1);
+    const bySize = rows as { wallet_id: number; last_ts: number; buy_usd: number }[];
+    if (bySize.length > limit && bySize[limit - 1]!.buy_usd === bySize[limit]!.buy_usd) {
+      const size = bySize[limit - 1]!.buy_usd;
+      const larger = bySize.filter((b) => b.buy_usd > size);
+      rows = [...larger, ...betsOfSize.all(marketId, side, size, limit - larger.length)];
+    }
+    const out: number[] = [];
+    for (let i = 0; i < Math.min(rows.length, limit); i++) {
+      if (rows[i]!.last_ts >= since) out.push(rows[i]!.wallet_id);
+    }
+    return out;
+  }
+  let cachedGeneration = -1;
+  const cache = new Map<string, Promise<CorrelatedWallet[]>>();
+  const steppedRead = createSteppedReads(db);
+
+  /** The wallet's correlated wallets, a side of an anchor market per step (stepped.ts). */
+  function* computeSteps(address: string, now: number): Generator<void, CorrelatedWallet[]> {
     const since = now - CORRELATION_WINDOW_MS;
-    const tally = new Map<string, { shared: number; same: number }>();
+    const tally = new Map<number, { shared: number; same: number }>();
     for (const anchor of anchors.all(address, since, ANCHOR_MARKETS)) {
       for (const side of ["YES", "NO"] as const) {
-        for (const { wallet } of betsOnSide.all(
-          anchor.market_id,
-          side,
-          BETS_PER_ANCHOR_SIDE,
-          since,
-        )) {
-          if (wallet === address) continue;
+        yield;
+        for (const wallet of activeAmongLargest(anchor.market_id, side, perSide, since)) {
+          if (wallet === anchor.wallet_id) continue;
           const t = tally.get(wallet) ?? { shared: 0, same: 0 };
           t.shared += 1;
           if (side === anchor.side) t.same += 1;
@@ -69,33 +111,58 @@ export function createCorrelatedQueries(db: Db) {
         }
       }
     }
-    return [...tally]
+    const ranked = [...tally]
       .filter(([, t]) => t.same > 0)
-      .map(([wallet, t]) => ({ wallet, shared: t.shared, ratio: t.same / t.shared }))
-      .sort((a, b) => b.shared - a.shared || b.ratio - a.ratio || (a.wallet < b.wallet ? -1 : 1))
+      .map(([id, t]) => ({ id, shared: t.shared, ratio: t.same / t.shared }))
+      .sort((a, b) => b.shared - a.shared || b.ratio - a.ratio);
+    // Addresses break ties, so every wallet tied with the last one kept is named before the cut.
+    const last = ranked[MAX_CORRELATED - 1];
+    const named = (
+      last === undefined
+        ? ranked
+        : ranked.filter(
+            (c) => c.shared > last.shared || (c.shared === last.shared && c.ratio >= last.ratio),
+          )
+    ).map((c) => ({ ...c, wallet: walletOf.get(c.id)! }));
+    return named
+      .sort(
+        (a, b) =>
+          b.shared - a.shared ||
+          b.ratio - a.ratio ||
+          (a.wallet.address < b.wallet.address ? -1 : 1),
+      )
       .slice(0, MAX_CORRELATED)
       .map((c) => ({
-        address: c.wallet,
-        platform_name: nameOf.get(c.wallet)?.platform_name ?? null,
+        address: c.wallet.address,
+        platform_name: c.wallet.platform_name,
         shared_markets: c.shared,
         same_side_ratio: c.ratio,
       }));
   }
 
   return {
-    /** The top `limit` (at most 20) correlated wallets as of `now`, cached per generation. */
-    correlated(address: string, limit: number, now: number, generation: number) {
+    /**
+     * The top `limit` (at most 20) correlated wallets as of `now`, cached per generation. Read
+     * a side of an anchor market at a time, with other requests answered in between (a busy
+     * wallet's 40 sides are about 0.1 s on the large world); a read under way is shared.
+     */
+    async correlated(address: string, limit: number, now: number, generation: number) {
       if (generation !== cachedGeneration) {
         cache.clear();
         cachedGeneration = generation;
       }
       let list = cache.get(address);
       if (!list) {
-        list = compute(address, now);
+        const reading = steppedRead(() => computeSteps(address, now));
         if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
-        cache.set(address, list);
+        cache.set(address, reading);
+        // A read that failed is not kept: the next request reads again.
+        reading.catch(() => {
+          if (cache.get(address) === reading) cache.delete(address);
+        });
+        list = reading;
       }
-      return { address, correlated: list.slice(0, limit) };
+      return { address, correlated: (await list).slice(0, limit) };
     },
   };
 }

@@ -22,6 +22,7 @@ import type {
   MarketSignalSchema,
   SentimentSchema,
 } from "../schemas/markets";
+import { createSteppedReads } from "./stepped";
 
 /**
  * Market read models as the API serves them: signal, sentiment, detail, flow, movers,
@@ -178,14 +179,9 @@ const SHORT_WINDOW_HOURS = 24;
  * Market ids per statement when a ranking reads its window. On the large world (20k markets) the
  * whole window was one statement of about 120 ms (a day) to 170 ms (a week) that held every
  * other request waiting; in chunks of 500 the longest the event loop waits is 3–7 ms, for the
- * same total time (docs/architecture.md, "Rankings in chunks").
+ * same total time (docs/architecture.md, "Long reads in steps").
  */
 export const WINDOW_CHUNK_MARKETS = 500;
-/** Chunked reads start again when a refresh lands meanwhile; after this many, one statement. */
-const WINDOW_ATTEMPTS = 3;
-
-/** Lets the requests waiting on the event loop run before the next chunk of a long read. */
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Every market with an id in [@first, @end) that traded in the window [@from, @to] (hours), with
@@ -419,9 +415,7 @@ export function createMarketQueries(
         AND EXISTS (SELECT 1 FROM wallet_stats s WHERE s.address = t.wallet AND s.total_volume > ?)
       ORDER BY t.ts, t.id`,
   );
-  const latestRun = r
-    .prepare<[], number>("SELECT id FROM refresh_runs ORDER BY id DESC LIMIT 1")
-    .pluck();
+  const steppedRead = createSteppedReads(db);
   const lastMarketId = r.prepare<[], number | null>("SELECT max(id) FROM markets").pluck();
   const windowStatements = Object.fromEntries(
     Object.entries(marketWindowSql()).map(([name, sql]) => [
@@ -464,7 +458,8 @@ export function createMarketQueries(
    * in force when the window opened (the last close before it, else the first trade in it) to
    * the last close in it.
    */
-  async function windowTotals(filter: WindowFilter, now: number): Promise<WindowTotals[]> {
+  /** The window's totals, a chunk of market ids per step (stepped.ts). */
+  function* windowSteps(filter: WindowFilter, now: number): Generator<void, WindowTotals[]> {
     const { from, to } = windowHours(now, filter.periodHours);
     const plan = filter.periodHours < SHORT_WINDOW_HOURS ? "short" : "long";
     const statement = windowStatements[filter.category === undefined ? plan : `${plan}:category`]!;
@@ -474,26 +469,21 @@ export function createMarketQueries(
       ...(filter.category === undefined ? {} : { category: filter.category }),
     };
     const needle = filter.search?.toLowerCase();
-    // Chunks are separate statements, so each sees the database as of its own start. market_hours
-    // changes only when a refresh commits: when none did from the first chunk to the last, the
-    // chunks read one state of it. Otherwise the chunks are read again, and after a few tries
-    // (refreshes landing faster than a window is read) the window is one statement.
-    for (let attempt = 1; ; attempt++) {
-      const run = latestRun.get();
-      const end = (lastMarketId.get() ?? 0) + 1;
-      const step = attempt === WINDOW_ATTEMPTS ? end : chunkMarkets;
-      const out: WindowTotals[] = [];
-      for (let first = 0; first < end; first += step) {
-        for (const m of statement.iterate({ ...args, first, end: first + step })) {
-          if (needle === undefined || (m.title ?? "").toLowerCase().includes(needle)) {
-            out.push(totalsOf(m));
-          }
+    const end = (lastMarketId.get() ?? 0) + 1;
+    const out: WindowTotals[] = [];
+    for (let first = 0; first < end; first += chunkMarkets) {
+      for (const m of statement.iterate({ ...args, first, end: first + chunkMarkets })) {
+        if (needle === undefined || (m.title ?? "").toLowerCase().includes(needle)) {
+          out.push(totalsOf(m));
         }
-        if (step < end) await yieldToRequests();
       }
-      if (step === end || latestRun.get() === run) return out;
+      if (first + chunkMarkets < end) yield;
     }
+    return out;
   }
+
+  const windowTotals = (filter: WindowFilter, now: number) =>
+    steppedRead(() => windowSteps(filter, now));
 
   function totalsOf(m: WindowRow): WindowTotals {
     const start = m.close_before ?? m.open_yes;

@@ -141,4 +141,54 @@ describe("rankings read in chunks", () => {
     const top = read[0]!.slice(0, 2).map((r) => r.row.slug);
     expect(top).toContain(last.slug);
   });
+
+  it("end in one transaction when refreshes keep landing between chunks", async () => {
+    const chunked = createMarketQueries(t.db, { windowChunkMarkets: 7 });
+    const filter = { periodHours: 48 };
+    const ingest = createIngest(t.db, t.clock);
+    // The first and the last market that trade: read by the first chunk and by the last.
+    const [first, last] = ["ASC", "DESC"].map(
+      (order) =>
+        (
+          t.db.reader
+            .prepare(`SELECT market_id FROM market_hours ORDER BY market_id ${order} LIMIT 1`)
+            .get() as { market_id: number }
+        ).market_id,
+    );
+    let refreshes = 0;
+    let done = false;
+    // A refresh on every turn of the event loop: no two chunks ever see the same refresh.
+    const churn = () => {
+      if (done) return;
+      refreshes += 1;
+      t.db.writer.transaction(() =>
+        ingest.insertTrades(
+          [first!, last!].map((market, i) => ({
+            tx_hash: `0x${(1000 + 2 * refreshes + i).toString(16).padStart(64, "c")}`,
+            log_index: 0,
+            wallet: `0x${"cd".repeat(20)}`,
+            market_id: market,
+            outcome: "NO" as const,
+            side: "BUY" as const,
+            price: 0.25,
+            size: 4_000,
+            usd_value: 1_000,
+            ts: NOW - HOUR,
+          })),
+        ),
+      )();
+      refreshNow(t.app);
+      setImmediate(churn);
+    };
+    setImmediate(churn);
+    const read = await rankingsOf(chunked, filter);
+    done = true;
+    // Three tries, the last without turns of the loop: it saw one refresh, the latest.
+    expect(refreshes).toBeGreaterThan(2);
+    const after = await rankingsOf(
+      createMarketQueries(t.db, { windowChunkMarkets: Number.MAX_SAFE_INTEGER }),
+      filter,
+    );
+    expect(read).toEqual(after);
+  });
 });

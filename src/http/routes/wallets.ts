@@ -161,10 +161,12 @@ export function walletRoutes(app: App) {
       access(limiter, "terminal"),
       validator("param", AddressParam, invalidParams),
       validator("query", CorrelatedQuery, invalidParams),
-      (c) => {
+      async (c) => {
         const { address } = c.req.valid("param");
         const { limit } = c.req.valid("query");
-        return c.json(wallets.correlated(address, limit!, app.deps.clock.now(), app.generation));
+        return c.json(
+          await wallets.correlated(address, limit!, app.deps.clock.now(), app.generation),
+        );
       },
     );
 }
