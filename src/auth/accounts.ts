@@ -203,10 +203,11 @@ export function createAccounts(db: Db, clock: Clock) {
      * process (the CLI) are seen within KEY_CACHE_MS.
      */
     authenticate(key: string): Caller | undefined {
-      if (!KEY_SHAPE.test(key)) return undefined;
       const now = clock.now();
+      // Only keys of the right shape are remembered, so a remembered key needs no second check.
       const hit = recent.get(key);
       if (hit && now - hit.at < KEY_CACHE_MS && now >= hit.at) return hit.caller;
+      if (!KEY_SHAPE.test(key)) return undefined;
       const row = callerByHash.get(hashKey(key));
       const caller =
         row && row.revoked_at === null

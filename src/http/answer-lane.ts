@@ -15,6 +15,9 @@ import { writeRequestLine } from "./middleware/request-log";
 /** What an answer is kept under (answer-cache.ts): a generation, a database version. */
 export type Epoch = () => number | string;
 
+/** "Bearer " and a key (svc_api_ and 48 hex digits, accounts.ts). */
+const BEARER_HEADER_LENGTH = 7 + 56;
+
 /** How many answers the lane keeps: each also sits in its route's answer cache. */
 const MAX_LANE_ANSWERS = 1024;
 
@@ -94,7 +97,12 @@ export function createAnswerLane(deps: {
 
   /** The kept answer for this caller and target, with the call counted; or undefined. */
   function admitted(header: string, target: string) {
-    const key = bearerKey(header);
+    // A well-formed key is "Bearer " and 56 characters that `authenticate` checks, so no regex
+    // is needed for it; any other header is parsed as the router parses it.
+    const key =
+      header.length === BEARER_HEADER_LENGTH && header.startsWith("Bearer ")
+        ? header.slice(7)
+        : bearerKey(header);
     if (key === undefined) return undefined;
     const caller = accounts.authenticate(key);
     if (caller === undefined || caller.kind !== "api") return undefined;
