@@ -1,7 +1,7 @@
 import type { Db } from "../db/open";
 
 /** Lets the requests waiting on the event loop run before the next step of a long read. */
-export const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Stepped reads start again when a refresh lands meanwhile; the last try is one transaction. */
 const ATTEMPTS = 3;
@@ -44,5 +44,3 @@ export function createSteppedReads(db: Db) {
     return inOneTransaction(start()) as T;
   };
 }
-
-export type SteppedRead = ReturnType<typeof createSteppedReads>;
