@@ -11,6 +11,5 @@ CREATE TABLE market_price_history (
                              -- without the newest
 );
 
--- Rendered from the stored hours by the same code as the refresh, so existing databases serve
--- the same answer without waiting for one.
--- @step render_price_histories
+-- Rendered by sql/0019, which gives the table its present shape: the rendering step writes that
+-- shape, so it runs there.

@@ -650,7 +650,7 @@ export function createMarketQueries(
 
     /**
      * The market's detail as JSON text. Its price_history is stored serialized by the refresh
-     * (market_price_history, all but the newest point: src/refresh/price-history.ts), so it is
+     * (market_price_history, all but its newest hours: src/refresh/price-history.ts), so it is
      * spliced in as the last field rather than parsed and serialized again: that array is most
      * of the answer's bytes.
      */

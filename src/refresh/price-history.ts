@@ -4,69 +4,126 @@ import type { MarketHourRow } from "./market-model";
 
 /**
  * The price_history of GET /v1/markets/{slug}, kept serialized per market in
- * market_price_history (sql/0017), all but its newest point: an answer reads that row and the
- * market's newest hour (createPriceHistoryReader), instead of 720 hourly rows and their dates.
+ * market_price_history (sql/0019) up to a cut hour: an answer reads that row and the market's
+ * hours after the cut (at most TAIL_HOURS of them) instead of 720 hourly rows and their dates.
  *
- * The newest point is left out because it is the one that moves: every refresh after a market's
- * trades changes its newest hour, and the whole history (up to 65 KB a market) would be rendered
- * and rewritten each time. Rendering every traded market's history took a large world's
- * incremental refresh after 10,000 trades in a new hour from 2.0–2.6 s to 4.7–5.1 s in its
- * markets phase; stored without the newest point, that happens once per market and hour, when a
- * new hour begins (the newest point joins the stored part and the oldest may fall off), or when
- * an older hour changes (a late fill).
+ * The cut is where the newest hours start to move: every refresh after a market's trades changes
+ * its newest hour, and a new hour moves the 720-point window on by one, so a history stored whole
+ * (up to 65 KB a market) would be rendered and rewritten at each new hour of each traded market.
+ * Storing all but the newest point still did that once per market and hour: a large world's
+ * incremental refresh after 10,000 trades in a new hour rendered 4,461 histories, 4–6 s of it.
+ * With the cut on every TAIL_HOURS-th trading hour of the market, a market's stored part is
+ * rendered once per TAIL_HOURS of its trading hours, or when a stored hour changes (a late fill).
+ *
+ * The cut depends on the market's hours alone (their count), so a full rebuild and any sequence
+ * of incremental refreshes store the same row: for a market with N trading hours, the cut C is the
+ * largest multiple of TAIL_HOURS below N; the row holds the points of hours C − 719 to C − 1 (by
+ * position, from 0) and the hour of the last of them, and answers read hours C to N − 1 after it.
  */
 
-/** Hourly points of MarketDetail.price_history: the market's last 30 days of trading hours. */
+/** Hourly points of MarketDetail.price_history: the market's last 720 trading hours. */
 export const PRICE_HISTORY_POINTS = 720;
+/** At most this many of a market's newest trading hours are read per answer, not stored. */
+export const TAIL_HOURS = 24;
 
 export type PriceHour = Pick<MarketHourRow, "hour" | "close_yes" | "volume" | "trade_count">;
 
-/** A market's hours as the history shows them, newest first. */
-const LATEST_HOURS = `SELECT hour, close_yes, volume, trade_count FROM market_hours
-  WHERE market_id = ? ORDER BY hour DESC`;
+/** What market_price_history holds for a market. */
+export interface StoredHistory {
+  /** The newest hour of the stored points; null when none are stored. */
+  through_hour: number | null;
+  point_count: number;
+  /** JSON array of the points, oldest first. */
+  points: string;
+}
+
+/** How many of a market's N hours (in hour order) are stored: all before the cut. */
+export const cutOf = (hourCount: number) =>
+  hourCount === 0 ? 0 : TAIL_HOURS * Math.floor((hourCount - 1) / TAIL_HOURS);
 
 /** One served point. */
 function pointOf(h: PriceHour, dateOf: (hour: number) => string) {
   return { hour: dateOf(h.hour), price: h.close_yes, volume: h.volume, trade_count: h.trade_count };
 }
 
+export const isoHour = (hour: number) => new Date(hour * HOUR_MS).toISOString();
+
 /**
- * The stored JSON array: the served history (the last PRICE_HISTORY_POINTS of `hours`, in hour
- * order) without its newest point.
+ * The stored row of a market from its hours, in hour order: `hours` are its newest ones and
+ * `hourCount` how many it has in all (the cut counts them all).
  */
-function storedHistoryJson(hours: readonly PriceHour[], dateOf: (hour: number) => string): string {
-  return JSON.stringify(hours.slice(-PRICE_HISTORY_POINTS, -1).map((h) => pointOf(h, dateOf)));
+export function storedHistory(
+  hours: readonly PriceHour[],
+  hourCount: number,
+  dateOf: (hour: number) => string,
+): StoredHistory {
+  const cut = cutOf(hourCount);
+  // Position in `hours` of the market's hour number `cut`.
+  const end = hours.length - (hourCount - cut);
+  const start = Math.max(0, end - (PRICE_HISTORY_POINTS - 1));
+  const stored = hours.slice(start, end);
+  return {
+    through_hour: stored.at(-1)?.hour ?? null,
+    point_count: stored.length,
+    points: JSON.stringify(stored.map((h) => pointOf(h, dateOf))),
+  };
 }
 
-const isoHour = (hour: number) => new Date(hour * HOUR_MS).toISOString();
-
 /**
- * The served price_history: the stored array (null for a market without one) and the market's
- * newest hour (undefined for a market that never traded).
+ * The served price_history: the last PRICE_HISTORY_POINTS of the stored points (none for a
+ * market without a row) followed by the hours after them, in hour order.
  */
-function historyWithNewest(stored: string | null, newest: PriceHour | undefined): string {
-  if (newest === undefined) return "[]";
-  const point = JSON.stringify(pointOf(newest, isoHour));
-  return stored === null || stored === "[]" ? `[${point}]` : `${stored.slice(0, -1)},${point}]`;
+export function servedHistory(
+  stored: StoredHistory | undefined,
+  tail: readonly PriceHour[],
+): string {
+  const tailJson = tail.map((h) => JSON.stringify(pointOf(h, isoHour))).join(",");
+  if (stored === undefined || stored.point_count === 0) return `[${tailJson}]`;
+  let points = stored.points;
+  // Points are flat objects, so "},{" is found only between two of them.
+  let drop = stored.point_count + tail.length - PRICE_HISTORY_POINTS;
+  if (drop >= stored.point_count) return `[${tailJson}]`;
+  let at = 0;
+  while (drop > 0) {
+    at = points.indexOf("},{", at) + 2;
+    drop -= 1;
+  }
+  if (at > 0) points = `[${points.slice(at)}`;
+  return tail.length === 0 ? points : `${points.slice(0, -1)},${tailJson}]`;
+}
+
+/** A market's hours after the stored ones, newest first (for a market without a row, its newest). */
+const HOURS_AFTER = `SELECT hour, close_yes, volume, trade_count FROM market_hours
+  WHERE market_id = ? AND hour > ? ORDER BY hour DESC LIMIT ${PRICE_HISTORY_POINTS}`;
+/** Below every hour: the stored hours of a market that has none stored end here. */
+const NO_HOUR = Number.MIN_SAFE_INTEGER;
+
+/** Reads the served price_history of a market (GET /v1/markets/{slug}) on `connection`. */
+export function createPriceHistoryReader(connection: Connection) {
+  const stored = connection.prepare<[number], StoredHistory>(
+    "SELECT through_hour, point_count, points FROM market_price_history WHERE market_id = ?",
+  );
+  const after = connection.prepare<[number, number], PriceHour>(HOURS_AFTER);
+  return (marketId: number): string => {
+    const row = stored.get(marketId);
+    const tail = after.all(marketId, row?.through_hour ?? NO_HOUR).reverse();
+    return servedHistory(row, tail);
+  };
 }
 
 /**
- * Whether a market's stored history changes when its hours from some hour on go from `before`
- * to `after` (in hour order): when the newest hour is another one, or an hour before it was
- * added, dropped or changed. A change to the newest hour alone leaves the stored part as it is.
+ * Whether a market's stored points change when its hours from some hour on go from `before` to
+ * `after` (in hour order): when an hour up to `through` (the newest stored hour) was added,
+ * dropped or changed. Changes after it are read by each answer.
  */
-export function storedHistoryMoved(
+export function storedHoursMoved(
   before: ReadonlyMap<number, PriceHour>,
   after: readonly PriceHour[],
+  through: number,
 ): boolean {
-  const newest = after.at(-1)?.hour;
-  let beforeNewest: number | undefined;
-  for (const hour of before.keys()) {
-    if (beforeNewest === undefined || hour > beforeNewest) beforeNewest = hour;
-  }
-  if (newest !== beforeNewest || before.size !== after.length) return true;
+  let kept = 0;
   for (const h of after) {
-    if (h.hour === newest) continue;
+    if (h.hour > through) continue;
     const old = before.get(h.hour);
     if (
       old === undefined ||
@@ -76,25 +133,34 @@ export function storedHistoryMoved(
     ) {
       return true;
     }
+    kept += 1;
   }
-  return false;
+  for (const hour of before.keys()) if (hour <= through) kept -= 1;
+  return kept !== 0;
 }
 
-/** Reads the served price_history of a market (GET /v1/markets/{slug}) on `connection`. */
-export function createPriceHistoryReader(connection: Connection) {
-  const stored = connection
-    .prepare<[number], string>("SELECT points FROM market_price_history WHERE market_id = ?")
-    .pluck();
-  const newest = connection.prepare<[number], PriceHour>(`${LATEST_HOURS} LIMIT 1`);
-  return (marketId: number): string =>
-    historyWithNewest(stored.get(marketId) ?? null, newest.get(marketId));
-}
-
-/** Renders markets' histories from their stored hours, on `connection` (the writer). */
+/** Renders markets' histories from their hours, on `connection` (the writer). */
 export function createPriceHistoryWriter(connection: Connection) {
-  const latestHours = connection.prepare<[number, number], PriceHour>(`${LATEST_HOURS} LIMIT +?`);
-  const put = connection.prepare<[number, string]>(
-    "INSERT OR REPLACE INTO market_price_history (market_id, points) VALUES (?, ?)",
+  const storedThrough = connection
+    .prepare<[number], number | null>(
+      "SELECT through_hour FROM market_price_history WHERE market_id = ?",
+    )
+    .pluck();
+  const hourCount = connection
+    .prepare<[number], number>("SELECT count(*) FROM market_hours WHERE market_id = ?")
+    .pluck();
+  const hoursAfter = connection
+    .prepare<[number, number], number>(
+      "SELECT count(*) FROM market_hours WHERE market_id = ? AND hour > ?",
+    )
+    .pluck();
+  const latestHours = connection.prepare<[number, number], PriceHour>(
+    `SELECT hour, close_yes, volume, trade_count FROM market_hours
+      WHERE market_id = ? ORDER BY hour DESC LIMIT +?`,
+  );
+  const put = connection.prepare<[number, number | null, number, string]>(
+    `INSERT OR REPLACE INTO market_price_history (market_id, through_hour, point_count, points)
+     VALUES (?, ?, ?, ?)`,
   );
   const drop = connection.prepare<[number]>("DELETE FROM market_price_history WHERE market_id = ?");
   // Markets share their hours: formatting each hour once made a full rebuild's rendering five
@@ -108,13 +174,45 @@ export function createPriceHistoryWriter(connection: Connection) {
     }
     return date;
   };
-  /** From the hours given: all of the market's, in hour order (a full rebuild has them). */
+  /** From the market's hours given: all of them, in hour order (a full rebuild has them). */
   const fromHours = (marketId: number, hours: readonly PriceHour[]): void => {
     if (hours.length === 0) drop.run(marketId);
-    else put.run(marketId, storedHistoryJson(hours, dateOf));
+    else {
+      const row = storedHistory(hours, hours.length, dateOf);
+      put.run(marketId, row.through_hour, row.point_count, row.points);
+    }
   };
-  /** From the market's stored hours, read back (after an incremental write changed some). */
-  const fromStored = (marketId: number): void =>
-    fromHours(marketId, latestHours.all(marketId, PRICE_HISTORY_POINTS).reverse());
-  return { fromHours, fromStored };
+  /** From the market's stored hours, read back: the newest up to the cut and 719 before it. */
+  const fromStored = (marketId: number): void => {
+    const count = hourCount.get(marketId) ?? 0;
+    if (count === 0) {
+      drop.run(marketId);
+      return;
+    }
+    const wanted = count - cutOf(count) + PRICE_HISTORY_POINTS - 1;
+    const hours = latestHours.all(marketId, wanted).reverse();
+    const row = storedHistory(hours, count, dateOf);
+    put.run(marketId, row.through_hour, row.point_count, row.points);
+  };
+  /**
+   * After an incremental write changed the market's hours from some hour on (`before`, as
+   * stored, and `after`, as written): renders the stored part again when a stored hour changed
+   * or the hours after the cut are no longer 1 to TAIL_HOURS (the cut moves on).
+   */
+  const afterWrite = (
+    marketId: number,
+    before: ReadonlyMap<number, PriceHour>,
+    after: readonly PriceHour[],
+  ): void => {
+    const through = storedThrough.get(marketId);
+    if (through !== undefined) {
+      const from = through ?? NO_HOUR;
+      if (!storedHoursMoved(before, after, from)) {
+        const tail = hoursAfter.get(marketId, from) ?? 0;
+        if (tail >= 1 && tail <= TAIL_HOURS) return;
+      }
+    }
+    fromStored(marketId);
+  };
+  return { fromHours, fromStored, afterWrite };
 }

@@ -1,7 +1,7 @@
 import type { Db, Statement } from "../db/open";
 import type { MarketHourRow, MarketStatsRow } from "./market-model";
 import { BET_FIELDS } from "./pass";
-import { createPriceHistoryWriter, storedHistoryMoved } from "./price-history";
+import { createPriceHistoryWriter } from "./price-history";
 import {
   EMPTY_TIMING,
   type WalletBetRow,
@@ -139,8 +139,8 @@ export function createModelWriter(db: Db) {
      * Writes the market's stats and its hours from `fromHour` on. `previous` holds the rows
      * stored before (none in a full rebuild, which passes every hour of the market), so only
      * what changed is written, and stored hours from `fromHour` on that the model no longer has
-     * are deleted. The market's stored price history is rendered again when it changed (all but
-     * the newest point: price-history.ts).
+     * are deleted. The market's stored price history is rendered again when its stored part
+     * changed (all but the newest hours: price-history.ts).
      */
     market(
       marketId: number,
@@ -163,7 +163,7 @@ export function createModelWriter(db: Db) {
       for (const hour of previous.hours.keys()) {
         if (!kept.has(hour)) dropHour.run(marketId, hour);
       }
-      if (storedHistoryMoved(previous.hours, hours)) history.fromStored(marketId);
+      history.afterWrite(marketId, previous.hours, hours);
     },
   };
 }

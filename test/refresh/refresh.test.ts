@@ -1,8 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate";
-import { sqlFiles } from "../../src/db/sql-files";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
-import { createPriceHistoryReader, PRICE_HISTORY_POINTS } from "../../src/refresh/price-history";
+import {
+  createPriceHistoryReader,
+  cutOf,
+  PRICE_HISTORY_POINTS,
+  TAIL_HOURS,
+} from "../../src/refresh/price-history";
 import { MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
 import { betPnl } from "../../src/refresh/wallet-model";
 import { createTestApp, type TestApp } from "../helpers/app";
@@ -468,8 +472,8 @@ describe("a full refresh's connection settings", () => {
   });
 });
 
-describe("market_price_history (sql/0017)", () => {
-  /** The stored array: the served history without its newest point. */
+describe("market_price_history (sql/0017, sql/0019)", () => {
+  /** The stored array: the served history up to the market's cut (price-history.ts). */
   const storedOf = (marketId: number) =>
     t.db.writer
       .prepare("SELECT points FROM market_price_history WHERE market_id = ?")
@@ -519,25 +523,46 @@ describe("market_price_history (sql/0017)", () => {
     expect(refreshReadModels(t.db, NOW + HOUR).kind).toBe("incremental");
     expect(storedOf(b)).toBe(stored);
     expect(pointsOf(b).at(-1)).toMatchObject({ hour: iso(NOW - DAY), price: 0.8, trade_count: 2 });
-    // One in a new hour moves the window on: the stored part is rendered again.
-    t.db.writer.transaction(() => {
-      createIngest(t.db, t.clock).insertTrades([trade(Y, b, "YES", "BUY", 0.7, 100, NOW + HOUR)]);
-    })();
-    expect(refreshReadModels(t.db, NOW + 2 * HOUR).kind).toBe("incremental");
-    expect(storedOf(b)).not.toBe(stored);
+    // New hours are read by each answer until TAIL_HOURS of them follow the cut: then the cut
+    // moves on and the stored part is rendered again.
+    const hourCount = () =>
+      t.db.writer
+        .prepare("SELECT count(*) FROM market_hours WHERE market_id = ?")
+        .pluck()
+        .get(b) as number;
+    const cut = cutOf(hourCount());
+    let rendered = 0;
+    for (let k = 1; k <= TAIL_HOURS; k++) {
+      t.db.writer.transaction(() => {
+        createIngest(t.db, t.clock).insertTrades([
+          trade(Y, b, "YES", "BUY", 0.7, 100, NOW + k * HOUR),
+        ]);
+      })();
+      expect(refreshReadModels(t.db, NOW + (k + 1) * HOUR).kind).toBe("incremental");
+      const moved = cutOf(hourCount()) !== cut;
+      expect(storedOf(b) !== stored, `after ${k} new hours`).toBe(moved);
+      if (moved) rendered = k;
+      const history = pointsOf(b);
+      expect(history).toHaveLength(PRICE_HISTORY_POINTS);
+      expect(history[0]!.hour).toBe(iso(start - (716 - k) * 2 * HOUR));
+      expect(history.at(-1)).toEqual({
+        hour: iso(NOW + k * HOUR),
+        price: 0.7,
+        volume: 70,
+        trade_count: 1,
+      });
+      if (moved) break;
+    }
+    expect(rendered).toBeGreaterThan(0);
     const incremental = pointsOf(b);
-    expect(incremental).toHaveLength(PRICE_HISTORY_POINTS);
-    expect(incremental[0]!.hour).toBe(iso(start - 715 * 2 * HOUR));
-    expect(incremental.at(-2)).toMatchObject({ hour: iso(NOW - DAY), price: 0.8, trade_count: 2 });
-    expect(incremental.at(-1)).toEqual({
-      hour: iso(NOW + HOUR),
-      price: 0.7,
-      volume: 70,
-      trade_count: 1,
+    expect(incremental.at(-rendered - 1)).toMatchObject({
+      hour: iso(NOW - DAY),
+      price: 0.8,
+      trade_count: 2,
     });
     // A market whose hours did not change keeps its row as it was.
     expect(pointsOf(a).map((p) => p.hour)).toEqual([T, T + HOUR, T + 2 * HOUR].map(iso));
-    refreshReadModels(t.db, NOW + 2 * HOUR, { full: true });
+    refreshReadModels(t.db, NOW + (rendered + 1) * HOUR, { full: true });
     expect(pointsOf(b)).toEqual(incremental);
   });
 
@@ -549,12 +574,16 @@ describe("market_price_history (sql/0017)", () => {
       .prepare("SELECT * FROM market_price_history ORDER BY market_id")
       .all();
     expect(rendered).toHaveLength(markets.length);
-    // The database as 0016 left it: read models, and no table of histories.
-    t.db.writer.exec("DROP TABLE market_price_history");
-    t.db.writer.pragma("user_version = 16");
-    // Migrated to 0017 only: the later migrations are there already.
-    const upTo17 = sqlFiles().filter((file) => file.name <= "0017_market_price_history.sql");
-    expect(migrate(t.db.writer, upTo17).applied).toEqual(["0017_market_price_history.sql"]);
+    // The database as 0018 left it: 0017's table, each history all but its newest point.
+    t.db.writer.exec(`DROP TABLE market_price_history;
+      CREATE TABLE market_price_history (
+        market_id INTEGER PRIMARY KEY REFERENCES markets (id),
+        points    TEXT    NOT NULL
+      );
+      INSERT INTO market_price_history (market_id, points)
+      SELECT DISTINCT market_id, '[]' FROM market_hours;`);
+    t.db.writer.pragma("user_version = 18");
+    expect(migrate(t.db.writer).applied).toEqual(["0019_price_history_tail.sql"]);
     expect(
       t.db.writer.prepare("SELECT * FROM market_price_history ORDER BY market_id").all(),
     ).toEqual(rendered);
