@@ -26,6 +26,7 @@ import {
   stopwatch,
   toFill,
 } from "./pass";
+import { withStoredMarks } from "./prices";
 import {
   betFromFills,
   timingOf,
@@ -90,8 +91,9 @@ type Writer = ReturnType<typeof createModelWriter>;
 export function incremental(db: Db, now: number, run: IncrementalRun): PassResult {
   const watch = stopwatch();
   const writer = createModelWriter(db);
-  const ctx = contextFor(db, now, "seek");
   const changes = selectChanges(db, now, run);
+  const seek = contextFor(db, now, "seek");
+  const ctx = { ...seek, prices: withStoredMarks(db, seek.prices, changes.fresh) };
   watch.lap("select");
   const pass = recomputeWallets(db, ctx, writer, changes);
   watch.lap("wallets");

@@ -118,3 +118,34 @@ function seekLookup(db: Db): PriceLookup {
     },
   };
 }
+
+/**
+ * `lookup` with the marks (each outcome's last trade price) of markets that had no fill since the
+ * last refresh taken from market_stats, where that refresh stored them: fills are only ever
+ * added, so those are still the last trades. An incremental refresh marks the open bets of every
+ * wallet it recomputes, about 18,000 markets on the large world, and seeking each market's last
+ * fills in fills_by_market cost more than a tenth of it.
+ */
+export function withStoredMarks(
+  db: Db,
+  lookup: PriceLookup,
+  tradedSince: { has(marketId: number): boolean },
+): PriceLookup {
+  const stored = new Map<number, [number | null, number | null]>();
+  for (const [marketId, yes, no] of db.writer
+    .prepare<[], [number, number | null, number | null]>(
+      "SELECT market_id, last_yes_trade, last_no_trade FROM market_stats",
+    )
+    .raw()
+    .iterate()) {
+    stored.set(marketId, [yes, no]);
+  }
+  return {
+    lastPrice(marketId, outcome) {
+      const marks = tradedSince.has(marketId) ? undefined : stored.get(marketId);
+      if (marks === undefined) return lookup.lastPrice(marketId, outcome);
+      return outcome === "YES" ? marks[0] : marks[1];
+    },
+    yesPriceAt: (marketId, ts) => lookup.yesPriceAt(marketId, ts),
+  };
+}
