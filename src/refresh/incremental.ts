@@ -2,9 +2,10 @@
  * The incremental refresh: from what the last run stored, recompute only what the trades,
  * resolutions and time since then change (refreshReadModels says what that is).
  */
-import { DAY_MS, type Fill, HOUR_MS } from "../analytics/fill";
+import { DAY_MS, type Fill, HOUR_MS, type Outcome } from "../analytics/fill";
 import type { Db } from "../db/open";
 import { WHALE_VOLUME_USD } from "../domain";
+import { decodedSql } from "../ingest/fill-codec";
 import {
   appendToMarket,
   type MarketHourRow,
@@ -26,7 +27,7 @@ import {
   stopwatch,
   toFill,
 } from "./pass";
-import { withStoredMarks } from "./prices";
+import { type NewestFills, withStoredMarks } from "./prices";
 import {
   betFromFills,
   timingOf,
@@ -63,14 +64,21 @@ function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
 interface Changes {
   /** The bets to recompute: wallet → markets. */
   pairs: Map<string, Set<number>>;
-  /** Per market with new fills: the earliest new fill and the new fills' wallets. */
-  fresh: Map<number, { since: number; wallets: Set<string> }>;
+  /** Per market with new fills: the earliest new fill, the new fills' wallets, the newest of each outcome. */
+  fresh: Map<number, FreshMarket>;
   /** Markets whose outcome or facts changed: every bet in them is in `pairs`. */
   changedMarkets: Set<number>;
   /** Wallets whose timing buckets (trades in resolved markets) may have changed. */
   timingChanged: Set<string>;
   /** Every wallet to recompute: those of `pairs`, dirty ones and the stalest marks. */
   wallets: Set<string>;
+}
+
+/** A market's new fills since the last run. */
+interface FreshMarket {
+  since: number;
+  wallets: Set<string>;
+  newest: NewestFills;
 }
 
 /** What recomputing the wallets tells the market step and the base rates. */
@@ -93,7 +101,8 @@ export function incremental(db: Db, now: number, run: IncrementalRun): PassResul
   const writer = createModelWriter(db);
   const changes = selectChanges(db, now, run);
   const seek = contextFor(db, now, "seek");
-  const ctx = { ...seek, prices: withStoredMarks(db, seek.prices, changes.fresh) };
+  const newest = new Map([...changes.fresh].map(([marketId, f]) => [marketId, f.newest]));
+  const ctx = { ...seek, prices: withStoredMarks(db, seek.prices, newest) };
   watch.lap("select");
   const pass = recomputeWallets(db, ctx, writer, changes);
   watch.lap("wallets");
@@ -112,22 +121,29 @@ export function incremental(db: Db, now: number, run: IncrementalRun): PassResul
 function selectChanges(db: Db, now: number, run: IncrementalRun): Changes {
   const w = db.writer;
   const pairs = new Map<string, Set<number>>();
-  /** Per market with new fills: the earliest new fill and the new fills' wallets. */
-  const fresh = new Map<number, { since: number; wallets: Set<string> }>();
+  const fresh = new Map<number, FreshMarket>();
   const newFills = w
-    .prepare<[number, number], [string, number, number]>(
-      `SELECT w.address, f.market_id, f.ts FROM fills f CROSS JOIN wallet_ids w ON w.id = f.wallet_id
+    .prepare<[number, number], [string, number, number, number, Outcome, number]>(
+      `SELECT w.address, f.market_id, f.ts, f.id, CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END,
+              ${decodedSql("f.price")}
+         FROM fills f CROSS JOIN wallet_ids w ON w.id = f.wallet_id
         WHERE f.id > ? AND f.id <= ?`,
     )
     .raw()
     .iterate(run.watermark, run.maxTradeId);
-  for (const [wallet, marketId, ts] of newFills) {
+  for (const [wallet, marketId, ts, id, outcome, price] of newFills) {
     addTo(pairs, wallet, marketId);
-    const entry = fresh.get(marketId);
-    if (entry === undefined) fresh.set(marketId, { since: ts, wallets: new Set([wallet]) });
-    else {
+    let entry = fresh.get(marketId);
+    if (entry === undefined) {
+      entry = { since: ts, wallets: new Set([wallet]), newest: {} };
+      fresh.set(marketId, entry);
+    } else {
       if (ts < entry.since) entry.since = ts;
       entry.wallets.add(wallet);
+    }
+    const newest = entry.newest[outcome];
+    if (newest === undefined || ts > newest.ts || (ts === newest.ts && id > newest.id)) {
+      entry.newest[outcome] = { ts, id, price };
     }
   }
   const changedMarkets = new Set(

@@ -119,32 +119,44 @@ function seekLookup(db: Db): PriceLookup {
   };
 }
 
+/** A market's newest fill of each outcome among those since the last refresh, in (ts, id) order. */
+export type NewestFills = Partial<Record<Outcome, { ts: number; id: number; price: number }>>;
+
 /**
- * `lookup` with the marks (each outcome's last trade price) of markets that had no fill since the
- * last refresh taken from market_stats, where that refresh stored them: fills are only ever
- * added, so those are still the last trades. An incremental refresh marks the open bets of every
- * wallet it recomputes, about 18,000 markets on the large world, and seeking each market's last
- * fills in fills_by_market cost more than a tenth of it.
+ * `lookup` with each outcome's last trade price (the mark of open positions) worked out from
+ * what the last refresh stored in market_stats, where it can be: fills are only ever added, so a
+ * market's last fill of an outcome is the one stored then unless a new fill of that outcome came
+ * after it. A new fill dated at or after the stored last_trade_at comes after every earlier fill
+ * (and a larger id breaks a tie of times); for a back-dated one, which fill is last is asked of
+ * `lookup`. An incremental refresh marks the open bets of every wallet it recomputes (about
+ * 18,000 markets on the large world), and seeking each market's last fills in fills_by_market
+ * was more than a tenth of it.
  */
 export function withStoredMarks(
   db: Db,
   lookup: PriceLookup,
-  tradedSince: { has(marketId: number): boolean },
+  newest: ReadonlyMap<number, NewestFills>,
 ): PriceLookup {
-  const stored = new Map<number, [number | null, number | null]>();
-  for (const [marketId, yes, no] of db.writer
-    .prepare<[], [number, number | null, number | null]>(
-      "SELECT market_id, last_yes_trade, last_no_trade FROM market_stats",
+  const stored = new Map<number, [number | null, number | null, number | null]>();
+  for (const [marketId, yes, no, lastTradeAt] of db.writer
+    .prepare<[], [number, number | null, number | null, number | null]>(
+      "SELECT market_id, last_yes_trade, last_no_trade, last_trade_at FROM market_stats",
     )
     .raw()
     .iterate()) {
-    stored.set(marketId, [yes, no]);
+    stored.set(marketId, [yes, no, lastTradeAt]);
   }
   return {
     lastPrice(marketId, outcome) {
-      const marks = tradedSince.has(marketId) ? undefined : stored.get(marketId);
+      const marks = stored.get(marketId);
+      // A market the last refresh did not see.
       if (marks === undefined) return lookup.lastPrice(marketId, outcome);
-      return outcome === "YES" ? marks[0] : marks[1];
+      const storedMark = outcome === "YES" ? marks[0] : marks[1];
+      const last = newest.get(marketId)?.[outcome];
+      if (last === undefined) return storedMark;
+      const lastTradeAt = marks[2];
+      if (lastTradeAt === null || last.ts >= lastTradeAt) return last.price;
+      return lookup.lastPrice(marketId, outcome);
     },
     yesPriceAt: (marketId, ts) => lookup.yesPriceAt(marketId, ts),
   };

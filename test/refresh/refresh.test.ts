@@ -340,6 +340,26 @@ describe("incremental refresh", () => {
     for (const [table] of TABLES) expect(incremental[table], table).toEqual(full[table]);
   });
 
+  it("marks at the last trade when a new fill is dated before it", () => {
+    const { b } = world();
+    refreshReadModels(t.db, NOW);
+    // Market B's last NO trade is Y's at 0.25 (T + 4 h). A fill that arrives now, dated between
+    // X's and Y's, is the newest fill stored but not the last NO trade.
+    const Z = "0x00000000000000000000000000000000000000dd";
+    t.db.writer.transaction(() => {
+      createIngest(t.db, t.clock).insertTrades([
+        trade(Z, b, "NO", "BUY", 0.6, 100, T + 3 * HOUR + HOUR / 2),
+      ]);
+    })();
+    expect(refreshReadModels(t.db, NOW + 60_000).kind).toBe("incremental");
+    const statsOf = t.db.writer.prepare("SELECT * FROM wallet_stats WHERE address = ?");
+    const incremental = statsOf.get(Z) as Record<string, any>;
+    // 100 NO shares bought at 0.60 and marked at 0.25.
+    expect(incremental.ledger_pnl).toBeCloseTo(-35, 9);
+    refreshReadModels(t.db, NOW + 60_000, { full: true });
+    expect(statsOf.get(Z)).toEqual(incremental);
+  });
+
   it("keeps an untouched holder's marks until they are stale, then marks it as a full rebuild does", () => {
     const { ingest, markets, round } = randomWorld(5);
     round(NOW - 30 * DAY, NOW - 3 * DAY, 1500);
