@@ -1,10 +1,5 @@
 import { DAY_MS, HOUR_MS } from "../analytics/fill";
-import {
-  explainInsiderSignal,
-  INSIDER_WEIGHTS,
-  type InsiderFacts,
-  insiderScore,
-} from "../analytics/insider";
+import { explainInsiderSignal, type InsiderFacts, insiderScore } from "../analytics/insider";
 import { fallbackScore } from "../analytics/score";
 import { explainWhaleSignal, whaleSignalScore } from "../analytics/whale";
 import type { Db } from "../db/open";
@@ -16,44 +11,6 @@ import { createFundingFacts, type FundingFacts } from "./funding-facts";
 const WINDOW_MS = 30 * DAY_MS;
 const FRESH_MS = 7 * DAY_MS;
 const INSIDER_FIRES_AT = 65;
-/** From this bet size the size and odds points are full (FULL_SIZE_USD, src/analytics/insider.ts). */
-const FULL_SIZE_USD = 1_000;
-/** Above this price a BUY earns no odds points ((0.25 − price) / 0.2, src/analytics/insider.ts). */
-const NO_ODDS_ABOVE = 0.25;
-/**
- * The insider score sums eight points each rounded to 2 decimals, then rounds the sum: at most
- * 0.045 above the unrounded sum. A ceiling this far under the threshold cannot reach it.
- */
-const ROUNDING_SLACK = 0.1;
-
-/**
- * A ceiling on the score of the detector's first bound (the facts built in `detect` before any
- * read: the market's volume as the bet itself, no prior trades, the timing cluster and the
- * concentration at their maximum), from the trade, its cluster and its freshness alone. Each
- * category counts at its most for what is known: size and odds scaled by the bet's USD up to
- * FULL_SIZE_USD, odds only for a BUY at a price that earns any, the niche market in full. Most
- * trades of a bulk file are under the threshold by this alone, and skip building the facts and
- * the score's three records (checked against insiderScore by test/signals/ceiling.test.ts).
- */
-export function firstBoundCeiling(
-  usd: number,
-  side: "BUY" | "SELL",
-  price: number,
-  inCluster: boolean,
-  fresh: boolean,
-): number {
-  const W = INSIDER_WEIGHTS;
-  const full = usd >= FULL_SIZE_USD ? 1 : usd > 0 ? usd / FULL_SIZE_USD : 0;
-  return (
-    W.size * full +
-    (side === "BUY" && price < NO_ODDS_ABOVE ? W.odds * full : 0) +
-    (inCluster ? W.funding_cluster + W.cluster_reputation : 0) +
-    W.timing_cluster +
-    (fresh ? W.freshness : 0) +
-    W.concentration +
-    W.niche_market
-  );
-}
 
 export interface DetectorOptions {
   /** A trade of at least this much USD fires a whale signal. */
@@ -306,16 +263,6 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
       // prior trades, and the timing cluster and concentration at their maximum. Most trades
       // cannot reach the threshold even so, and need no further reads.
       const cluster = funding.cluster(trade.wallet);
-      const firstFundedAt = fundedBy(trade.wallet, trade.ts);
-      const fresh = firstFundedAt !== null && trade.ts - firstFundedAt < FRESH_MS;
-      const ceiling = firstBoundCeiling(
-        trade.usd_value,
-        trade.side,
-        trade.price,
-        cluster.size >= 2,
-        fresh,
-      );
-      if (ceiling + ROUNDING_SLACK < INSIDER_FIRES_AT) continue;
       const facts: InsiderFacts = {
         side: trade.side,
         outcome: trade.outcome,
@@ -325,7 +272,7 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
         marketVolumeUsd: trade.usd_value,
         clusterSize: cluster.size,
         freshSameSideWallets: 3,
-        firstFundedAt,
+        firstFundedAt: fundedBy(trade.wallet, trade.ts),
         priorTrades: 0,
         walletVolumeUsd: 1,
         walletMarketVolumeUsd: 1,
