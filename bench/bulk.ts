@@ -11,10 +11,10 @@
  *           report the process's own /proc/self/io, CPU time and VmHWM as it exits
  * (--binary PATH: the build to run, default dist/smartmoney, so an old build kept aside and a new
  * one can be measured turn about; --cpu-prof: the import under --cpu-prof, and prints where its
- * time went; --keep-fills keeps the file of new fills beside the world) and prints fills/s (by the wall clock, and per CPU second:
- * on a busy machine the wall clock also counts other processes' turns), bytes written per byte
- * of growth, bytes per fill all-in (dbstat's used pages over fills), peak RSS, and a year at 1M
- * fills a day at that density.
+ * time went; --keep-fills keeps the file of new fills beside the world) and prints fills/s (by
+ * the wall clock, and per CPU second: on a busy machine the wall clock also counts other
+ * processes' turns), bytes written per byte of growth, bytes per fill all-in (dbstat's used pages
+ * over fills), peak RSS, and a year at 1M fills a day at that density.
  *
  * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
  */
