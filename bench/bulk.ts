@@ -2,18 +2,19 @@
  * Bulk load at scale: `npm run bench:bulk` (run `npm run build` first).
  *
  * For each world (default medium and large, `--scales medium,large`):
- *   seed    `dist/smartmoney seed --scale S` end to end (import + full refresh), timed, with the
+ *   seed    `smartmoney seed --scale S` end to end (import + full refresh), timed, with the
  *           child's peak RSS polled from /proc/PID/status; skipped when the world file exists
  *           and --reseed is not given (its last timing is kept beside it)
  *   import  1M new fills (`--fills N`) for the world's markets and wallets (a fifth new wallets,
  *           a third of the fills sharing a transaction with the previous one), imported with
- *           `smartmoney import` into a copy of the world, in a child that reports its own
- *           /proc/self/io and VmHWM as it exits (bench/lib/io-child.ts)
- * (--cpu-prof: under node --cpu-prof, and prints where its time went; --keep-fills keeps the
- * file of new fills beside the world) and prints fills/s (by the wall clock, and per CPU second:
- * on a busy machine the wall clock also counts other processes' turns), bytes written per byte
- * of growth, bytes per fill all-in (dbstat's used pages over fills), peak RSS, and a year at 1M
- * fills a day at that density.
+ *           `smartmoney import` into a copy of the world, with bench/lib/io-probe.cjs preloaded to
+ *           report the process's own /proc/self/io, CPU time and VmHWM as it exits
+ * (--binary PATH: the build to run, default dist/smartmoney, so an old build kept aside and a new
+ * one can be measured turn about; --cpu-prof: the import under --cpu-prof, and prints where its
+ * time went; --keep-fills keeps the file of new fills beside the world) and prints fills/s (by
+ * the wall clock, and per CPU second: on a busy machine the wall clock also counts other
+ * processes' turns), bytes written per byte of growth, bytes per fill all-in (dbstat's used pages
+ * over fills), peak RSS, and a year at 1M fills a day at that density.
  *
  * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
  */
@@ -40,7 +41,8 @@ import { alignColumns } from "./lib/report";
 import { worldCacheDir } from "./lib/world";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "..", "..");
-const BINARY = join(ROOT, "dist", "smartmoney");
+const DEFAULT_BINARY = join(ROOT, "dist", "smartmoney");
+const IO_PROBE = join(ROOT, "bench", "lib", "io-probe.cjs");
 const DAY = 86_400_000;
 const PROFILE_DIR = join(ROOT, "bench", "results", "profiles", "bulk");
 
@@ -50,10 +52,10 @@ interface Seeded {
 }
 
 /** Runs the built binary, polling its peak RSS (VmHWM only grows, so the last poll is near it). */
-function runBinary(args: string[]): Promise<Seeded> {
+function runBinary(binary: string, args: string[]): Promise<Seeded> {
   return new Promise((done, fail) => {
     const started = performance.now();
-    const child = spawn(BINARY, args, { stdio: ["ignore", "inherit", "inherit"] });
+    const child = spawn(binary, args, { stdio: ["ignore", "inherit", "inherit"] });
     let peak = 0;
     const poll = setInterval(() => {
       try {
@@ -66,7 +68,7 @@ function runBinary(args: string[]): Promise<Seeded> {
     child.on("error", fail);
     child.on("exit", (code) => {
       clearInterval(poll);
-      if (code !== 0) fail(new Error(`${BINARY} ${args.join(" ")} exited with ${code}`));
+      if (code !== 0) fail(new Error(`${binary} ${args.join(" ")} exited with ${code}`));
       else done({ seconds: (performance.now() - started) / 1000, peakRssMb: peak });
     });
   });
@@ -112,26 +114,24 @@ interface Imported {
   peakRssMb: number;
 }
 
-function importChild(file: string, dbPath: string, profileDir: string | null): Imported {
+function importChild(
+  binary: string,
+  file: string,
+  dbPath: string,
+  profileDir: string | null,
+): Imported {
   const out = `${dbPath}.io.json`;
-  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  const run = spawnSync(
-    process.execPath,
-    [
-      ...process.execArgv,
-      ...profile,
-      join(ROOT, "bench/lib/io-child.ts"),
-      "import",
-      file,
-      "--db",
-      dbPath,
-    ],
-    {
-      stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, SMARTMONEY_BENCH_IO_OUT: out },
+  rmSync(out, { force: true });
+  const profile = profileDir ? ` --cpu-prof --cpu-prof-dir=${profileDir}` : "";
+  const run = spawnSync(binary, ["import", file, "--db", dbPath], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: {
+      ...process.env,
+      NODE_OPTIONS: `--require ${IO_PROBE}${profile}`,
+      SMARTMONEY_BENCH_IO_OUT: out,
     },
-  );
-  if (run.status !== 0) throw new Error(`import child failed (status ${run.status})`);
+  });
+  if (run.status !== 0) throw new Error(`${binary} import failed (status ${run.status})`);
   return JSON.parse(readFileSync(out, "utf8")) as Imported;
 }
 
@@ -155,9 +155,11 @@ async function main(): Promise<void> {
       reseed: { type: "boolean", default: false },
       "cpu-prof": { type: "boolean", default: false },
       "keep-fills": { type: "boolean", default: false },
+      binary: { type: "string", default: DEFAULT_BINARY },
     },
   });
-  if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run npm run build first`);
+  const binary = resolve(values.binary);
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: run npm run build first`);
   const count = Number(values.fills);
   const dir = join(worldCacheDir(), "bulk");
   mkdirSync(dir, { recursive: true });
@@ -169,8 +171,8 @@ async function main(): Promise<void> {
       for (const suffix of ["", "-wal", "-shm", ".key", ".manifest.json"]) {
         rmSync(`${world}${suffix}`, { force: true });
       }
-      console.error(`seeding the ${scale} world with ${BINARY} ...`);
-      const seeded = await runBinary(["seed", "--scale", scale, "--db", world]);
+      console.error(`seeding the ${scale} world with ${binary} ...`);
+      const seeded = await runBinary(binary, ["seed", "--scale", scale, "--db", world]);
       writeFileSync(timing, JSON.stringify(seeded));
     }
     const seeded = JSON.parse(readFileSync(timing, "utf8")) as Seeded;
@@ -181,10 +183,10 @@ async function main(): Promise<void> {
     const file = join(dir, `${scale}-new-fills.jsonl`);
     await writeNewFills(copy, file, count);
     const before = { bytes: fileBytes(copy), fills: fillCount(copy) };
-    console.error(`importing ${count} new fills into the ${scale} world ...`);
+    console.error(`importing ${count} new fills into the ${scale} world with ${binary} ...`);
     const profileDir = values["cpu-prof"] ? join(PROFILE_DIR, scale) : null;
     if (profileDir) rmSync(profileDir, { recursive: true, force: true });
-    const imported = importChild(file, copy, profileDir);
+    const imported = importChild(binary, file, copy, profileDir);
     if (profileDir) {
       for (const name of readdirSync(profileDir).filter((n) => n.endsWith(".cpuprofile"))) {
         console.error(

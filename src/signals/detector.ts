@@ -112,9 +112,14 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
   const walletRow = w.prepare<[string], { score: number; type: string | null }>(
     "SELECT smart_money_score AS score, wallet_type AS type FROM wallet_stats WHERE address = ?",
   );
+  // Straight from `fills` by the wallet's id, not through the `trades` view: the same rows (an
+  // address has one id, and none when it has no fills), and a count does not depend on their
+  // order. Through the view it cost 26 µs of CPU a call, 6 µs this way (5,000 wallets of the
+  // medium world, warm); in a bulk import it was 3.7% of the profile.
   const priorTrades = w.prepare<[string, number, number, number], { n: number }>(
-    `SELECT count(*) AS n FROM (SELECT 1 FROM trades WHERE wallet = ? AND (ts < ? OR (ts = ? AND id < ?))
-      LIMIT 20)`,
+    `SELECT count(*) AS n FROM (SELECT 1 FROM fills INDEXED BY fills_by_wallet
+      WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?)
+        AND (ts < ? OR (ts = ? AND id < ?)) LIMIT 20)`,
   );
   const walletVolumes = w.prepare<
     [number, string, number, number, number],

@@ -1,0 +1,37 @@
+/**
+ * Preloaded into `smartmoney import` by `npm run bench:bulk` (NODE_OPTIONS=--require): as the
+ * process exits, writes what it did to the disk (/proc/self/io), its CPU time and its peak RSS
+ * (VmHWM) as JSON to the file named by $SMARTMONEY_BENCH_IO_OUT. A parent cannot read a child's
+ * /proc/PID/io once it has exited, and the last thing an import does (the WAL checkpoint on
+ * close) is a large share of its writes. Preloading it into the built binary (rather than running
+ * the CLI's source in a wrapper) measures exactly the build given to the bench, so an old build
+ * and a new one can be compared turn about.
+ */
+const { readFileSync, writeFileSync } = require("node:fs");
+const { performance } = require("node:perf_hooks");
+
+const out = process.env.SMARTMONEY_BENCH_IO_OUT;
+const started = performance.now();
+
+function field(text, name) {
+  const m = new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text);
+  return m ? Number(m[1]) : Number.NaN;
+}
+
+process.on("exit", () => {
+  if (!out) return;
+  const io = readFileSync("/proc/self/io", "utf8");
+  const status = readFileSync("/proc/self/status", "utf8");
+  const cpu = process.cpuUsage();
+  writeFileSync(
+    out,
+    JSON.stringify({
+      seconds: (performance.now() - started) / 1000,
+      // On a shared machine the wall clock counts other processes' turns; CPU time does not.
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      writeBytes: field(io, "write_bytes"),
+      readBytes: field(io, "read_bytes"),
+      peakRssMb: field(status, "VmHWM") / 1024,
+    }),
+  );
+});
