@@ -212,7 +212,9 @@ export function benchEndpoints(picks: WorldPicks | null): BenchEndpoint[] {
     get("markets-trending", "/v1/markets/trending?period_hours=24&limit=20"),
     get("markets-moving", "/v1/markets/moving?period_hours=24&limit=20"),
     get("analyze-warm", `/v1/analyze/market/${market.slug}`),
-    picks.cluster && get("clusters-sybil", "/v1/clusters/sybil?limit=100"),
+    // Ten: a page every world fills (the small world has ten clusters, the large 415), so
+    // --compare-scales compares the same answer (at 100 the large world's was ten times longer).
+    picks.cluster && get("clusters-sybil", "/v1/clusters/sybil?limit=10"),
     picks.cluster && get("cluster-by-id", `/v1/clusters/by-id/${picks.cluster.id}`),
     picks.cluster && get("cluster-graph", `/v1/clusters/${picks.cluster.funder}/graph`),
     // Three: a page every world fills (the small world has four investigations), so
