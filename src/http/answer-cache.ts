@@ -23,24 +23,31 @@ const MAX_ANSWERS = 512;
 export function createAnswerCache(lane: AnswerLane, epoch: Epoch, maxAnswers = MAX_ANSWERS) {
   let current: number | string = Number.NaN;
   const answers = new Map<string, string>();
+  /** The kept answer's JSON for `key`, computed by `render` when none is kept this epoch. */
+  function send(c: Context<HttpEnv>, key: string, render: () => string): Response {
+    const now = epoch();
+    if (now !== current) {
+      answers.clear();
+      current = now;
+    }
+    let body = answers.get(key);
+    if (body === undefined) {
+      body = render();
+      if (answers.size >= maxAnswers) answers.delete(answers.keys().next().value!);
+      answers.set(key, body);
+    }
+    // The next request for the same target may then skip the router (answer-lane.ts).
+    lane.remember(c, epoch, now, body);
+    // What c.json sends, without serializing again.
+    return c.body(body, 200, { "Content-Type": "application/json" });
+  }
+
   return {
-    json(c: Context<HttpEnv>, key: string, compute: () => unknown): Response {
-      const now = epoch();
-      if (now !== current) {
-        answers.clear();
-        current = now;
-      }
-      let body = answers.get(key);
-      if (body === undefined) {
-        body = JSON.stringify(compute());
-        if (answers.size >= maxAnswers) answers.delete(answers.keys().next().value!);
-        answers.set(key, body);
-      }
-      // The next request for the same target may then skip the router (answer-lane.ts).
-      lane.remember(c, epoch, now, body);
-      // What c.json sends, without serializing again.
-      return c.body(body, 200, { "Content-Type": "application/json" });
-    },
+    json: (c: Context<HttpEnv>, key: string, compute: () => unknown): Response =>
+      send(c, key, () => JSON.stringify(compute())),
+    /** The same for an answer computed as JSON text (a market's detail splices stored JSON in). */
+    text: (c: Context<HttpEnv>, key: string, compute: () => string): Response =>
+      send(c, key, compute),
   };
 }
 

@@ -20,6 +20,12 @@ const BEARER_HEADER_LENGTH = 7 + 56;
 
 /** How many answers the lane keeps: each also sits in its route's answer cache. */
 const MAX_LANE_ANSWERS = 1024;
+/**
+ * Larger answers stay with their route's cache: the lane saves the router's 20–30 µs, which a
+ * long answer's socket write dwarfs (a market's detail is up to 70 KB), and it bounds what the
+ * lane holds to 32 MB.
+ */
+const MAX_LANE_BYTES = 32 * 1024;
 
 interface LaneAnswer {
   epoch: Epoch;
@@ -126,6 +132,7 @@ export function createAnswerLane(deps: {
       const target = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.url;
       const caller = c.get("caller");
       if (target === undefined || c.req.method !== "GET" || caller === undefined) return;
+      if (body.length > MAX_LANE_BYTES) return;
       const key = `${caller.account.tier} ${target}`;
       const kept = answers.get(key);
       if (kept !== undefined && kept.epoch === epoch && kept.at === at) return;

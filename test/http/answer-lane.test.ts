@@ -10,6 +10,7 @@ import {
   F,
   fill,
   HOUR,
+  MARKETS,
   NOW,
   tradeAfterRefresh,
   type World,
@@ -91,6 +92,9 @@ describe("the answer lane", () => {
     `/v1/wallets/${B}`,
     "/v1/leaderboards/whales?limit=50",
     "/v1/leaderboards/whales?limit=2&sort=winRate",
+    `/v1/wallets/${A}/trades?limit=2`,
+    `/v1/trades?wallet=${A}&limit=3`,
+    `/v1/markets/${MARKETS.m3.slug}`,
   ];
 
   it("sends the router's answers, headers included, and counts every call once", async () => {
@@ -154,6 +158,19 @@ describe("the answer lane", () => {
     expect(served()).toBe(sent);
     expect(after.body).not.toEqual(before.body);
     expect(JSON.parse(after.body)).toEqual(JSON.parse((await get(routed, path, key)).body));
+    // A page of fills and a market's detail likewise: after a commit, the router answers again
+    // (the new fill is in the page; the detail changes with the next refresh).
+    const kept = [`/v1/wallets/${F}/trades?limit=5`, `/v1/markets/${MARKETS.m3.slug}`];
+    for (const [i, path] of kept.entries()) {
+      const first = await get(laned, path, key);
+      await get(laned, path, key);
+      const keptSent = served();
+      world.trade([fill(F, world.ids.m3, "NO", "BUY", 0.4, 7 + i, NOW + 3 * HOUR)]);
+      const fresh = await get(laned, path, key);
+      expect(served(), path).toBe(keptSent);
+      if (i === 0) expect(fresh.body, path).not.toEqual(first.body);
+      expect(JSON.parse(fresh.body)).toEqual(JSON.parse((await get(routed, path, key)).body));
+    }
 
     const board = "/v1/leaderboards/whales?limit=50";
     await get(laned, board, key);

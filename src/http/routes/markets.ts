@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
+import { HOUR_MS } from "../../analytics/fill";
 import type { App } from "../../app";
 import { WHALE_VOLUME_TEXT } from "../../domain";
 import { badRequest } from "../../errors";
@@ -14,6 +15,7 @@ import {
   MarketRankPageSchema,
   MarketSentimentSchema,
 } from "../../schemas/markets";
+import { createAnswerCache, databaseVersion } from "../answer-cache";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
@@ -89,6 +91,15 @@ export function marketRoutes(app: App) {
     search: q.search,
   });
   const context = () => ({ generation: app.generation, now: app.deps.clock.now() });
+  // A market's detail reads the read models, its live hours and fills, and sums its last 24
+  // clock hours: kept until a refresh lands, anything commits, or the hour turns.
+  const version = databaseVersion(app.deps.db);
+  const details = createAnswerCache(
+    app.lane,
+    () => `${app.generation} ${version()} ${Math.floor(app.deps.clock.now() / HOUR_MS)}`,
+    // Up to 70 KB each (the price history): a bounded few megabytes.
+    128,
+  );
 
   return (
     new Hono<HttpEnv>()
@@ -147,9 +158,11 @@ export function marketRoutes(app: App) {
         validator("param", SlugParam, invalidParams),
         (c) => {
           const { slug } = c.req.valid("param");
-          const detail = read.markets.detailJson(slug, app.deps.clock.now());
-          if (detail === undefined) throw marketNotFound(slug);
-          return c.body(detail, 200, { "content-type": "application/json" });
+          return details.text(c, slug, () => {
+            const detail = read.markets.detailJson(slug, app.deps.clock.now());
+            if (detail === undefined) throw marketNotFound(slug);
+            return detail;
+          });
         },
       )
       .get(

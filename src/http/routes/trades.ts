@@ -7,6 +7,7 @@ import { parseInstant } from "../../instant";
 import { toPage } from "../../paging/pages";
 import { type TradeKey, tradeFilterOf } from "../../read/trades";
 import { PageOf, TradeSchema } from "../../schemas/shared";
+import { createAnswerCache, databaseVersion } from "../answer-cache";
 import type { HttpEnv } from "../env";
 import { access } from "../middleware/auth";
 import { errorResponses, okResponse } from "../openapi";
@@ -61,6 +62,10 @@ const TxParam = v.object({
 
 export function tradeRoutes(app: App) {
   const { limiter, cursors, read } = app;
+  // Pages of fills read fills and markets alone, in explicit windows (no clock): kept until
+  // anything commits (answer-cache.ts).
+  const version = databaseVersion(app.deps.db);
+  const pages = createAnswerCache(app.lane, version);
   return new Hono<HttpEnv>()
     .get(
       "/trades",
@@ -78,12 +83,15 @@ export function tradeRoutes(app: App) {
       validator("query", TradesQuery, invalidParams),
       (c) => {
         const q = c.req.valid("query");
-        const filter = tradeFilterOf(q);
-        const after = q.cursor ? (cursors.decode("trades", q.cursor, 2) as TradeKey) : undefined;
-        const { rows, more } = read.trades.page(filter, q.limit!, after);
-        return c.json(
-          toPage(cursors, "trades", rows, more, (t) => [Date.parse(t.trade_timestamp), t.id]),
-        );
+        return pages.json(c, JSON.stringify(q), () => {
+          const filter = tradeFilterOf(q);
+          const after = q.cursor ? (cursors.decode("trades", q.cursor, 2) as TradeKey) : undefined;
+          const { rows, more } = read.trades.page(filter, q.limit!, after);
+          return toPage(cursors, "trades", rows, more, (t) => [
+            Date.parse(t.trade_timestamp),
+            t.id,
+          ]);
+        });
       },
     )
     .get(

@@ -108,11 +108,15 @@ export function walletRoutes(app: App) {
         const { address } = c.req.valid("param");
         const q = c.req.valid("query");
         const endpoint = "wallet-trades";
-        const after = q.cursor ? (cursors.decode(endpoint, q.cursor, 2) as TradeKey) : undefined;
-        const { rows, more } = read.trades.page({ wallet: address }, q.limit!, after);
-        return c.json(
-          toPage(cursors, endpoint, rows, more, (t) => [Date.parse(t.trade_timestamp), t.id]),
-        );
+        // Fills and markets only: kept until anything commits, as the dossier's recent trades.
+        return profiles.json(c, `trades ${address} ${q.limit} ${q.cursor ?? ""}`, () => {
+          const after = q.cursor ? (cursors.decode(endpoint, q.cursor, 2) as TradeKey) : undefined;
+          const { rows, more } = read.trades.page({ wallet: address }, q.limit!, after);
+          return toPage(cursors, endpoint, rows, more, (t) => [
+            Date.parse(t.trade_timestamp),
+            t.id,
+          ]);
+        });
       },
     )
     .get(
