@@ -39,8 +39,13 @@ export const ANALYSIS_POSITIONS_PER_SIDE = 100;
 export const ANALYSIS_FLOW_MINUTES = 1440;
 /** Markets need this many trades in the window to be ranked by price change. */
 export const MOVING_MIN_TRADES = 3;
-/** Ranked lists kept per (generation, hour); each distinct filter is one entry. */
-const MAX_CACHED_LISTS = 256;
+/**
+ * Ranked lists kept per (generation, hour); each distinct filter is one entry. A list of the
+ * large world's busiest week holds about 20k rows (a few MB), so this bounds what they hold.
+ */
+const MAX_CACHED_LISTS = 64;
+/** Window totals kept to derive a window's other rankings from: only the latest few. */
+const MAX_CACHED_TOTALS = 8;
 const MAX_CACHED_ANALYSES = 1_000;
 
 export interface MarketRef {
@@ -456,9 +461,8 @@ export function createMarketQueries(
   /**
    * Per market over the window: summed hourly figures, and the YES price change from the price
    * in force when the window opened (the last close before it, else the first trade in it) to
-   * the last close in it.
+   * the last close in it. Read a chunk of market ids per step (stepped.ts).
    */
-  /** The window's totals, a chunk of market ids per step (stepped.ts). */
   function* windowSteps(filter: WindowFilter, now: number): Generator<void, WindowTotals[]> {
     const { from, to } = windowHours(now, filter.periodHours);
     const plan = filter.periodHours < SHORT_WINDOW_HOURS ? "short" : "long";
@@ -563,17 +567,22 @@ export function createMarketQueries(
       let totals = totalsOfWindow.get(window);
       if (!totals) {
         totals = windowTotals(filter, ctx.now);
-        keep(totalsOfWindow, window, totals);
+        keep(totalsOfWindow, window, totals, MAX_CACHED_TOTALS);
       }
       list = totals.then((t) => rankings[kind](t));
-      keep(lists, key, list);
+      keep(lists, key, list, MAX_CACHED_LISTS);
     }
     return list as Promise<ReturnType<(typeof rankings)[K]>>;
   }
 
   /** Caches a list being computed; one that fails is dropped, so the next request tries again. */
-  function keep<T>(cache: Map<string, Promise<T>>, key: string, value: Promise<T>): void {
-    if (cache.size >= MAX_CACHED_LISTS) cache.delete(cache.keys().next().value!);
+  function keep<T>(
+    cache: Map<string, Promise<T>>,
+    key: string,
+    value: Promise<T>,
+    max: number,
+  ): void {
+    if (cache.size >= max) cache.delete(cache.keys().next().value!);
     cache.set(key, value);
     value.catch(() => {
       if (cache.get(key) === value) cache.delete(key);
