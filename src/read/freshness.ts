@@ -15,16 +15,26 @@ export interface Freshness {
   poll(): boolean;
 }
 
-export function createFreshness(db: Db): Freshness {
+/**
+ * The latest refresh run on the reader (its id, and the as-of its figures were computed at), or
+ * undefined before the first. Run ids grow with time, so the last id is the latest run: a rowid
+ * seek, not a scan.
+ */
+export function latestRefreshRun(db: Db): () => { id: number; as_of: number } | undefined {
   const latest = db.reader.prepare<[], { id: number; as_of: number }>(
     "SELECT id, started_at AS as_of FROM refresh_runs ORDER BY id DESC LIMIT 1",
   );
+  return () => latest.get();
+}
+
+export function createFreshness(db: Db): Freshness {
+  const latest = latestRefreshRun(db);
   let runId: number | null = null;
   let asOf: number | null = null;
   const freshness: Freshness = {
     asOf: () => asOf,
     poll() {
-      const row = latest.get();
+      const row = latest();
       if ((row?.id ?? null) === runId) return false;
       runId = row?.id ?? null;
       asOf = row?.as_of ?? null;

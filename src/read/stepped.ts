@@ -1,4 +1,5 @@
 import type { Db } from "../db/open";
+import { latestRefreshRun } from "./freshness";
 
 /** Lets the requests waiting on the event loop run before the next step of a long read. */
 const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -19,11 +20,8 @@ const ATTEMPTS = 3;
  * one read transaction (one state, the event loop held as before).
  */
 export function createSteppedReads(db: Db) {
-  const r = db.reader;
-  const latestRun = r
-    .prepare<[], number>("SELECT id FROM refresh_runs ORDER BY id DESC LIMIT 1")
-    .pluck();
-  const inOneTransaction = r.transaction(<T>(steps: Generator<unknown, T>): T => {
+  const latestRun = latestRefreshRun(db);
+  const inOneTransaction = db.reader.transaction(<T>(steps: Generator<unknown, T>): T => {
     for (;;) {
       const next = steps.next();
       if (next.done) return next.value;
@@ -32,14 +30,14 @@ export function createSteppedReads(db: Db) {
 
   return async function steppedRead<T>(start: () => Generator<unknown, T>): Promise<T> {
     for (let attempt = 1; attempt < ATTEMPTS; attempt++) {
-      const run = latestRun.get();
+      const run = latestRun()?.id;
       const steps = start();
       let next = steps.next();
       while (!next.done) {
         await yieldToRequests();
         next = steps.next();
       }
-      if (latestRun.get() === run) return next.value;
+      if (latestRun()?.id === run) return next.value;
     }
     return inOneTransaction(start()) as T;
   };

@@ -4,6 +4,7 @@ import type { PnlSource } from "../analytics/pnl-source";
 import type { Db } from "../db/open";
 import { isoOrNull as iso } from "../domain";
 import type { WalletStatsSchema } from "../schemas/wallets";
+import { latestRefreshRun } from "./freshness";
 
 /**
  * WalletStats as the API serves it from a wallet_stats row, and the routing of its PnL as-of
@@ -75,11 +76,8 @@ export const CATEGORY_PNL_TRUSTED_SQL = `(s.wallet_type <> 'market_maker' AND s.
  * of its own, so callers ask only when a row needs it (pnlAsOf): most rows carry their date.
  */
 export function createLatestRefresh(db: Db): () => number | null {
-  // Run ids grow with time, so the last id is the latest run: a rowid seek, not a scan.
-  const latest = db.reader.prepare<[], { at: number }>(
-    "SELECT started_at AS at FROM refresh_runs ORDER BY id DESC LIMIT 1",
-  );
-  return () => latest.get()?.at ?? null;
+  const latest = latestRefreshRun(db);
+  return () => latest()?.as_of ?? null;
 }
 
 /** `get` read at most once, on first call: one latest-refresh read for a page of rows. */
