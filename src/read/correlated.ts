@@ -78,8 +78,8 @@ export function createCorrelatedQueries(
    * were active since `since`.
    */
   function activeAmongLargest(marketId: number, side: Side, limit: number, since: number) {
-    let rows: { wallet_id: number; last_ts: number }[] = betsBySize.all(marketId, side, limit + 1);
-    const bySize = rows as { wallet_id: number; last_ts: number; buy_usd: number }[];
+    const bySize = betsBySize.all(marketId, side, limit + 1);
+    let rows: { wallet_id: number; last_ts: number }[] = bySize;
     if (bySize.length > limit && bySize[limit - 1]!.buy_usd === bySize[limit]!.buy_usd) {
       const size = bySize[limit - 1]!.buy_usd;
       const larger = bySize.filter((b) => b.buy_usd > size);
