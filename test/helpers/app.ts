@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { type App, createApp } from "../../src/app";
 import type { Tier } from "../../src/auth/tiers";
 import { type Config, loadConfig } from "../../src/config";
@@ -131,4 +131,22 @@ export async function seededTestApp(options: {
     throw new Error(seeded.reason);
   }
   return { t, manifest: seeded.value.manifest };
+}
+
+/**
+ * The small seeded world shared by the tests of one file: seeded before them, closed after.
+ * Read `.t` inside tests (it exists once the file's beforeAll has run).
+ */
+export function seededTestAppPerFile(options: { now: number }): { readonly t: TestApp } {
+  let t: TestApp | undefined;
+  beforeAll(async () => {
+    ({ t } = await seededTestApp(options));
+  }, 120_000);
+  afterAll(() => t?.close());
+  return {
+    get t() {
+      if (!t) throw new Error("the seeded world is read before its file's beforeAll ran");
+      return t;
+    },
+  };
 }

@@ -1,26 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ANCHOR_MARKETS,
   CORRELATION_WINDOW_MS,
   createCorrelatedQueries,
 } from "../../src/read/correlated";
-import { seededTestApp, type TestApp } from "../helpers/app";
+import { seededTestAppPerFile } from "../helpers/app";
 
 // Correlated wallets (src/read/correlated.ts) read each anchor market's largest bets in the
 // index's order and fall back to the order with addresses only when the cut falls on a tie. The
 // answers must be those of the definition: the largest bets ordered by size, then address.
 
 const NOW = Date.parse("2026-11-01T00:00:00.000Z");
-let t: TestApp;
-
-beforeAll(async () => {
-  ({ t } = await seededTestApp({ now: NOW }));
-}, 120_000);
-afterAll(() => t.close());
+const world = seededTestAppPerFile({ now: NOW });
 
 /** The definition, read straight: every bet of the side in (size, address) order. */
 function expected(address: string, perSide: number) {
-  const r = t.db.reader;
+  const r = world.t.db.reader;
   const since = NOW - CORRELATION_WINDOW_MS;
   const anchors = r
     .prepare(
@@ -57,7 +52,7 @@ function expected(address: string, perSide: number) {
 describe("correlated wallets", () => {
   it("are the definition's for the busiest wallets, at cuts of 1 to 500 bets a side", async () => {
     const wallets = (
-      t.db.reader
+      world.t.db.reader
         .prepare(
           "SELECT address FROM wallet_stats WHERE last_trade_at >= ? ORDER BY trade_count DESC LIMIT 40",
         )
@@ -65,7 +60,7 @@ describe("correlated wallets", () => {
     ).map((w) => w.address);
     let compared = 0;
     for (const perSide of [1, 2, 3, 5, 500]) {
-      const queries = createCorrelatedQueries(t.db, { betsPerAnchorSide: perSide });
+      const queries = createCorrelatedQueries(world.t.db, { betsPerAnchorSide: perSide });
       for (const address of wallets) {
         const got = (await queries.correlated(address, 20, NOW, perSide)).correlated.map((c) => [
           c.address,
@@ -83,7 +78,7 @@ describe("correlated wallets", () => {
     // Every bet on the busiest side of a market made one size and recent, and one of its wallets
     // made to bet there most: the cut among the largest then falls on a tie, and the index's order
     // of equal sizes (by wallet id) is not the addresses' order.
-    const w = t.db.writer;
+    const w = world.t.db.writer;
     const busiest = w
       .prepare(
         `SELECT market_id, side FROM wallet_bets GROUP BY market_id, side HAVING count(*) >= 8
@@ -104,7 +99,7 @@ describe("correlated wallets", () => {
       busiest.market_id,
     );
     for (const perSide of [2, 3, 4]) {
-      const queries = createCorrelatedQueries(t.db, { betsPerAnchorSide: perSide });
+      const queries = createCorrelatedQueries(world.t.db, { betsPerAnchorSide: perSide });
       const got = (await queries.correlated(anchor.address, 20, NOW, 0)).correlated.map((c) => [
         c.address,
         c.shared_markets,

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { marketWindowSql } from "../../src/read/markets";
-import { seededTestApp, type TestApp } from "../helpers/app";
+import { seededTestAppPerFile } from "../helpers/app";
 
 // The market rankings (trending, movers, moving) sum each market's hours over a window
 // (src/read/markets.ts, marketWindowSql). Its two plans must give the same rows, and those rows
@@ -8,12 +8,7 @@ import { seededTestApp, type TestApp } from "../helpers/app";
 
 const NOW = Date.parse("2026-11-01T00:00:00.000Z");
 const HOUR = 3_600_000;
-let t: TestApp;
-
-beforeAll(async () => {
-  ({ t } = await seededTestApp({ now: NOW }));
-}, 120_000);
-afterAll(() => t.close());
+const world = seededTestAppPerFile({ now: NOW });
 
 interface HourRow {
   market_id: number;
@@ -29,7 +24,7 @@ interface HourRow {
 
 /** The window's figures per market from the hour rows, summed in hour order. */
 function reference(from: number, to: number, category?: string) {
-  const hours = t.db.reader
+  const hours = world.t.db.reader
     .prepare(
       `SELECT h.*, m.category FROM market_hours h JOIN markets m ON m.id = h.market_id
         ORDER BY h.market_id, h.hour`,
@@ -64,10 +59,13 @@ describe("a window of market hours", () => {
 
   it("gives every market that traded in it, the same by both plans, as its hours say", () => {
     const statements = Object.fromEntries(
-      Object.entries(marketWindowSql()).map(([name, sql]) => [name, t.db.reader.prepare(sql)]),
+      Object.entries(marketWindowSql()).map(([name, sql]) => [
+        name,
+        world.t.db.reader.prepare(sql),
+      ]),
     );
     const category = (
-      t.db.reader
+      world.t.db.reader
         .prepare("SELECT category FROM markets WHERE category IS NOT NULL LIMIT 1")
         .get() as { category: string }
     ).category;

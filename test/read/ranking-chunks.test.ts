@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createIngest } from "../../src/ingest/ingest";
 import { refreshNow } from "../../src/jobs/refresh";
 import { createMarketQueries } from "../../src/read/markets";
-import { seededTestApp, type TestApp } from "../helpers/app";
+import { seededTestAppPerFile } from "../helpers/app";
 
 // The market rankings read their window in chunks of market ids and give the event loop back
 // between chunks (src/read/markets.ts, WINDOW_CHUNK_MARKETS), so a ranking of the large world
@@ -11,12 +11,7 @@ import { seededTestApp, type TestApp } from "../helpers/app";
 
 const NOW = Date.parse("2026-11-01T00:00:00.000Z");
 const HOUR = 3_600_000;
-let t: TestApp;
-
-beforeAll(async () => {
-  ({ t } = await seededTestApp({ now: NOW }));
-}, 120_000);
-afterAll(() => t.close());
+const world = seededTestAppPerFile({ now: NOW });
 
 type Queries = ReturnType<typeof createMarketQueries>;
 const KINDS = ["movers", "trending", "moving"] as const;
@@ -30,10 +25,10 @@ async function rankingsOf(queries: Queries, filter: Parameters<Queries["movers"]
 
 describe("rankings read in chunks", () => {
   it("are the rankings of one statement, for every window and filter", async () => {
-    const chunked = createMarketQueries(t.db, { windowChunkMarkets: 7 });
-    const whole = createMarketQueries(t.db, { windowChunkMarkets: Number.MAX_SAFE_INTEGER });
+    const chunked = createMarketQueries(world.t.db, { windowChunkMarkets: 7 });
+    const whole = createMarketQueries(world.t.db, { windowChunkMarkets: Number.MAX_SAFE_INTEGER });
     const category = (
-      t.db.reader
+      world.t.db.reader
         .prepare("SELECT category FROM markets WHERE category IS NOT NULL LIMIT 1")
         .get() as { category: string }
     ).category;
@@ -52,7 +47,7 @@ describe("rankings read in chunks", () => {
   it("let other work run between chunks, and share one read among the three rankings", async () => {
     // The reader, with the window statement's reads counted.
     let windowReads = 0;
-    const reader = t.db.reader;
+    const reader = world.t.db.reader;
     const counted = new Proxy(reader, {
       get(target, prop) {
         if (prop === "prepare") {
@@ -72,7 +67,13 @@ describe("rankings read in chunks", () => {
       },
     });
     const queries = createMarketQueries(
-      { ...t.db, reader: counted, path: t.db.path, writer: t.db.writer, storage: t.db.storage },
+      {
+        ...world.t.db,
+        reader: counted,
+        path: world.t.db.path,
+        writer: world.t.db.writer,
+        storage: world.t.db.storage,
+      },
       { windowChunkMarkets: 7 },
     );
     let turns = 0;
@@ -86,7 +87,9 @@ describe("rankings read in chunks", () => {
     const lists = await Promise.all(KINDS.map((kind) => queries[kind]({ periodHours: 168 }, ctx)));
     done = true;
     const chunks = Math.ceil(
-      ((t.db.reader.prepare("SELECT max(id) AS n FROM markets").get() as { n: number }).n + 1) / 7,
+      ((world.t.db.reader.prepare("SELECT max(id) AS n FROM markets").get() as { n: number }).n +
+        1) /
+        7,
     );
     // One statement per chunk, for all three rankings together.
     expect(windowReads).toBe(chunks);
@@ -96,17 +99,17 @@ describe("rankings read in chunks", () => {
   });
 
   it("start again when a refresh lands between chunks", async () => {
-    const chunked = createMarketQueries(t.db, { windowChunkMarkets: 7 });
+    const chunked = createMarketQueries(world.t.db, { windowChunkMarkets: 7 });
     const filter = { periodHours: 24 };
     const before = await rankingsOf(chunked, filter);
     // A trade in the last market, read by the last chunk, refreshed while the first chunks are
     // read: a reading that kept its first chunks would mix the two refreshes.
-    const last = t.db.reader
+    const last = world.t.db.reader
       .prepare(
         "SELECT m.id, m.slug FROM markets m JOIN market_hours h ON h.market_id = m.id ORDER BY m.id DESC LIMIT 1",
       )
       .get() as { id: number; slug: string };
-    const first = t.db.reader
+    const first = world.t.db.reader
       .prepare(
         "SELECT m.id FROM markets m JOIN market_hours h ON h.market_id = m.id ORDER BY m.id LIMIT 1",
       )
@@ -115,7 +118,7 @@ describe("rankings read in chunks", () => {
       KINDS.map((kind) => chunked[kind](filter, { generation: ++generation, now: NOW })),
     );
     await new Promise((resolve) => setImmediate(resolve));
-    const ingest = createIngest(t.db, t.clock);
+    const ingest = createIngest(world.t.db, world.t.clock);
     const trade = (marketId: number, n: number) => ({
       tx_hash: `0x${n.toString(16).padStart(64, "a")}`,
       log_index: 0,
@@ -128,11 +131,13 @@ describe("rankings read in chunks", () => {
       usd_value: 500_000,
       ts: NOW - HOUR / 2,
     });
-    t.db.writer.transaction(() => ingest.insertTrades([trade(first.id, 1), trade(last.id, 2)]))();
-    refreshNow(t.app);
+    world.t.db.writer.transaction(() =>
+      ingest.insertTrades([trade(first.id, 1), trade(last.id, 2)]),
+    )();
+    refreshNow(world.t.app);
     const read = await reading;
     const after = await rankingsOf(
-      createMarketQueries(t.db, { windowChunkMarkets: Number.MAX_SAFE_INTEGER }),
+      createMarketQueries(world.t.db, { windowChunkMarkets: Number.MAX_SAFE_INTEGER }),
       filter,
     );
     expect(read).toEqual(after);
@@ -143,14 +148,14 @@ describe("rankings read in chunks", () => {
   });
 
   it("end in one transaction when refreshes keep landing between chunks", async () => {
-    const chunked = createMarketQueries(t.db, { windowChunkMarkets: 7 });
+    const chunked = createMarketQueries(world.t.db, { windowChunkMarkets: 7 });
     const filter = { periodHours: 48 };
-    const ingest = createIngest(t.db, t.clock);
+    const ingest = createIngest(world.t.db, world.t.clock);
     // The first and the last market that trade: read by the first chunk and by the last.
     const [first, last] = ["ASC", "DESC"].map(
       (order) =>
         (
-          t.db.reader
+          world.t.db.reader
             .prepare(`SELECT market_id FROM market_hours ORDER BY market_id ${order} LIMIT 1`)
             .get() as { market_id: number }
         ).market_id,
@@ -161,7 +166,7 @@ describe("rankings read in chunks", () => {
     const churn = () => {
       if (done) return;
       refreshes += 1;
-      t.db.writer.transaction(() =>
+      world.t.db.writer.transaction(() =>
         ingest.insertTrades(
           [first!, last!].map((market, i) => ({
             tx_hash: `0x${(1000 + 2 * refreshes + i).toString(16).padStart(64, "c")}`,
@@ -177,7 +182,7 @@ describe("rankings read in chunks", () => {
           })),
         ),
       )();
-      refreshNow(t.app);
+      refreshNow(world.t.app);
       setImmediate(churn);
     };
     setImmediate(churn);
@@ -186,7 +191,7 @@ describe("rankings read in chunks", () => {
     // Three tries, the last without turns of the loop: it saw one refresh, the latest.
     expect(refreshes).toBeGreaterThan(2);
     const after = await rankingsOf(
-      createMarketQueries(t.db, { windowChunkMarkets: Number.MAX_SAFE_INTEGER }),
+      createMarketQueries(world.t.db, { windowChunkMarkets: Number.MAX_SAFE_INTEGER }),
       filter,
     );
     expect(read).toEqual(after);
