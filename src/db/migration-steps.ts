@@ -1,4 +1,4 @@
-import { createPriceHistoryWriter } from "../refresh/price-history";
+import { createPriceHistoryWriter, packPoints } from "../refresh/price-history";
 import type { Connection } from "./open";
 
 /** A data step of a migration (`-- @step name`), run inside the migration's transaction. */
@@ -8,6 +8,7 @@ export type MigrationStep = (
 ) => void;
 
 const COPY_CHUNK = 100_000;
+const HISTORY_CHUNK = 1_000;
 
 /**
  * A value in millionths when that is exact, else the value itself (sql/0010). Written as SQL so
@@ -68,7 +69,45 @@ function renderPriceHistories(
   });
 }
 
+/**
+ * 0020: each stored price history (price_history_text, 0019's rows set aside) deflated into the
+ * new table. A database coming from before 0019 has its rows rendered by 0019's step, which
+ * writes them deflated already: those are copied as they are.
+ */
+function deflatePriceHistories(
+  db: Connection,
+  progress: (done: number, total: number) => void,
+): void {
+  const total = db.prepare("SELECT count(*) FROM price_history_text").pluck().get() as number;
+  if (total === 0) return;
+  // In chunks by market id: a large world's histories are hundreds of MB of text.
+  const chunk = db
+    .prepare<[number], [number, number | null, number, string | Buffer]>(
+      `SELECT market_id, through_hour, point_count, points FROM price_history_text
+        WHERE market_id > ? ORDER BY market_id LIMIT ${HISTORY_CHUNK}`,
+    )
+    .raw();
+  const put = db.prepare(
+    `INSERT INTO market_price_history (market_id, through_hour, point_count, points)
+     VALUES (?, ?, ?, ?)`,
+  );
+  progress(0, total);
+  let done = 0;
+  let after = Number.MIN_SAFE_INTEGER;
+  for (;;) {
+    const rows = chunk.all(after);
+    if (rows.length === 0) break;
+    for (const [marketId, through, count, points] of rows) {
+      put.run(marketId, through, count, typeof points === "string" ? packPoints(points) : points);
+      after = marketId;
+    }
+    done += rows.length;
+    progress(done, total);
+  }
+}
+
 export const migrationSteps: Record<string, MigrationStep> = {
   copy_fills: copyFills,
   render_price_histories: renderPriceHistories,
+  deflate_price_histories: deflatePriceHistories,
 };

@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { HOUR_MS } from "../analytics/fill";
 import type { Connection } from "../db/open";
 import type { MarketHourRow } from "./market-model";
@@ -19,6 +20,11 @@ import type { MarketHourRow } from "./market-model";
  * of incremental refreshes store the same row: for a market with N trading hours, the cut C is the
  * largest multiple of TAIL_HOURS below N; the row holds the points of hours C − 719 to C − 1 (by
  * position, from 0) and the hour of the last of them, and answers read hours C to N − 1 after it.
+ *
+ * The points are stored deflated (sql/0020): the JSON of a market's hours repeats its keys and
+ * the dates' common parts, and came to 44 bytes per fill on the fixture worlds, 7.5 times what it
+ * takes deflated. An answer inflates one row (about 0.1 ms for 20 KB of JSON) and keeps the text
+ * with the rest of the market's detail.
  */
 
 /** Hourly points of MarketDetail.price_history: the market's last 720 trading hours. */
@@ -37,9 +43,21 @@ export interface StoredHistory {
   points: string;
 }
 
+/**
+ * The stored form of the points' JSON: raw DEFLATE (RFC 1951) at level 1. Level 6 made rows 13%
+ * smaller and took 2.8 times as long (0.41 ms against 0.15 ms for a row of 20 KB), and a full
+ * rebuild deflates every traded market's row.
+ */
+export const packPoints = (json: string): Buffer => deflateRawSync(json, { level: 1 });
+/** The points' JSON from their stored form. */
+export const unpackPoints = (stored: Uint8Array): string => inflateRawSync(stored).toString();
+
 /** How many of a market's N hours (in hour order) are stored: all before the cut. */
 export const cutOf = (hourCount: number) =>
   hourCount === 0 ? 0 : TAIL_HOURS * Math.floor((hourCount - 1) / TAIL_HOURS);
+
+/** A market_price_history row as stored: the points packed (packPoints). */
+export type PackedHistory = Omit<StoredHistory, "points"> & { points: Uint8Array };
 
 /** One served point. */
 function pointOf(h: PriceHour, dateOf: (hour: number) => string) {
@@ -117,7 +135,7 @@ const NO_HOUR = Number.MIN_SAFE_INTEGER;
 
 /** Reads the served price_history of a market (GET /v1/markets/{slug}) on `connection`. */
 export function createPriceHistoryReader(connection: Connection) {
-  const stored = connection.prepare<[number], StoredHistory>(
+  const stored = connection.prepare<[number], PackedHistory>(
     "SELECT through_hour, point_count, points FROM market_price_history WHERE market_id = ?",
   );
   // Arrays: better-sqlite3 builds row objects several times slower, and these rows (a dozen
@@ -136,7 +154,8 @@ export function createPriceHistoryReader(connection: Connection) {
     )) {
       tail.push({ hour, close_yes, volume, trade_count });
     }
-    return servedHistory(row, tail.reverse(), dateOf);
+    const unpacked = row && { ...row, points: unpackPoints(row.points) };
+    return servedHistory(unpacked, tail.reverse(), dateOf);
   };
 }
 
@@ -187,7 +206,7 @@ export function createPriceHistoryWriter(connection: Connection) {
     `SELECT hour, close_yes, volume, trade_count FROM market_hours
       WHERE market_id = ? ORDER BY hour DESC LIMIT +?`,
   );
-  const put = connection.prepare<[number, number | null, number, string]>(
+  const put = connection.prepare<[number, number | null, number, Buffer]>(
     `INSERT OR REPLACE INTO market_price_history (market_id, through_hour, point_count, points)
      VALUES (?, ?, ?, ?)`,
   );
@@ -199,7 +218,7 @@ export function createPriceHistoryWriter(connection: Connection) {
     if (hours.length === 0) drop.run(marketId);
     else {
       const row = storedHistory(hours, hours.length, dateOf);
-      put.run(marketId, row.through_hour, row.point_count, row.points);
+      put.run(marketId, row.through_hour, row.point_count, packPoints(row.points));
     }
   };
   /** From the market's stored hours, read back: the newest up to the cut and 719 before it. */
@@ -212,7 +231,7 @@ export function createPriceHistoryWriter(connection: Connection) {
     const wanted = count - cutOf(count) + PRICE_HISTORY_POINTS - 1;
     const hours = latestHours.all(marketId, wanted).reverse();
     const row = storedHistory(hours, count, dateOf);
-    put.run(marketId, row.through_hour, row.point_count, row.points);
+    put.run(marketId, row.through_hour, row.point_count, packPoints(row.points));
   };
   /**
    * After an incremental write changed the market's hours from some hour on (`before`, as

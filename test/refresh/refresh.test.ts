@@ -6,6 +6,7 @@ import {
   cutOf,
   PRICE_HISTORY_POINTS,
   TAIL_HOURS,
+  unpackPoints,
 } from "../../src/refresh/price-history";
 import { MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
 import { betPnl } from "../../src/refresh/wallet-model";
@@ -492,13 +493,15 @@ describe("a full refresh's connection settings", () => {
   });
 });
 
-describe("market_price_history (sql/0017, sql/0019)", () => {
+describe("market_price_history (sql/0017, sql/0019, sql/0020)", () => {
   /** The stored array: the served history up to the market's cut (price-history.ts). */
-  const storedOf = (marketId: number) =>
-    t.db.writer
+  const storedOf = (marketId: number) => {
+    const packed = t.db.writer
       .prepare("SELECT points FROM market_price_history WHERE market_id = ?")
       .pluck()
-      .get(marketId) as string | undefined;
+      .get(marketId) as Buffer | undefined;
+    return packed && unpackPoints(packed);
+  };
   /** The served history, as GET /v1/markets/{slug} reads it. */
   const pointsOf = (marketId: number) =>
     JSON.parse(createPriceHistoryReader(t.db.writer)(marketId)) as {
@@ -603,9 +606,52 @@ describe("market_price_history (sql/0017, sql/0019)", () => {
       INSERT INTO market_price_history (market_id, points)
       SELECT DISTINCT market_id, '[]' FROM market_hours;`);
     t.db.writer.pragma("user_version = 18");
-    expect(migrate(t.db.writer).applied).toEqual(["0019_price_history_tail.sql"]);
+    expect(migrate(t.db.writer).applied).toEqual([
+      "0019_price_history_tail.sql",
+      "0020_price_history_deflated.sql",
+    ]);
     expect(
       t.db.writer.prepare("SELECT * FROM market_price_history ORDER BY market_id").all(),
     ).toEqual(rendered);
+  });
+
+  it("is deflated by the migration from 0019's text, every answer the same", () => {
+    const { round, markets } = randomWorld(12);
+    round(NOW - 40 * DAY, NOW, 2000);
+    refreshReadModels(t.db, NOW);
+    const all = () =>
+      t.db.writer.prepare("SELECT * FROM market_price_history ORDER BY market_id").all() as {
+        market_id: number;
+        points: Buffer;
+      }[];
+    const rendered = all();
+    expect(rendered).toHaveLength(markets.length);
+    const served = rendered.map((r) => createPriceHistoryReader(t.db.writer)(r.market_id));
+    // The database as 0019 left it: the same rows, each history's points as JSON text.
+    t.db.writer.exec(`CREATE TABLE text_rows AS SELECT * FROM market_price_history;
+      DROP TABLE market_price_history;
+      CREATE TABLE market_price_history (
+        market_id    INTEGER PRIMARY KEY REFERENCES markets (id),
+        through_hour INTEGER,
+        point_count  INTEGER NOT NULL,
+        points       TEXT    NOT NULL
+      );`);
+    const put = t.db.writer.prepare("INSERT INTO market_price_history VALUES (?, ?, ?, ?)");
+    for (const r of t.db.writer.prepare("SELECT * FROM text_rows").raw().all()) {
+      const [id, through, count, points] = r as [number, number | null, number, Buffer];
+      put.run(id, through, count, unpackPoints(points));
+    }
+    t.db.writer.exec("DROP TABLE text_rows");
+    expect(
+      t.db.writer
+        .prepare("SELECT count(*) FROM market_price_history WHERE typeof(points) = 'text'")
+        .pluck()
+        .get(),
+    ).toBe(markets.length);
+    t.db.writer.pragma("user_version = 19");
+    expect(migrate(t.db.writer).applied).toEqual(["0020_price_history_deflated.sql"]);
+    expect(all()).toEqual(rendered);
+    expect(rendered.map((r) => createPriceHistoryReader(t.db.writer)(r.market_id))).toEqual(served);
+    expect(served.some((s) => JSON.parse(s).length > 100)).toBe(true);
   });
 });
