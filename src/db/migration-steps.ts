@@ -9,6 +9,7 @@ export type MigrationStep = (
 
 const COPY_CHUNK = 100_000;
 const HISTORY_CHUNK = 1_000;
+const BETS_CHUNK = 250_000;
 
 /**
  * A value in millionths when that is exact, else the value itself (sql/0010). Written as SQL so
@@ -106,8 +107,37 @@ function deflatePriceHistories(
   }
 }
 
+/**
+ * 0021: wallet_bets (set aside as bets_before_0021) into its compact layout, in key order and in
+ * chunks, so progress can be shown; the amounts by the fill store's rule (units above).
+ */
+function compactBets(db: Connection, progress: (done: number, total: number) => void): void {
+  const total = db.prepare("SELECT count(*) FROM bets_before_0021").pluck().get() as number;
+  if (total === 0) return;
+  const copy = db.prepare(
+    `INSERT INTO wallet_bets (wallet_id, market_id, category, side_code, entry_price_units,
+       buy_usd_units, volume_units, yes_flow_units, no_flow_units, yes_shares_units,
+       no_shares_units, trade_count, two_sided, first_ts, entry_offset, last_offset, resolved, won,
+       pnl_base, move_24h)
+     SELECT wallet_id, market_id, category, side = 'NO', ${units("entry_price")},
+       ${units("buy_usd")}, ${units("volume")}, ${units("yes_flow")}, ${units("no_flow")},
+       ${units("yes_shares")}, ${units("no_shares")}, trade_count, two_sided, first_ts,
+       entry_ts - first_ts, last_ts - first_ts, resolved, won, pnl_base, move_24h
+       FROM bets_before_0021 WHERE rowid > ? AND rowid <= ? ORDER BY rowid`,
+  );
+  // The copy aside was made in key order, so its rowids are: each chunk is appended.
+  const lastRowid = db.prepare("SELECT max(rowid) FROM bets_before_0021").pluck().get() as number;
+  progress(0, total);
+  let done = 0;
+  for (let after = 0; after < lastRowid; after += BETS_CHUNK) {
+    done += copy.run(after, after + BETS_CHUNK).changes;
+    progress(done, total);
+  }
+}
+
 export const migrationSteps: Record<string, MigrationStep> = {
   copy_fills: copyFills,
   render_price_histories: renderPriceHistories,
   deflate_price_histories: deflatePriceHistories,
+  compact_bets: compactBets,
 };

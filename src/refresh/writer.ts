@@ -1,6 +1,6 @@
 import type { Db, Statement } from "../db/open";
+import { units } from "../ingest/fill-codec";
 import type { MarketHourRow, MarketStatsRow } from "./market-model";
-import { BET_FIELDS } from "./pass";
 import { createPriceHistoryWriter } from "./price-history";
 import {
   EMPTY_TIMING,
@@ -41,7 +41,6 @@ export function createModelWriter(db: Db) {
     "refreshed_at",
     "log10_p_value",
   ];
-  const betColumns: string[] = BET_FIELDS;
   const categoryColumns = [
     "category",
     "bets",
@@ -84,7 +83,13 @@ export function createModelWriter(db: Db) {
     "close_yes",
   ];
   const putStats = rowWriter(db, "wallet_stats", ["address"], statsColumns.slice(1));
-  const putBet = rowWriter(db, "wallet_bets", ["wallet_id", "market_id"], betColumns.slice(1));
+  const putBet = rowWriter(
+    db,
+    "wallet_bets",
+    ["wallet_id", "market_id"],
+    STORED_BET_COLUMNS,
+    storedBet,
+  );
   const putCategory = rowWriter(
     db,
     "wallet_category_stats",
@@ -175,6 +180,59 @@ export interface PreviousWalletRows {
   categories: ReadonlyMap<string, WalletCategoryRow>;
 }
 
+/**
+ * wallet_bets' stored columns after its key (sql/0021). The served columns (BET_FIELDS, pass.ts) are
+ * generated from them: side from side_code, each amount from its *_units column (millionths when
+ * exact, the fill store's rule), entry_ts and last_ts from their offsets after first_ts.
+ */
+const STORED_BET_COLUMNS = [
+  "category",
+  "side_code",
+  "entry_price_units",
+  "buy_usd_units",
+  "volume_units",
+  "yes_flow_units",
+  "no_flow_units",
+  "yes_shares_units",
+  "no_shares_units",
+  "trade_count",
+  "two_sided",
+  "first_ts",
+  "entry_offset",
+  "last_offset",
+  "resolved",
+  "won",
+  "pnl_base",
+  "move_24h",
+];
+
+/** A bet as wallet_bets stores it (STORED_BET_COLUMNS); `wallet_id` passes through. */
+function storedBet(row: Row): Row {
+  const bet = row as WalletBetRow & { wallet_id?: number };
+  return {
+    wallet_id: bet.wallet_id,
+    market_id: bet.market_id,
+    category: bet.category,
+    side_code: bet.side === "NO" ? 1 : 0,
+    entry_price_units: bet.entry_price === null ? null : units(bet.entry_price),
+    buy_usd_units: units(bet.buy_usd),
+    volume_units: units(bet.volume),
+    yes_flow_units: units(bet.yes_flow),
+    no_flow_units: units(bet.no_flow),
+    yes_shares_units: units(bet.yes_shares),
+    no_shares_units: units(bet.no_shares),
+    trade_count: bet.trade_count,
+    two_sided: bet.two_sided,
+    first_ts: bet.first_ts,
+    entry_offset: bet.entry_ts - bet.first_ts,
+    last_offset: bet.last_ts - bet.first_ts,
+    resolved: bet.resolved,
+    won: bet.won,
+    pnl_base: bet.pnl_base,
+    move_24h: bet.move_24h,
+  };
+}
+
 /** A row by column name (the read models' row interfaces, or SELECT * results). */
 type Row = object;
 const field = (row: Row, column: string) => (row as Record<string, unknown>)[column];
@@ -184,9 +242,16 @@ const field = (row: Row, column: string) => (row as Record<string, unknown>)[col
  * the columns whose values changed, or nothing. SQLite rewrites an index only when an UPDATE sets
  * one of its columns, and wallet_stats alone has eleven: rewriting whole rows made an
  * incremental refresh dirty (and commit) most index pages. Parameters are positional, which
- * better-sqlite3 binds faster than named ones.
+ * better-sqlite3 binds faster than named ones. `store` turns a row (and the old one) into the
+ * stored columns when the table stores them in another form than it serves (wallet_bets).
  */
-function rowWriter(db: Db, table: string, keys: string[], columns: string[]) {
+function rowWriter(
+  db: Db,
+  table: string,
+  keys: string[],
+  columns: string[],
+  store: (row: Row) => Row = (row) => row,
+) {
   const w = db.writer;
   const all = [...keys, ...columns];
   const insert = w.prepare(
@@ -195,7 +260,9 @@ function rowWriter(db: Db, table: string, keys: string[], columns: string[]) {
   const where = keys.map((k) => `${k} = ?`).join(" AND ");
   /** UPDATE statements by the set of columns they change. */
   const updates = new Map<string, Statement>();
-  return (row: Row, old: Row | undefined): void => {
+  return (served: Row, servedOld: Row | undefined): void => {
+    const row = store(served);
+    const old = servedOld && store(servedOld);
     if (old === undefined) {
       insert.run(all.map((c) => field(row, c)));
       return;

@@ -31,11 +31,14 @@ export function rows(db: Db) {
     "INSERT INTO wallet_ids (address) VALUES (?) ON CONFLICT DO UPDATE SET address = address RETURNING id",
   );
   const insertBet = w.prepare(
-    `INSERT INTO wallet_bets (wallet_id, market_id, category, side, entry_price, buy_usd, volume,
-       yes_flow, no_flow, yes_shares, no_shares, trade_count, two_sided, first_ts, entry_ts, last_ts,
-       resolved, won, pnl_base, move_24h)
-     VALUES (@walletId, @market, @category, @side, @price, @usd, @usd, 0, 0, 0, 0, 1, @twoSided,
-       @ts, @ts, @ts, @resolved, @won, @pnl, NULL)`,
+    // The stored columns (sql/0021): amounts as REALs, which are served as they are.
+    `INSERT INTO wallet_bets (wallet_id, market_id, category, side_code, entry_price_units,
+       buy_usd_units, volume_units, yes_flow_units, no_flow_units, yes_shares_units,
+       no_shares_units, trade_count, two_sided, first_ts, entry_offset, last_offset, resolved, won,
+       pnl_base, move_24h)
+     VALUES (@walletId, @market, @category, @side = 'NO', CAST(@price AS REAL),
+       CAST(@usd AS REAL), CAST(@usd AS REAL), 0.0, 0.0, 0.0, 0.0, 1, @twoSided, @ts, 0, 0,
+       @resolved, @won, @pnl, NULL)`,
   );
 
   const insertStats = w.prepare(

@@ -371,9 +371,14 @@ describe("GET /v1/wallets/{address}/correlated", () => {
       fresh.trade([fill(G, fresh.ids.m4, "NO", "BUY", 0.3, 10, NOW - HOUR)]);
       fresh.t.db.writer
         .prepare(
-          `INSERT INTO wallet_bets SELECT (SELECT id FROM wallet_ids WHERE address = ?), market_id,
-             category, side, entry_price, buy_usd, volume, yes_flow, no_flow, yes_shares, no_shares,
-             trade_count, two_sided, first_ts, entry_ts, ?, resolved, won, pnl_base, move_24h
+          `INSERT INTO wallet_bets (wallet_id, market_id, category, side_code, entry_price_units,
+             buy_usd_units, volume_units, yes_flow_units, no_flow_units, yes_shares_units,
+             no_shares_units, trade_count, two_sided, first_ts, entry_offset, last_offset, resolved,
+             won, pnl_base, move_24h)
+           SELECT (SELECT id FROM wallet_ids WHERE address = ?), market_id, category, side_code,
+             entry_price_units, buy_usd_units, volume_units, yes_flow_units, no_flow_units,
+             yes_shares_units, no_shares_units, trade_count, two_sided, first_ts, entry_offset,
+             ? - first_ts, resolved, won, pnl_base, move_24h
              FROM wallet_bets
             WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?) AND market_id = ?`,
         )

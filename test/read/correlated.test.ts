@@ -86,7 +86,10 @@ describe("correlated wallets", () => {
       )
       .get() as { market_id: number; side: string };
     w.prepare(
-      "UPDATE wallet_bets SET buy_usd = 100, last_ts = ? WHERE market_id = ? AND side = ?",
+      // The stored columns (sql/0021): 100 USD in millionths, and the bet's times all a day ago.
+      `UPDATE wallet_bets SET buy_usd_units = 100000000, first_ts = ?, entry_offset = 0,
+         last_offset = 0
+        WHERE market_id = ? AND side = ?`,
     ).run(NOW - 86_400_000, busiest.market_id, busiest.side);
     const anchor = w
       .prepare(
@@ -94,10 +97,9 @@ describe("correlated wallets", () => {
           WHERE b.market_id = ? AND b.side = ? ORDER BY w.address DESC LIMIT 1`,
       )
       .get(busiest.market_id, busiest.side) as { address: string; wallet_id: number };
-    w.prepare("UPDATE wallet_bets SET volume = 1e12 WHERE wallet_id = ? AND market_id = ?").run(
-      anchor.wallet_id,
-      busiest.market_id,
-    );
+    w.prepare(
+      "UPDATE wallet_bets SET volume_units = 1e12 WHERE wallet_id = ? AND market_id = ?",
+    ).run(anchor.wallet_id, busiest.market_id);
     for (const perSide of [2, 3, 4]) {
       const queries = createCorrelatedQueries(world.t.db, { betsPerAnchorSide: perSide });
       const got = (await queries.correlated(anchor.address, 20, NOW, 0)).correlated.map((c) => [

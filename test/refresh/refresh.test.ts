@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { BET_FIELDS } from "../../src/refresh/pass";
 import {
   createPriceHistoryReader,
   cutOf,
@@ -606,7 +607,8 @@ describe("market_price_history (sql/0017, sql/0019, sql/0020)", () => {
       INSERT INTO market_price_history (market_id, points)
       SELECT DISTINCT market_id, '[]' FROM market_hours;`);
     t.db.writer.pragma("user_version = 18");
-    expect(migrate(t.db.writer).applied).toEqual([
+    // The migrations after 0020 leave market_price_history as it is.
+    expect(migrate(t.db.writer).applied.slice(0, 2)).toEqual([
       "0019_price_history_tail.sql",
       "0020_price_history_deflated.sql",
     ]);
@@ -649,9 +651,75 @@ describe("market_price_history (sql/0017, sql/0019, sql/0020)", () => {
         .get(),
     ).toBe(markets.length);
     t.db.writer.pragma("user_version = 19");
-    expect(migrate(t.db.writer).applied).toEqual(["0020_price_history_deflated.sql"]);
+    expect(migrate(t.db.writer).applied[0]).toBe("0020_price_history_deflated.sql");
     expect(all()).toEqual(rendered);
     expect(rendered.map((r) => createPriceHistoryReader(t.db.writer)(r.market_id))).toEqual(served);
     expect(served.some((s) => JSON.parse(s).length > 100)).toBe(true);
+  });
+});
+
+describe("wallet_bets stored compactly (sql/0021)", () => {
+  const STORED = `wallet_id, market_id, category, side_code, entry_price_units, buy_usd_units,
+    volume_units, yes_flow_units, no_flow_units, yes_shares_units, no_shares_units, trade_count,
+    two_sided, first_ts, entry_offset, last_offset, resolved, won, pnl_base, move_24h`;
+  const rows = (columns: string) =>
+    t.db.writer
+      .prepare(`SELECT ${columns} FROM wallet_bets ORDER BY wallet_id, market_id`)
+      .all() as Record<string, unknown>[];
+
+  it("is migrated from the served columns, every bet the same to the bit and stored as a refresh stores it", () => {
+    const { ingest, markets, round, wallets } = randomWorld(13);
+    round(NOW - 40 * DAY, NOW - 2 * DAY, 1500);
+    // Amounts exact in millionths, beside the random ones that are not.
+    t.db.writer.transaction(() => {
+      ingest.insertTrades([
+        trade(wallets[5]!, markets[2]!, "YES", "BUY", 0.25, 40, NOW - DAY),
+        trade(wallets[5]!, markets[2]!, "YES", "SELL", 0.5, 10, NOW - DAY + HOUR),
+        trade(wallets[6]!, markets[3]!, "NO", "BUY", 0.125, 8, NOW - DAY),
+      ]);
+    })();
+    refreshReadModels(t.db, NOW, { full: true });
+    const served = `wallet_id, ${BET_FIELDS.join(", ")}`;
+    const before = rows(served);
+    const stored = rows(STORED);
+    const kinds = t.db.writer
+      .prepare(
+        `SELECT typeof(buy_usd_units) AS kind, count(*) AS n FROM wallet_bets GROUP BY 1 ORDER BY 1`,
+      )
+      .all();
+    expect(kinds.map((k) => (k as { kind: string }).kind)).toEqual(["integer", "real"]);
+    expect(stored.some((r) => r.entry_offset !== 0 || r.last_offset !== 0)).toBe(true);
+    expect(new Set(stored.map((r) => r.side_code))).toEqual(new Set([0, 1]));
+
+    // The table as 0020 left it: every served column stored.
+    t.db.writer.exec(`CREATE TABLE served_bets AS SELECT ${served} FROM wallet_bets;
+      DROP TABLE wallet_bets;
+      CREATE TABLE wallet_bets (
+        wallet_id INTEGER NOT NULL, market_id INTEGER NOT NULL REFERENCES markets (id),
+        category TEXT, side TEXT NOT NULL CHECK (side IN ('YES', 'NO')), entry_price REAL,
+        buy_usd REAL NOT NULL, volume REAL NOT NULL, yes_flow REAL NOT NULL,
+        no_flow REAL NOT NULL, yes_shares REAL NOT NULL, no_shares REAL NOT NULL,
+        trade_count INTEGER NOT NULL, two_sided INTEGER NOT NULL, first_ts INTEGER NOT NULL,
+        entry_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, resolved INTEGER NOT NULL,
+        won INTEGER, pnl_base REAL NOT NULL, move_24h REAL,
+        PRIMARY KEY (wallet_id, market_id)
+      ) WITHOUT ROWID;
+      INSERT INTO wallet_bets SELECT * FROM served_bets;
+      DROP TABLE served_bets;
+      CREATE INDEX wallet_bets_by_market ON wallet_bets (market_id, side, buy_usd DESC);`);
+    expect(rows(served)).toEqual(before);
+    t.db.writer.pragma("user_version = 20");
+    expect(migrate(t.db.writer).applied[0]).toBe("0021_compact_bets.sql");
+    expect(rows(served)).toEqual(before);
+    expect(rows(STORED)).toEqual(stored);
+    const plan = t.db.writer
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT wallet_id FROM wallet_bets
+          WHERE market_id = ? AND side = 'YES' ORDER BY buy_usd DESC`,
+      )
+      .all(1)
+      .map((r) => (r as { detail: string }).detail);
+    expect(plan.join("\n")).toContain("USING INDEX wallet_bets_by_market");
+    expect(plan.join("\n")).not.toContain("TEMP B-TREE");
   });
 });
