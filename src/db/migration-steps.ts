@@ -9,7 +9,7 @@ export type MigrationStep = (
 
 const COPY_CHUNK = 100_000;
 const HISTORY_CHUNK = 1_000;
-const BETS_CHUNK = 250_000;
+const COMPACT_CHUNK = 250_000;
 
 /**
  * A value in millionths when that is exact, else the value itself (sql/0010). Written as SQL so
@@ -129,8 +129,28 @@ function compactBets(db: Connection, progress: (done: number, total: number) => 
   const lastRowid = db.prepare("SELECT max(rowid) FROM bets_before_0021").pluck().get() as number;
   progress(0, total);
   let done = 0;
-  for (let after = 0; after < lastRowid; after += BETS_CHUNK) {
-    done += copy.run(after, after + BETS_CHUNK).changes;
+  for (let after = 0; after < lastRowid; after += COMPACT_CHUNK) {
+    done += copy.run(after, after + COMPACT_CHUNK).changes;
+    progress(done, total);
+  }
+}
+
+/** 0022: market_hours (set aside as hours_before_0022) into its compact layout, as compactBets. */
+function compactMarketHours(db: Connection, progress: (done: number, total: number) => void): void {
+  const total = db.prepare("SELECT count(*) FROM hours_before_0022").pluck().get() as number;
+  if (total === 0) return;
+  const copy = db.prepare(
+    `INSERT INTO market_hours (market_id, hour, trade_count, volume_units, whale_volume_units,
+       net_flow_units, open_yes_units, close_yes_units)
+     SELECT market_id, hour, trade_count, ${units("volume")}, ${units("whale_volume")},
+       ${units("net_flow")}, ${units("open_yes")}, ${units("close_yes")}
+       FROM hours_before_0022 WHERE rowid > ? AND rowid <= ? ORDER BY rowid`,
+  );
+  const lastRowid = db.prepare("SELECT max(rowid) FROM hours_before_0022").pluck().get() as number;
+  progress(0, total);
+  let done = 0;
+  for (let after = 0; after < lastRowid; after += COMPACT_CHUNK) {
+    done += copy.run(after, after + COMPACT_CHUNK).changes;
     progress(done, total);
   }
 }
@@ -140,4 +160,5 @@ export const migrationSteps: Record<string, MigrationStep> = {
   render_price_histories: renderPriceHistories,
   deflate_price_histories: deflatePriceHistories,
   compact_bets: compactBets,
+  compact_market_hours: compactMarketHours,
 };

@@ -73,15 +73,6 @@ export function createModelWriter(db: Db) {
     "last_yes_trade",
     "last_no_trade",
   ];
-  const hourColumns = [
-    "hour",
-    "volume",
-    "whale_volume",
-    "trade_count",
-    "net_flow",
-    "open_yes",
-    "close_yes",
-  ];
   const putStats = rowWriter(db, "wallet_stats", ["address"], statsColumns.slice(1));
   const putBet = rowWriter(
     db,
@@ -104,7 +95,13 @@ export function createModelWriter(db: Db) {
   );
   const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE address = ?");
   const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns);
-  const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], hourColumns.slice(1));
+  const putHour = rowWriter(
+    db,
+    "market_hours",
+    ["market_id", "hour"],
+    STORED_HOUR_COLUMNS,
+    storedHour,
+  );
   const dropHour = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour = ?");
   const history = createPriceHistoryWriter(w);
 
@@ -230,6 +227,31 @@ function storedBet(row: Row): Row {
     won: bet.won,
     pnl_base: bet.pnl_base,
     move_24h: bet.move_24h,
+  };
+}
+
+/** market_hours' stored columns after its key (sql/0022): amounts and prices as *_units. */
+const STORED_HOUR_COLUMNS = [
+  "trade_count",
+  "volume_units",
+  "whale_volume_units",
+  "net_flow_units",
+  "open_yes_units",
+  "close_yes_units",
+];
+
+/** An hour as market_hours stores it (STORED_HOUR_COLUMNS); the key passes through. */
+function storedHour(row: Row): Row {
+  const hour = row as MarketHourRow & { market_id?: number };
+  return {
+    market_id: hour.market_id,
+    hour: hour.hour,
+    trade_count: hour.trade_count,
+    volume_units: units(hour.volume),
+    whale_volume_units: units(hour.whale_volume),
+    net_flow_units: units(hour.net_flow),
+    open_yes_units: hour.open_yes === null ? null : units(hour.open_yes),
+    close_yes_units: hour.close_yes === null ? null : units(hour.close_yes),
   };
 }
 

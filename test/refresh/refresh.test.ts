@@ -723,3 +723,49 @@ describe("wallet_bets stored compactly (sql/0021)", () => {
     expect(plan.join("\n")).not.toContain("TEMP B-TREE");
   });
 });
+
+describe("market_hours stored compactly (sql/0022)", () => {
+  const SERVED =
+    "market_id, hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes";
+  const STORED = `market_id, hour, trade_count, volume_units, whale_volume_units, net_flow_units,
+    open_yes_units, close_yes_units`;
+  const rows = (columns: string) =>
+    t.db.writer.prepare(`SELECT ${columns} FROM market_hours ORDER BY market_id, hour`).all();
+
+  it("is migrated from the served columns, every hour the same to the bit and stored as a refresh stores it", () => {
+    const { ingest, markets, round, wallets } = randomWorld(14);
+    round(NOW - 40 * DAY, NOW - 2 * DAY, 1500);
+    t.db.writer.transaction(() => {
+      ingest.insertTrades([
+        trade(wallets[5]!, markets[2]!, "YES", "BUY", 0.25, 40, NOW - DAY),
+        trade(wallets[6]!, markets[2]!, "NO", "BUY", 0.5, 8, NOW - DAY + 60_000),
+      ]);
+    })();
+    refreshReadModels(t.db, NOW, { full: true });
+    const before = rows(SERVED);
+    const stored = rows(STORED);
+    const kinds = t.db.writer
+      .prepare("SELECT DISTINCT typeof(volume_units) FROM market_hours ORDER BY 1")
+      .pluck()
+      .all();
+    expect(kinds).toEqual(["integer", "real"]);
+
+    // The table as 0021 left it: every served column stored.
+    t.db.writer.exec(`CREATE TABLE served_hours AS SELECT ${SERVED} FROM market_hours;
+      DROP TABLE market_hours;
+      CREATE TABLE market_hours (
+        market_id INTEGER NOT NULL REFERENCES markets (id), hour INTEGER NOT NULL,
+        volume REAL NOT NULL, whale_volume REAL NOT NULL, trade_count INTEGER NOT NULL,
+        net_flow REAL NOT NULL, open_yes REAL, close_yes REAL,
+        PRIMARY KEY (market_id, hour)
+      ) WITHOUT ROWID;
+      INSERT INTO market_hours SELECT * FROM served_hours;
+      DROP TABLE served_hours;
+      CREATE INDEX market_hours_by_hour ON market_hours (hour, market_id);`);
+    expect(rows(SERVED)).toEqual(before);
+    t.db.writer.pragma("user_version = 21");
+    expect(migrate(t.db.writer).applied[0]).toBe("0022_compact_market_hours.sql");
+    expect(rows(SERVED)).toEqual(before);
+    expect(rows(STORED)).toEqual(stored);
+  });
+});
