@@ -30,6 +30,48 @@ describe("migrate", () => {
     db.close();
   });
 
+  it("runs its steps with sorts on disk and no memory map, then puts both back, even on failure", () => {
+    const db = connection();
+    const before = {
+      temp: db.pragma("temp_store", { simple: true }),
+      mmap: db.pragma("mmap_size", { simple: true }),
+    };
+    expect(before).toEqual({ temp: 2, mmap: 268435456 });
+    const seen: unknown[] = [];
+    const steps = {
+      look: (c: typeof db) => {
+        seen.push([
+          c.pragma("temp_store", { simple: true }),
+          c.pragma("mmap_size", { simple: true }),
+        ]);
+      },
+      fail: () => {
+        throw new Error("step failed");
+      },
+    };
+    migrate(db, {
+      files: [{ name: "0001_a.sql", sql: "-- @step look\nCREATE TABLE a (x);" }],
+      steps,
+    });
+    expect(seen).toEqual([[1, 0]]);
+    const now = () => ({
+      temp: db.pragma("temp_store", { simple: true }),
+      mmap: db.pragma("mmap_size", { simple: true }),
+    });
+    expect(now()).toEqual(before);
+    expect(() =>
+      migrate(db, {
+        files: [
+          { name: "0001_a.sql", sql: "" },
+          { name: "0002_b.sql", sql: "-- @step fail" },
+        ],
+        steps,
+      }),
+    ).toThrow("step failed");
+    expect(now()).toEqual(before);
+    db.close();
+  });
+
   it("refuses a gap in the numbers, applying nothing past it", () => {
     const db = connection();
     const files = [
