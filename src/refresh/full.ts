@@ -3,8 +3,10 @@
  * and by market) along the key-only indexes of the compact fill store (sql/0010).
  */
 import { type Db, overridePragmas } from "../db/open";
-import { marketModel } from "./market-model";
+import { type MarketHourRow, type MarketStatsRow, marketModel } from "./market-model";
 import {
+  BET_FIELDS,
+  betFromValues,
   contextFor,
   FILL_COLUMNS,
   FILLS_BY_MARKET,
@@ -16,7 +18,7 @@ import {
   stopwatch,
   toFill,
 } from "./pass";
-import { type TradeFill, walletModel } from "./wallet-model";
+import { type TradeFill, type WalletBetRow, walletModel } from "./wallet-model";
 import { createModelWriter } from "./writer";
 
 /** Streams fills grouped by a key column, calling `each` once per group with its fills as read. */
@@ -110,12 +112,63 @@ export function withBulkReads<T>(db: Db, work: () => T): T {
   }
 }
 
+/** An iterator that can look at its next value without taking it. */
+function peekable<T>(items: Iterator<T>) {
+  let next = items.next();
+  return {
+    peek: (): T | undefined => (next.done ? undefined : next.value),
+    take(): T {
+      const value = next.value as T;
+      next = items.next();
+      return value;
+    },
+  };
+}
+
+/** A compacted market's frozen bets by wallet id (archived_bets), then market id. */
+type ArchivedBetRow = [number, string, ...unknown[]];
+
 function rebuildAll(db: Db, now: number, watch: Stopwatch) {
   const writer = createModelWriter(db);
   db.writer.exec("DELETE FROM category_base_rates");
   const ctx = contextFor(db, now, "series");
   watch.lap("context");
   const wallets = new Set<string>();
+  // Compacted markets' bets are copied back from archived_bets, not recomputed (their fills are
+  // gone): merged into the stream in wallet id order, so each wallet's model sees all its bets.
+  const archived = peekable(
+    db.reader
+      .prepare(
+        `SELECT a.wallet_id, w.address, ${BET_FIELDS.map((f) => `a.${f}`).join(", ")}
+           FROM archived_bets a CROSS JOIN wallet_ids w ON w.id = a.wallet_id
+          ORDER BY a.wallet_id, a.market_id`,
+      )
+      .raw()
+      .iterate() as IterableIterator<ArchivedBetRow>,
+  );
+  const archivedUpTo = (walletId: number) => {
+    while ((archived.peek()?.[0] ?? Number.POSITIVE_INFINITY) < walletId) {
+      const first = archived.peek()!;
+      const bets: WalletBetRow[] = [];
+      while (archived.peek()?.[0] === first[0]) bets.push(betFromValues(archived.take().slice(2)));
+      buildWallet(first[0], first[1], [], bets);
+    }
+    const bets: WalletBetRow[] = [];
+    while (archived.peek()?.[0] === walletId) bets.push(betFromValues(archived.take().slice(2)));
+    return bets;
+  };
+  const buildWallet = (
+    walletId: number,
+    wallet: string,
+    fills: TradeFill[],
+    archivedBets: WalletBetRow[],
+  ) => {
+    const model = walletModel(wallet, fills, ctx, archivedBets);
+    // A wallet whose only fills are kept ones of compacted markets has its bets archived.
+    if (model.bets.length === 0) return;
+    writer.wallet(walletId, model, model.bets);
+    wallets.add(wallet);
+  };
   // Trades are read through the reader: better-sqlite3 cannot write on a connection while one
   // of its statements is being iterated. We hold the write lock, so both see the same trades.
   // In wallet id order, which is wallet_bets' key order: its rows are appended, never inserted
@@ -130,16 +183,32 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
   let fillsRead = forEachGroup(
     byWallet,
     (r) => r[9],
-    (walletId, fills) => {
-      const wallet = fills[0]!.wallet;
-      const model = walletModel(wallet, fills, ctx);
-      writer.wallet(walletId, model, model.bets);
-      wallets.add(wallet);
-    },
+    (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, archivedUpTo(walletId)),
   );
+  archivedUpTo(Number.POSITIVE_INFINITY);
   watch.lap("wallets");
   const standing = standings(db);
   let markets = 0;
+  // Compacted markets' stats and hours are copied back from the archive, in market id order
+  // with the others.
+  const archivedMarkets = peekable(
+    db.reader
+      .prepare<[], MarketStatsRow & { market_id: number }>(
+        "SELECT * FROM archived_market_stats ORDER BY market_id",
+      )
+      .iterate(),
+  );
+  const archivedHours = db.reader.prepare<[number], MarketHourRow>(
+    `SELECT hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes
+       FROM archived_market_hours WHERE market_id = ? ORDER BY hour`,
+  );
+  const archivedMarketsBefore = (marketId: number) => {
+    while ((archivedMarkets.peek()?.market_id ?? Number.POSITIVE_INFINITY) < marketId) {
+      const { market_id, ...stats } = archivedMarkets.take();
+      writer.market(market_id, stats, archivedHours.all(market_id));
+      markets += 1;
+    }
+  };
   const byMarket = db.reader
     .prepare(`SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET} ORDER BY f.market_id, f.ts, f.id`)
     .raw()
@@ -148,11 +217,15 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
     byMarket,
     (r) => r[1],
     (marketId, fills) => {
+      archivedMarketsBefore(marketId);
+      // A compacted market's kept fills (named by signals): its rows come from the archive.
+      if (ctx.market(marketId)?.compacted) return;
       const model = marketModel(fills, now, (wallet) => standing.get(wallet));
       writer.market(marketId, model.stats, model.hours);
       markets += 1;
     },
   );
+  archivedMarketsBefore(Number.POSITIVE_INFINITY);
   watch.lap("markets");
   db.writer.exec(`INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
     SELECT category, count(*), sum(won), CAST(sum(won) AS REAL) / count(*)
