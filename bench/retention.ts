@@ -79,6 +79,22 @@ async function main(): Promise<void> {
     db.writer.pragma("wal_checkpoint(TRUNCATE)");
     const fileBefore = statSync(path).size;
     const sizesBefore = objectSizes(path);
+    // What VACUUM alone gives, without compaction: the baseline of the VACUUM after it.
+    const baseline = join(scratch, "vacuumed.db");
+    db.writer.prepare("VACUUM INTO ?").run(baseline);
+    const fileVacuumedBefore = statSync(baseline).size;
+    rmSync(baseline);
+    // Bytes the fill store's rows take in their pages, without the pages' free space.
+    const fillPayload = () =>
+      db.writer
+        .prepare(
+          `SELECT sum(pgsize - unused) FROM dbstat
+            WHERE name IN ('fills', 'fills_by_tx', 'fills_by_wallet', 'fills_by_market',
+                           'fills_by_time', 'fills_big_by_time')`,
+        )
+        .pluck()
+        .get() as number;
+    const payloadBefore = fillPayload();
     const counts = db.writer
       .prepare("SELECT count(*) AS markets, sum(resolved_at IS NOT NULL) AS resolved FROM markets")
       .get() as { markets: number; resolved: number };
@@ -89,6 +105,7 @@ async function main(): Promise<void> {
     const pageSize = db.writer.pragma("page_size", { simple: true }) as number;
     const freeBytes = (db.writer.pragma("freelist_count", { simple: true }) as number) * pageSize;
     const fileAfter = statSync(path).size;
+    const payloadAfter = fillPayload();
     let verified: Record<string, boolean> | null = null;
     if (before) {
       refreshReadModels(db, world.now, { full: true });
@@ -112,7 +129,13 @@ async function main(): Promise<void> {
           compaction: summary,
           used_mb: { before: mb(sizesBefore.usedBytes), after: mb(sizesAfter.usedBytes) },
           objects_mb: { before: objectsOf(sizesBefore), after: objectsOf(sizesAfter) },
-          file_mb: { before: mb(fileBefore), after: mb(fileAfter), after_vacuum: mb(fileVacuumed) },
+          file_mb: {
+            before: mb(fileBefore),
+            before_vacuumed: mb(fileVacuumedBefore),
+            after: mb(fileAfter),
+            after_vacuum: mb(fileVacuumed),
+          },
+          fill_store_payload_mb: { before: mb(payloadBefore), after: mb(payloadAfter) },
           free_mb_after: mb(freeBytes),
           full_rebuild_equal: verified,
         },

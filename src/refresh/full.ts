@@ -87,7 +87,9 @@ function onEmptyTables<T>(db: Db, watch: Stopwatch, work: () => T): T {
 
 export function fullRebuild(db: Db, now: number): PassResult {
   const watch = stopwatch();
-  const result = onEmptyTables(db, watch, () => rebuildAll(db, now, watch));
+  // Timed with the drop that follows it.
+  const frozen = setFrozenRowsAside(db);
+  const result = onEmptyTables(db, watch, () => rebuildAll(db, now, watch, frozen));
   return { ...result, phases: watch.phases };
 }
 
@@ -125,46 +127,91 @@ function peekable<T>(items: Iterator<T>) {
   };
 }
 
-/** A compacted market's frozen bets by wallet id (archived_bets), then market id. */
-type ArchivedBetRow = [number, string, ...unknown[]];
+/**
+ * Copies the compacted markets' rows of wallet_bets, market_stats and market_hours aside (fill
+ * retention, src/refresh/retention.ts): their fills are gone, so the rebuild copies these rows
+ * back instead of recomputing them. Plain tables, created and dropped inside the rebuild's
+ * transaction: a temporary table would open the connection's temporary database, whose
+ * temp_store the bulk reads change (sql/0010). Each is copied in the key order of its source,
+ * the order the rebuild writes in, so it is read back by rowid without a sort. Returns whether
+ * there are any.
+ */
+function setFrozenRowsAside(db: Db): boolean {
+  const w = db.writer;
+  w.exec(`DROP TABLE IF EXISTS frozen_bets; DROP TABLE IF EXISTS frozen_market_stats;
+    DROP TABLE IF EXISTS frozen_market_hours;`);
+  const any = w.prepare("SELECT 1 FROM markets WHERE compacted_at IS NOT NULL LIMIT 1").get();
+  if (any === undefined) return false;
+  const compacted = "SELECT id FROM markets WHERE compacted_at IS NOT NULL";
+  // One pass along wallet_bets in key order: by the time most markets are compacted, most bets
+  // are frozen, and seeking them market by market would then need a sort by wallet.
+  w.exec(`CREATE TABLE frozen_bets AS SELECT * FROM wallet_bets NOT INDEXED
+      WHERE market_id IN (${compacted}) ORDER BY wallet_id, market_id;
+    CREATE TABLE frozen_market_stats AS SELECT * FROM market_stats
+      WHERE market_id IN (${compacted}) ORDER BY market_id;
+    CREATE TABLE frozen_market_hours AS SELECT * FROM market_hours
+      WHERE market_id IN (${compacted}) ORDER BY market_id, hour;`);
+  return true;
+}
 
-function rebuildAll(db: Db, now: number, watch: Stopwatch) {
+const FROZEN_CHUNK = 10_000;
+
+/**
+ * A frozen table's rows in rowid order (`sql` takes the last rowid read and a limit, and returns
+ * the rowid first, as `rid`), read in chunks on the writer: its rows are not committed, so the
+ * reader cannot see them, and a statement left iterating would keep the writer from writing.
+ * `raw`: rows as arrays.
+ */
+function* frozenRows<Row>(db: Db, sql: string, raw = false): Generator<Row> {
+  const page = db.writer.prepare<[number, number], Row>(sql).raw(raw);
+  let after = 0;
+  for (;;) {
+    const rows = page.all(after, FROZEN_CHUNK);
+    yield* rows;
+    if (rows.length < FROZEN_CHUNK) return;
+    const last = rows.at(-1)!;
+    after = (raw ? (last as unknown[])[0] : (last as unknown as { rid: number }).rid) as number;
+  }
+}
+
+function rebuildAll(db: Db, now: number, watch: Stopwatch, frozenBets: boolean) {
   const writer = createModelWriter(db);
   db.writer.exec("DELETE FROM category_base_rates");
   const ctx = contextFor(db, now, "series");
   watch.lap("context");
   const wallets = new Set<string>();
-  // Compacted markets' bets are copied back from archived_bets, not recomputed (their fills are
-  // gone): merged into the stream in wallet id order, so each wallet's model sees all its bets.
-  const archived = peekable(
-    db.reader
-      .prepare(
-        `SELECT a.wallet_id, w.address, ${BET_FIELDS.map((f) => `a.${f}`).join(", ")}
-           FROM archived_bets a CROSS JOIN wallet_ids w ON w.id = a.wallet_id
-          ORDER BY a.wallet_id, a.market_id`,
-      )
-      .raw()
-      .iterate() as IterableIterator<ArchivedBetRow>,
+  // Compacted markets' bets are copied back as they were, not recomputed (their fills are gone):
+  // merged into the stream in wallet id order, so each wallet's model sees all its bets.
+  const frozen = peekable<[number, number, string, ...unknown[]]>(
+    frozenBets
+      ? frozenRows(
+          db,
+          `SELECT f.rowid, f.wallet_id, w.address, ${BET_FIELDS.map((c) => `f.${c}`).join(", ")}
+             FROM frozen_bets f CROSS JOIN wallet_ids w ON w.id = f.wallet_id
+            WHERE f.rowid > ? ORDER BY f.rowid LIMIT ?`,
+          true,
+        )
+      : [][Symbol.iterator](),
   );
-  const archivedUpTo = (walletId: number) => {
-    while ((archived.peek()?.[0] ?? Number.POSITIVE_INFINITY) < walletId) {
-      const first = archived.peek()!;
+  const frozenUpTo = (walletId: number) => {
+    while ((frozen.peek()?.[1] ?? Number.POSITIVE_INFINITY) < walletId) {
+      const [, id, address] = frozen.peek()!;
       const bets: WalletBetRow[] = [];
-      while (archived.peek()?.[0] === first[0]) bets.push(betFromValues(archived.take().slice(2)));
-      buildWallet(first[0], first[1], [], bets);
+      while (frozen.peek()?.[1] === id) bets.push(betFromValues(frozen.take().slice(3)));
+      buildWallet(id, address, [], bets);
     }
     const bets: WalletBetRow[] = [];
-    while (archived.peek()?.[0] === walletId) bets.push(betFromValues(archived.take().slice(2)));
+    while (frozen.peek()?.[1] === walletId) bets.push(betFromValues(frozen.take().slice(3)));
     return bets;
   };
   const buildWallet = (
     walletId: number,
     wallet: string,
     fills: TradeFill[],
-    archivedBets: WalletBetRow[],
+    frozenBets: WalletBetRow[],
   ) => {
-    const model = walletModel(wallet, fills, ctx, archivedBets);
-    // A wallet whose only fills are kept ones of compacted markets has its bets archived.
+    const model = walletModel(wallet, fills, ctx, frozenBets);
+    // A wallet whose only fills are kept ones of compacted markets has only frozen bets.
     if (model.bets.length === 0) return;
     writer.wallet(walletId, model, model.bets);
     wallets.add(wallet);
@@ -183,29 +230,40 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
   let fillsRead = forEachGroup(
     byWallet,
     (r) => r[9],
-    (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, archivedUpTo(walletId)),
+    (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, frozenUpTo(walletId)),
   );
-  archivedUpTo(Number.POSITIVE_INFINITY);
+  frozenUpTo(Number.POSITIVE_INFINITY);
   watch.lap("wallets");
   const standing = standings(db);
   let markets = 0;
-  // Compacted markets' stats and hours are copied back from the archive, in market id order
-  // with the others.
-  const archivedMarkets = peekable(
-    db.reader
-      .prepare<[], MarketStatsRow & { market_id: number }>(
-        "SELECT * FROM archived_market_stats ORDER BY market_id",
-      )
-      .iterate(),
+  // Compacted markets' stats and hours are copied back as they were, in market id order with
+  // the others.
+  type FrozenHour = MarketHourRow & { rid: number; market_id: number };
+  const frozenMarkets = peekable(
+    frozenBets
+      ? frozenRows<MarketStatsRow & { rid: number; market_id: number }>(
+          db,
+          "SELECT rowid AS rid, * FROM frozen_market_stats WHERE rowid > ? ORDER BY rowid LIMIT ?",
+        )
+      : [][Symbol.iterator](),
   );
-  const archivedHours = db.reader.prepare<[number], MarketHourRow>(
-    `SELECT hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes
-       FROM archived_market_hours WHERE market_id = ? ORDER BY hour`,
+  const frozenHours = peekable<FrozenHour>(
+    frozenBets
+      ? frozenRows<FrozenHour>(
+          db,
+          "SELECT rowid AS rid, * FROM frozen_market_hours WHERE rowid > ? ORDER BY rowid LIMIT ?",
+        )
+      : [][Symbol.iterator](),
   );
-  const archivedMarketsBefore = (marketId: number) => {
-    while ((archivedMarkets.peek()?.market_id ?? Number.POSITIVE_INFINITY) < marketId) {
-      const { market_id, ...stats } = archivedMarkets.take();
-      writer.market(market_id, stats, archivedHours.all(market_id));
+  const frozenMarketsBefore = (marketId: number) => {
+    while ((frozenMarkets.peek()?.market_id ?? Number.POSITIVE_INFINITY) < marketId) {
+      const { rid: _, market_id, ...stats } = frozenMarkets.take();
+      const hours: MarketHourRow[] = [];
+      while ((frozenHours.peek()?.market_id ?? Number.POSITIVE_INFINITY) <= market_id) {
+        const { rid: _r, market_id: of, ...hour } = frozenHours.take();
+        if (of === market_id) hours.push(hour);
+      }
+      writer.market(market_id, stats, hours);
       markets += 1;
     }
   };
@@ -217,19 +275,23 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
     byMarket,
     (r) => r[1],
     (marketId, fills) => {
-      archivedMarketsBefore(marketId);
-      // A compacted market's kept fills (named by signals): its rows come from the archive.
+      frozenMarketsBefore(marketId);
+      // A compacted market's kept fills (named by signals): its rows are the frozen ones.
       if (ctx.market(marketId)?.compacted) return;
       const model = marketModel(fills, now, (wallet) => standing.get(wallet));
       writer.market(marketId, model.stats, model.hours);
       markets += 1;
     },
   );
-  archivedMarketsBefore(Number.POSITIVE_INFINITY);
+  frozenMarketsBefore(Number.POSITIVE_INFINITY);
   watch.lap("markets");
   db.writer.exec(`INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
     SELECT category, count(*), sum(won), CAST(sum(won) AS REAL) / count(*)
       FROM wallet_bets WHERE resolved = 1 AND category IS NOT NULL GROUP BY category`);
   db.writer.exec("DELETE FROM dirty_wallets; DELETE FROM dirty_markets;");
+  if (frozenBets) {
+    db.writer.exec(`DROP TABLE frozen_bets; DROP TABLE frozen_market_stats;
+      DROP TABLE frozen_market_hours;`);
+  }
   return { wallets, markets, fillsRead };
 }

@@ -279,7 +279,7 @@ function recomputeWallets(
     // A new wallet has no timing row yet; others change only with trades in resolved markets.
     let timing = before === undefined || timingChanged.has(wallet);
     for (const marketId of pairs.get(wallet) ?? []) {
-      // A compacted market's bet is a frozen archive row: its fills are gone.
+      // A compacted market's bet is frozen as it was: its fills are gone.
       if (ctx.market(marketId)?.compacted) continue;
       const fills = (pairFills.all(walletId, marketId) as FillRow[]).map(toFill);
       fillsRead += fills.length;

@@ -1,23 +1,20 @@
 /**
  * Fill retention (SMARTMONEY_FILL_RETENTION; docs/architecture.md, "Fill retention"): markets
- * resolved before the window give up their fills, and what the read models derived from them is
- * kept as frozen archive rows (sql/0020).
+ * resolved before the window give up their fills, and their read-model rows are frozen
+ * (sql/0020).
  */
 import type { Db } from "../db/open";
 import { MIN_FILL_RETENTION_MS } from "../domain";
 import { formatDuration } from "../duration";
-import {
-  BET_FIELDS,
-  contextFor,
-  FILL_COLUMNS,
-  FILLS_BY_WALLET,
-  type FillRow,
-  toFill,
-} from "./pass";
+import { contextFor, FILL_COLUMNS, FILLS_BY_WALLET, type FillRow, toFill } from "./pass";
 import { EMPTY_TIMING, timingOf } from "./wallet-model";
 
-/** Markets compacted per transaction: a kill leaves each batch, and so each market, whole. */
-export const COMPACTION_BATCH = 200;
+/**
+ * Markets compacted per transaction: a kill leaves each batch, and so each market, whole. Each
+ * batch renders the timing buckets of its markets' traders again from all their fills, so fewer,
+ * larger batches read fewer fills.
+ */
+export const COMPACTION_BATCH = 1_000;
 
 export interface CompactionSummary {
   retention: string;
@@ -27,7 +24,8 @@ export interface CompactionSummary {
   fills_deleted: number;
   /** Fills of compacted markets kept because a signal names them. */
   fills_kept: number;
-  bets_archived: number;
+  /** Bets in the compacted markets, now frozen. */
+  bets_frozen: number;
   /** Due, but with fills the read models have not counted yet: compacted after a refresh. */
   markets_waiting: number;
   duration_ms: number;
@@ -37,12 +35,12 @@ export interface CompactionSummary {
  * Compacts every market resolved, and last traded, before now − retention whose fills the read
  * models have all counted (not in dirty_markets, and a refresh has run): in batches of
  * COMPACTION_BATCH markets, each one transaction, it
- * - copies the market's wallet_bets, market_stats and market_hours rows into the archive tables,
- * - deletes its fills except those a signal names,
- * - marks it compacted (markets.compacted_at), which makes every refresh leave its rows alone,
+ * - deletes the market's fills except those a signal names,
+ * - marks it compacted (markets.compacted_at): from then on every refresh leaves its
+ *   wallet_bets, market_stats, market_hours and market_price_history rows as they are,
  * - renders again the timing buckets of the wallets that traded it: they count only the fills
- *   stored, outside compacted markets, as a full rebuild would.
- * The read models are otherwise unchanged: the archived rows are the ones they already hold.
+ *   stored outside compacted markets, as a full rebuild would.
+ * The read models are otherwise unchanged.
  */
 export function compactResolvedMarkets(
   db: Db,
@@ -64,7 +62,7 @@ export function compactResolvedMarkets(
     markets: 0,
     fills_deleted: 0,
     fills_kept: 0,
-    bets_archived: 0,
+    bets_frozen: 0,
     markets_waiting: 0,
     duration_ms: 0,
   };
@@ -90,25 +88,11 @@ export function compactResolvedMarkets(
   summary.markets_waiting = due.length - ready.length;
   if (ready.length === 0) return finish();
 
-  const bets = BET_FIELDS.join(", ");
-  const archiveBets = w.prepare<[number]>(
-    `INSERT INTO archived_bets (wallet_id, ${bets})
-     SELECT wallet_id, ${bets} FROM wallet_bets INDEXED BY wallet_bets_by_market WHERE market_id = ?`,
-  );
-  const statsColumns = `market_id, volume, trade_count, unique_wallets, last_yes_price,
-    last_trade_at, sentiment, yes_ratio, yes_volume, no_volume, total_whale_volume, unique_whales,
-    yes_implied_prob, no_implied_prob, implied_edge, implied_samples, implied_wallets,
-    last_yes_trade, last_no_trade`;
-  const archiveStats = w.prepare<[number]>(
-    `INSERT INTO archived_market_stats (${statsColumns})
-     SELECT ${statsColumns} FROM market_stats WHERE market_id = ?`,
-  );
-  const archiveHours = w.prepare<[number]>(
-    `INSERT INTO archived_market_hours
-       (market_id, hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes)
-     SELECT market_id, hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes
-       FROM market_hours WHERE market_id = ?`,
-  );
+  const betsIn = w
+    .prepare<[number], number>(
+      "SELECT count(*) FROM wallet_bets INDEXED BY wallet_bets_by_market WHERE market_id = ?",
+    )
+    .pluck();
   const holders = w
     .prepare<[number], number>(
       "SELECT wallet_id FROM wallet_bets INDEXED BY wallet_bets_by_market WHERE market_id = ?",
@@ -130,7 +114,8 @@ export function compactResolvedMarkets(
   const addressOf = w
     .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
     .pluck();
-  const walletFills = db.reader
+  // On the writer: the reader's snapshot still holds the fills this transaction deletes.
+  const walletFills = w
     .prepare(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE f.wallet_id = ? ORDER BY f.ts, f.id`,
     )
@@ -150,9 +135,7 @@ export function compactResolvedMarkets(
       const touched = new Set<number>();
       for (const marketId of markets) {
         for (const walletId of holders.all(marketId)) touched.add(walletId);
-        summary.bets_archived += archiveBets.run(marketId).changes;
-        archiveStats.run(marketId);
-        archiveHours.run(marketId);
+        summary.bets_frozen += betsIn.get(marketId) ?? 0;
         summary.fills_kept += keptFills.get(marketId) ?? 0;
         summary.fills_deleted += deleteFills.run(marketId).changes;
         markCompacted.run(now, marketId);

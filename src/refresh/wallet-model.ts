@@ -20,8 +20,8 @@ import type { PriceLookup } from "./prices";
 export interface MarketInfo extends MarketFacts {
   id: number;
   /**
-   * Compacted by fill retention (src/refresh/retention.ts): its bets are frozen archive rows,
-   * and the fills it kept (those a signal names) count in no read model.
+   * Compacted by fill retention (src/refresh/retention.ts): its bets, stats and hours are frozen
+   * as they were, and the fills it kept (those a signal names) count in no read model.
    */
   compacted: boolean;
 }
@@ -120,14 +120,14 @@ export type TradeFill = Fill & { id: number };
  * One wallet's read-model rows from its fills, each market's in time order (the PnL ledger
  * depends on it): grouped by market, as the full rebuild reads them, or all in time order. Each
  * market's fills make a bet (betFromFills), the bets make the wallet (walletFromBets).
- * `archived` are its frozen bets in compacted markets (archived_bets), taken as they are; the
- * fills those markets kept (named by signals) are left out, as their bets are archived.
+ * `frozen` are its bets in compacted markets (fill retention), taken as they are; the fills
+ * those markets kept (named by signals) are left out, as their bets are frozen.
  */
 export function walletModel(
   address: string,
   fills: readonly TradeFill[],
   ctx: WalletContext,
-  archived: readonly WalletBetRow[] = [],
+  frozen: readonly WalletBetRow[] = [],
 ): WalletModel {
   const byMarket = new Map<number, TradeFill[]>();
   const counted: TradeFill[] = [];
@@ -141,7 +141,7 @@ export function walletModel(
   const bets = [...byMarket].map(([marketId, group]) =>
     betFromFills(address, marketId, group, ctx),
   );
-  bets.push(...archived);
+  bets.push(...frozen);
   bets.sort((a, b) => a.market_id - b.market_id);
   const inTimeOrder = counted.sort((a, b) => a.ts - b.ts || a.id - b.id);
   return walletFromBets(address, bets, ctx, { timing: timingOf(inTimeOrder, ctx) });

@@ -129,15 +129,17 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
        FROM trades WHERE wallet = ? AND (ts < ? OR (ts = ? AND id <= ?))`,
   );
   // Fill retention (sql/0020) deletes a compacted market's fills but those signals name, and
-  // keeps its bets in archived_bets: a wallet's prior trades and volume add its archived bets
-  // and take off the kept fills, which the stored fills already count. An archived bet counts
-  // whole when it began before the trade: compacted markets closed long before any new fill.
-  const archivedBefore = w.prepare<
+  // keeps its bets frozen in wallet_bets: a wallet's prior trades and volume add its frozen bets
+  // and take off the kept fills, which the stored fills already count. A frozen bet counts whole
+  // when it began before the trade: compacted markets closed long before any new fill.
+  const frozenBefore = w.prepare<
     [string, number],
     { trades: number | null; volume: number | null }
   >(
-    `SELECT sum(trade_count) AS trades, sum(volume) AS volume FROM archived_bets
-      WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?) AND first_ts < ?`,
+    `SELECT sum(b.trade_count) AS trades, sum(b.volume) AS volume
+       FROM wallet_bets b JOIN markets m ON m.id = b.market_id
+      WHERE b.wallet_id = (SELECT id FROM wallet_ids WHERE address = ?) AND b.first_ts < ?
+        AND m.compacted_at IS NOT NULL`,
   );
   const keptBefore = w.prepare<[string, number], { n: number; usd: number | null }>(
     `SELECT count(*) AS n, sum(t.usd_value) AS usd FROM trades t JOIN markets m ON m.id = t.market_id
@@ -145,12 +147,12 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
   );
   /** The wallet's trades and USD before `ts` in compacted markets, beyond the fills stored. */
   const compactedBefore = (wallet: string, ts: number) => {
-    const archived = archivedBefore.get(wallet, ts);
-    if (!archived?.trades) return { trades: 0, usd: 0 };
+    const frozen = frozenBefore.get(wallet, ts);
+    if (!frozen?.trades) return { trades: 0, usd: 0 };
     const kept = keptBefore.get(wallet, ts);
     return {
-      trades: archived.trades - (kept?.n ?? 0),
-      usd: (archived.volume ?? 0) - (kept?.usd ?? 0),
+      trades: frozen.trades - (kept?.n ?? 0),
+      usd: (frozen.volume ?? 0) - (kept?.usd ?? 0),
     };
   };
   const recentBuyers = w.prepare<

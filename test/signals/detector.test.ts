@@ -213,7 +213,7 @@ describe("signal detection on ingest", () => {
 
   it("counts a wallet's trades in markets compacted by fill retention as prior trades", () => {
     // As above, but the last buyer's 19 tiny trades are in a market resolved 150 days ago, whose
-    // fills a 90-day retention deleted: its archived bet still counts them.
+    // fills a 90-day retention deleted: its frozen bet still counts them.
     const [J1, J2, J3] = [addr(0xb1), addr(0xb2), addr(0xb3)];
     t.db.writer.transaction(() => {
       const old = ingest.upsertMarket({
