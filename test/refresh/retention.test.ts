@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config";
 import { importJsonl } from "../../src/ingest/import";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { refreshJob } from "../../src/jobs/refresh";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets, retentionStatus } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
@@ -21,13 +22,13 @@ afterEach(() => t?.close());
  * recent ones traded up to now, one old market resolved only lately (not due), and a signal
  * naming one old fill. Wallet 0 trades big in every market (a whale).
  */
-function world(seed: number) {
+function world(seed: number, env: NodeJS.ProcessEnv = {}) {
   let s = seed;
   const rand = () => {
     s = (s * 1103515245 + 12345) % 2 ** 31;
     return s / 2 ** 31;
   };
-  t = createTestApp();
+  t = createTestApp({ env });
   const ingest = createIngest(t.db, t.clock);
   const wallets = Array.from(
     { length: 40 },
@@ -283,6 +284,24 @@ describe("fill retention", () => {
       value: { counts: { trade: { new: 0, present: 1 } }, rejected: 1 },
     });
     expect(fillsOf(ids.old0!)).toBe(1);
+  });
+
+  it("runs after the scheduled refresh when SMARTMONEY_FILL_RETENTION is set, with a log line", async () => {
+    world(13, { SMARTMONEY_FILL_RETENTION: "2160h" });
+    t.clock.set(NOW);
+    const job = refreshJob(t.app);
+    const first = (await job.run()) as {
+      kind: string;
+      compaction: { markets: number; fills_deleted: number };
+    };
+    expect(first).toMatchObject({ kind: "full", compaction: { markets: 4, fills_kept: 1 } });
+    expect(job.idle?.(first)).toBe(false);
+    expect(t.logs.find((l) => l.compaction)?.msg).toBe(
+      "fill retention (SMARTMONEY_FILL_RETENTION=2160h) compacted 4 markets resolved before 2026-08-03T12:00:00.000Z: " +
+        `${first.compaction.fills_deleted} fills deleted, 1 kept for their signals`,
+    );
+    const second = await job.run();
+    expect(second).toMatchObject({ kind: "incremental", compaction: { markets: 0 } });
   });
 
   it("is off by default; SMARTMONEY_FILL_RETENTION takes a duration of at least 720h", () => {
