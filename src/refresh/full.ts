@@ -188,7 +188,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, frozenBets: boolean) 
           db,
           `SELECT f.rowid, f.wallet_id, w.address, ${BET_FIELDS.map((c) => `f.${c}`).join(", ")}
              FROM frozen_bets f CROSS JOIN wallet_ids w ON w.id = f.wallet_id
-            WHERE f.rowid > ? ORDER BY f.rowid LIMIT ?`,
+            WHERE f.rowid > ? ORDER BY f.rowid LIMIT +?`,
           true,
         )
       : [][Symbol.iterator](),
@@ -243,7 +243,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, frozenBets: boolean) 
     frozenBets
       ? frozenRows<MarketStatsRow & { rid: number; market_id: number }>(
           db,
-          "SELECT rowid AS rid, * FROM frozen_market_stats WHERE rowid > ? ORDER BY rowid LIMIT ?",
+          "SELECT rowid AS rid, * FROM frozen_market_stats WHERE rowid > ? ORDER BY rowid LIMIT +?",
         )
       : [][Symbol.iterator](),
   );
@@ -251,7 +251,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, frozenBets: boolean) 
     frozenBets
       ? frozenRows<FrozenHour>(
           db,
-          "SELECT rowid AS rid, * FROM frozen_market_hours WHERE rowid > ? ORDER BY rowid LIMIT ?",
+          "SELECT rowid AS rid, * FROM frozen_market_hours WHERE rowid > ? ORDER BY rowid LIMIT +?",
         )
       : [][Symbol.iterator](),
   );

@@ -40,13 +40,19 @@ beforeAll(async () => {
   old.transaction(() => {
     for (const table of tables) {
       // The search index's rowid is its order (sql/0006): copied along. Bets name their wallet
-      // by address at schema 7, by wallet id since sql/0012.
+      // by address at schema 7, by wallet id since sql/0012. Other tables by the old columns'
+      // names: later migrations add columns (markets.compacted_at, sql/0020).
+      const columns = (
+        old.prepare(`SELECT name FROM pragma_table_info(?, 'main')`).pluck().all(table) as string[]
+      )
+        .map((c) => `"${c}"`)
+        .join(", ");
       const [into, from] =
         table === "wallet_search"
           ? ["(rowid, platform_name)", "rowid, *"]
           : table === "wallet_bets"
             ? ["", BETS_BY_ADDRESS]
-            : ["", "*"];
+            : [`(${columns})`, columns];
       old.exec(`INSERT INTO main."${table}" ${into} SELECT ${from} FROM source."${table}"`);
     }
   })();
