@@ -2,8 +2,8 @@
  * What fill retention saves (docs/operations.md, "Disk and memory for Polymarket's volume"): on a
  * copy of a fixture world, the used bytes per object (dbstat) before and after compacting the
  * markets resolved before the window, the free pages that leaves, and the file after VACUUM.
- * With --verify, a full rebuild after the compaction is checked against the read models before
- * it, table by table (wallet_timing is expected to differ: docs/operations.md, "Fill retention").
+ * With --verify, a full rebuild before the compaction and one after it are compared table by
+ * table (wallet_timing is expected to differ: docs/operations.md, "Fill retention"), and timed.
  *
  *   npx tsx bench/retention.ts [--world small|medium] [--retention 720h] [--verify]
  */
@@ -61,7 +61,9 @@ async function main(): Promise<void> {
     migrate(db.writer);
     // The world's refresh ran with older code when it was built: one at its time, so that
     // every fill is counted before compaction.
-    refreshReadModels(db, world.now, { full: world.staleModels });
+    const rebuildBefore = refreshReadModels(db, world.now, {
+      full: world.staleModels || values.verify,
+    });
     const tableHash = () =>
       Object.fromEntries(
         TABLES.map(([table, order]) => {
@@ -107,8 +109,9 @@ async function main(): Promise<void> {
     const fileAfter = statSync(path).size;
     const payloadAfter = fillPayload();
     let verified: Record<string, boolean> | null = null;
+    let rebuildAfter: ReturnType<typeof refreshReadModels> | null = null;
     if (before) {
-      refreshReadModels(db, world.now, { full: true });
+      rebuildAfter = refreshReadModels(db, world.now, { full: true });
       const after = tableHash();
       verified = Object.fromEntries(TABLES.map(([t]) => [t, before[t] === after[t]]));
     }
@@ -138,6 +141,12 @@ async function main(): Promise<void> {
           fill_store_payload_mb: { before: mb(payloadBefore), after: mb(payloadAfter) },
           free_mb_after: mb(freeBytes),
           full_rebuild_equal: verified,
+          full_rebuild_ms: rebuildAfter && {
+            before: rebuildBefore.duration_ms,
+            after: rebuildAfter.duration_ms,
+            phases_before: rebuildBefore.phases,
+            phases_after: rebuildAfter.phases,
+          },
         },
         null,
         2,

@@ -174,7 +174,7 @@ function* frozenRows<Row>(db: Db, sql: string, raw = false): Generator<Row> {
   }
 }
 
-function rebuildAll(db: Db, now: number, watch: Stopwatch, frozenBets: boolean) {
+function rebuildAll(db: Db, now: number, watch: Stopwatch, hasFrozen: boolean) {
   const writer = createModelWriter(db);
   db.writer.exec("DELETE FROM category_base_rates");
   const ctx = contextFor(db, now, "series");
@@ -183,7 +183,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, frozenBets: boolean) 
   // Compacted markets' bets are copied back as they were, not recomputed (their fills are gone):
   // merged into the stream in wallet id order, so each wallet's model sees all its bets.
   const frozen = peekable<[number, number, string, ...unknown[]]>(
-    frozenBets
+    hasFrozen
       ? frozenRows(
           db,
           `SELECT f.rowid, f.wallet_id, w.address, ${BET_FIELDS.map((c) => `f.${c}`).join(", ")}
@@ -240,7 +240,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, frozenBets: boolean) 
   // the others.
   type FrozenHour = MarketHourRow & { rid: number; market_id: number };
   const frozenMarkets = peekable(
-    frozenBets
+    hasFrozen
       ? frozenRows<MarketStatsRow & { rid: number; market_id: number }>(
           db,
           "SELECT rowid AS rid, * FROM frozen_market_stats WHERE rowid > ? ORDER BY rowid LIMIT +?",
@@ -248,7 +248,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, frozenBets: boolean) 
       : [][Symbol.iterator](),
   );
   const frozenHours = peekable<FrozenHour>(
-    frozenBets
+    hasFrozen
       ? frozenRows<FrozenHour>(
           db,
           "SELECT rowid AS rid, * FROM frozen_market_hours WHERE rowid > ? ORDER BY rowid LIMIT +?",
@@ -289,7 +289,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, frozenBets: boolean) 
     SELECT category, count(*), sum(won), CAST(sum(won) AS REAL) / count(*)
       FROM wallet_bets WHERE resolved = 1 AND category IS NOT NULL GROUP BY category`);
   db.writer.exec("DELETE FROM dirty_wallets; DELETE FROM dirty_markets;");
-  if (frozenBets) {
+  if (hasFrozen) {
     db.writer.exec(`DROP TABLE frozen_bets; DROP TABLE frozen_market_stats;
       DROP TABLE frozen_market_hours;`);
   }
