@@ -199,6 +199,31 @@ describe("fill retention", () => {
     ).toEqual(["politics"]);
   });
 
+  it("leaves every market whole when a batch fails, and the next run finishes the work", () => {
+    const { ids } = world(17);
+    refreshReadModels(t.db, NOW);
+    const before = snapshot();
+    const fillsBefore = fillsOf(ids.old2!);
+    // The third market's batch fails after its fills are deleted, as a kill or a full disk would.
+    t.db.writer.exec(`CREATE TRIGGER fail_old2 BEFORE UPDATE OF compacted_at ON markets
+      WHEN NEW.id = ${ids.old2} BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+    expect(() => compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 1 })).toThrow("disk full");
+    expect(fillsOf(ids.old2!)).toBe(fillsBefore);
+    expect(
+      t.db.writer
+        .prepare("SELECT slug FROM markets WHERE compacted_at IS NOT NULL ORDER BY slug")
+        .pluck()
+        .all(),
+    ).toEqual(["old0", "old1"]);
+    t.db.writer.exec("DROP TRIGGER fail_old2");
+    expect(compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({ markets: 2 });
+    refreshReadModels(t.db, NOW, { full: true });
+    const after = snapshot();
+    for (const [table] of TABLES) {
+      if (table !== "wallet_timing") expect(after[table], table).toEqual(before[table]);
+    }
+  });
+
   it("waits for the refresh to count a due market's fills", () => {
     const { ids, ingest, wallets } = world(9);
     refreshReadModels(t.db, NOW);
