@@ -1,5 +1,6 @@
 import { Cron } from "croner";
 import * as v from "valibot";
+import { MIN_FILL_RETENTION_MS } from "./domain";
 import { parseDuration } from "./duration";
 import { parseReplicaUrl } from "./replication/replica-url";
 import { parseSecretKey } from "./webhooks/secrets";
@@ -319,6 +320,30 @@ export const SETTINGS = [
           quoting(label, "is not a ws:// or wss:// URL (empty turns the stream off)"),
         ),
         v.transform(emptyIsNull),
+      ),
+  }),
+  setting({
+    env: "SMARTMONEY_FILL_RETENTION",
+    // Off (null) by default: every fill is kept. See src/refresh/retention.ts.
+    field: "fillRetentionMs",
+    default: "",
+    shown: "(off)",
+    doc: "compact markets resolved (and last traded) longer ago than this after each scheduled refresh: their fills are deleted and their read-model rows frozen; at least 720h. Which answers lose detail: [docs/operations.md](operations.md#fill-retention)",
+    value: (label) =>
+      v.pipe(
+        v.string(),
+        v.check(
+          (s) => {
+            if (s === "") return true;
+            const ms = parseDuration(s);
+            return ms !== undefined && ms >= MIN_FILL_RETENTION_MS;
+          },
+          quoting(
+            label,
+            "must be a duration of at least 720h (30 days) such as 2160h (90 days), or empty for off",
+          ),
+        ),
+        v.transform((s) => (s === "" ? null : parseDuration(s)!)),
       ),
   }),
   setting({

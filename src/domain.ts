@@ -44,3 +44,13 @@ export function iso(ms: number): string {
 export function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : iso(ms);
 }
+
+/**
+ * The shortest fill retention (SMARTMONEY_FILL_RETENTION): 30 days, the market sentiment's
+ * window, so a compacted market has no fill that any windowed read model or signal fact reads.
+ */
+export const MIN_FILL_RETENTION_MS = 30 * 24 * 3_600_000;
+
+/** What trade pages say about fill retention (docs/operations.md, "Fill retention"). */
+export const FILL_RETENTION_NOTE =
+  "With SMARTMONEY_FILL_RETENTION set, the fills of markets resolved before its window are deleted, except those a signal names, and are no longer served.";

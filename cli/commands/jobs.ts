@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { App } from "../../src/app";
 import { systemClock } from "../../src/clock";
 import { drainOnce } from "../../src/jobs/drain";
-import { refreshNow } from "../../src/jobs/refresh";
+import { compactNow, refreshNow } from "../../src/jobs/refresh";
 import { runScheduledJobs } from "../../src/jobs/schedule";
 import { checkpointLedgerForServer, yieldCpuToServer } from "../background";
 import {
@@ -21,6 +21,15 @@ const JOBS: Record<string, (app: App, options: JobOptions) => Promise<object> | 
   drain: drainOnce,
   refresh: (app, options) => refreshNow(app, { full: options.full }),
   ingest: ingestJobSummary,
+  compact: (app) => {
+    const retention = app.deps.config.fillRetentionMs;
+    if (retention === null) {
+      throw new CliError(
+        "fill retention is off: set SMARTMONEY_FILL_RETENTION (a duration of at least 720h) to compact resolved markets",
+      );
+    }
+    return compactNow(app, retention);
+  },
 };
 
 interface JobOptions extends CommonOptions {

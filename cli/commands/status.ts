@@ -1,6 +1,8 @@
 import { statSync } from "node:fs";
 import type { Command } from "commander";
+import { formatDuration } from "../../src/duration";
 import { checkSecrets, describeSource } from "../../src/installation/key";
+import { retentionStatus } from "../../src/refresh/retention";
 import { type ReplicationReport, replicationStatus } from "../../src/replication/supervisor";
 import { type CommonOptions, print, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
@@ -16,11 +18,15 @@ export function registerStatus(program: Command): void {
     )
     .option("--json", "print JSON")
     .action((options: CommonOptions) =>
-      withApp(options, ({ db, key }) => {
+      withApp(options, ({ db, key, config }) => {
         const version = db.writer.pragma("user_version", { simple: true }) as number;
         const bytes = db.path === ":memory:" ? 0 : statSync(db.path).size;
         const secrets = checkSecrets(db.writer, key.key);
         const replication = replicationStatus(db.path);
+        const retention = {
+          setting: config.fillRetentionMs === null ? null : formatDuration(config.fillRetentionMs),
+          ...retentionStatus(db),
+        };
         const report = {
           database: { path: db.path, schema_version: version, bytes },
           installation_key: {
@@ -31,6 +37,7 @@ export function registerStatus(program: Command): void {
             secrets_failing: secrets.failing,
           },
           replication,
+          fill_retention: retention,
         };
         print(options, report, () =>
           [
@@ -38,6 +45,7 @@ export function registerStatus(program: Command): void {
             `installation key  id ${key.id} from ${describeSource(key.source)}`,
             `webhook secrets   ${secrets.decrypting} of ${secrets.stored} decrypt${secrets.failing.length > 0 ? `; failing: ${secrets.failing.join(", ")}` : ""}`,
             `replication       ${describeReplication(replication)}`,
+            `fill retention    ${describeRetention(retention)}`,
           ].join("\n"),
         );
         if (secrets.failing.length > 0) {
@@ -47,6 +55,20 @@ export function registerStatus(program: Command): void {
         }
       }),
     );
+}
+
+function describeRetention(r: {
+  setting: string | null;
+  compacted_markets: number;
+  last_run: ReturnType<typeof retentionStatus>["last_run"];
+}): string {
+  const setting = r.setting === null ? "off (SMARTMONEY_FILL_RETENTION)" : r.setting;
+  if (r.compacted_markets === 0) return `${setting}, no market compacted`;
+  const last = r.last_run;
+  const run = last
+    ? `; last compaction ${last.at}: ${last.markets} markets, ${last.fills_deleted} fills deleted`
+    : "";
+  return `${setting}, ${r.compacted_markets} markets compacted${run}`;
 }
 
 function describeReplication(r: ReplicationReport): string {

@@ -100,6 +100,16 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     return id === 0 ? undefined : id;
   };
 
+  const compactedReasons = new Map<number, string | null>();
+  const compactedReasonOf = (marketId: number): string | null => {
+    let reason = compactedReasons.get(marketId);
+    if (reason === undefined) {
+      reason = ingest.compactedReason(marketId) ?? null;
+      if (compactedReasons.size < MAX_UNKNOWN_MARKETS) compactedReasons.set(marketId, reason);
+    }
+    return reason;
+  };
+
   /** A line naming a market not known yet: read again at the end, or refused on that look. */
   const needsMarket = (line: number, text: string, conditionId: string, secondLook: boolean) => {
     if (!secondLook) {
@@ -171,6 +181,13 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
         const marketId = marketIdFor(l.condition_id);
         if (marketId === undefined) {
           needsMarket(line, text, l.condition_id, secondLook);
+          return;
+        }
+        // A compacted market's fills are gone but for those a signal names, which are present.
+        const refused = compactedReasonOf(marketId);
+        if (refused !== null) {
+          if (ingest.tradeIdOf(l.tx_hash, l.log_index) !== undefined) counts.trade.present++;
+          else reject(line, text, refused);
           return;
         }
         trades.rows.push({

@@ -87,6 +87,11 @@ export interface IngestHooks {
    * them. It must not have effects outside the database.
    */
   onNewTrades?(trades: readonly Trade[]): void;
+  /**
+   * Called with the fills an `insertTrades` call refused because their market was compacted
+   * (fill retention, src/refresh/retention.ts), once per market, with the reason to report.
+   */
+  onRefusedTrades?(trades: readonly NewTrade[], reason: string): void;
   /** Called with the transfers an `insertTransfers` call stored, in the same transaction. */
   onNewTransfers?(transfers: readonly Transfer[]): void;
   /** Called when a label is stored or changed, in the same transaction. */
@@ -104,8 +109,11 @@ export interface Ingest {
   /**
    * Stores the fills not stored yet (keyed by tx_hash + log_index) and returns those, with
    * their ids, in input order; marks their wallets and markets dirty; calls `onNewTrades`.
+   * Fills of a compacted market are not stored: they go to `onRefusedTrades`.
    */
   insertTrades(rows: readonly NewTrade[]): Trade[];
+  /** Why fills of this market are refused (it was compacted), or undefined when they are not. */
+  compactedReason(marketId: number): string | undefined;
   /** Stores the transfers not stored yet and returns those, with ids; marks both ends dirty. */
   insertTransfers(rows: readonly NewTransfer[]): Transfer[];
   /**
@@ -142,6 +150,11 @@ export interface IngestOptions {
    * for a longer-lived instance.
    */
   oneTransaction?: boolean;
+}
+
+/** The reason given for a fill of a compacted market (docs/operations.md, "Fill retention"). */
+export function compactedMarketMessage(slug: string): string {
+  return `market "${slug}" was compacted by SMARTMONEY_FILL_RETENTION: fills of markets resolved before the retention window are no longer stored`;
 }
 
 /** Remembered wallet ids and dirty marks, per one-transaction instance; dropped past this. */
@@ -265,6 +278,14 @@ export function createIngest(
      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
   );
 
+  const compactedSlug = w
+    .prepare("SELECT slug FROM markets WHERE id = ? AND compacted_at IS NOT NULL")
+    .pluck() as Statement<[number], string>;
+  const compactedReason = (marketId: number) => {
+    const slug = compactedSlug.get(marketId);
+    return slug === undefined ? undefined : compactedMarketMessage(slug);
+  };
+
   const requireTransaction = () => {
     if (!w.inTransaction) throw new Error("ingest writes must run inside the caller's transaction");
   };
@@ -298,9 +319,23 @@ export function createIngest(
         }
       }
       const wallets = new Set<string>();
+      /** Per market of this call: the reason its fills are refused, null when they are not. */
+      const refusal = new Map<number, string | null>();
+      const refused = new Map<number, NewTrade[]>();
       for (const r of rows) {
         const hash = hashBytes(r.tx_hash);
         if (fillIdByKey.get(hash, r.log_index, hash) !== undefined) continue;
+        let reason = refusal.get(r.market_id);
+        if (reason === undefined) {
+          reason = compactedReason(r.market_id) ?? null;
+          refusal.set(r.market_id, reason);
+        }
+        if (reason !== null) {
+          const held = refused.get(r.market_id);
+          if (held === undefined) refused.set(r.market_id, [r]);
+          else held.push(r);
+          continue;
+        }
         const info = insertFill.run(
           hash,
           r.log_index,
@@ -335,8 +370,13 @@ export function createIngest(
         if (newMarkets.length > 0) markMarkets.run(JSON.stringify(newMarkets));
         hooks.onNewTrades?.(inserted);
       }
+      for (const [marketId, trades] of refused) {
+        hooks.onRefusedTrades?.(trades, refusal.get(marketId)!);
+      }
       return inserted;
     },
+
+    compactedReason,
 
     insertTransfers(rows) {
       requireTransaction();

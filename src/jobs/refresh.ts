@@ -1,5 +1,6 @@
 import type { Core } from "../core";
 import { type RefreshSummary, refreshReadModels } from "../refresh/refresh";
+import { type CompactionSummary, compactResolvedMarkets } from "../refresh/retention";
 import type { ScheduledJob } from "./scheduler";
 
 /**
@@ -16,14 +17,44 @@ export function refreshNow(app: Core, options: { full?: boolean } = {}): Refresh
   return summary;
 }
 
+/**
+ * `jobs run compact` and the scheduled refresh's second step when SMARTMONEY_FILL_RETENTION is
+ * set: compacts the markets resolved before the window (src/refresh/retention.ts). Logs a line
+ * when it compacted any.
+ */
+export function compactNow(app: Core, retentionMs: number): CompactionSummary {
+  const { db, clock, log } = app.deps;
+  const summary = compactResolvedMarkets(db, clock.now(), retentionMs);
+  if (summary.markets > 0) {
+    // Trade pages and timing buckets changed.
+    app.readModelsChanged();
+    log.info(
+      { compaction: summary },
+      `fill retention (SMARTMONEY_FILL_RETENTION=${summary.retention}) compacted ${summary.markets} markets resolved before ${summary.cutoff}: ${summary.fills_deleted} fills deleted, ${summary.fills_kept} kept for their signals`,
+    );
+  }
+  return summary;
+}
+
 export function refreshJob(app: Core): ScheduledJob {
+  const retention = app.deps.config.fillRetentionMs;
   return {
     name: "refresh",
     pattern: app.deps.config.refreshCron,
-    run: () => refreshNow(app),
+    run: () => {
+      const summary = refreshNow(app);
+      // After the refresh: a market is compacted only once the read models count all its fills.
+      if (retention === null) return summary;
+      return { ...summary, compaction: compactNow(app, retention) };
+    },
     idle: (summary) => {
-      const s = summary as RefreshSummary;
-      return s.kind === "incremental" && s.wallets === 0 && s.markets === 0;
+      const s = summary as RefreshSummary & { compaction?: CompactionSummary };
+      return (
+        s.kind === "incremental" &&
+        s.wallets === 0 &&
+        s.markets === 0 &&
+        (s.compaction?.markets ?? 0) === 0
+      );
     },
   };
 }

@@ -3,8 +3,10 @@
  * and by market) along the key-only indexes of the compact fill store (sql/0010).
  */
 import { type Db, overridePragmas } from "../db/open";
-import { marketModel } from "./market-model";
+import { type MarketHourRow, type MarketStatsRow, marketModel } from "./market-model";
 import {
+  BET_FIELDS,
+  betFromValues,
   contextFor,
   FILL_COLUMNS,
   FILLS_BY_MARKET,
@@ -16,7 +18,7 @@ import {
   stopwatch,
   toFill,
 } from "./pass";
-import { type TradeFill, walletModel } from "./wallet-model";
+import { type TradeFill, type WalletBetRow, walletModel } from "./wallet-model";
 import { createModelWriter } from "./writer";
 
 /** Streams fills grouped by a key column, calling `each` once per group with its fills as read. */
@@ -85,7 +87,9 @@ function onEmptyTables<T>(db: Db, watch: Stopwatch, work: () => T): T {
 
 export function fullRebuild(db: Db, now: number): PassResult {
   const watch = stopwatch();
-  const result = onEmptyTables(db, watch, () => rebuildAll(db, now, watch));
+  // Timed with the drop that follows it.
+  const frozen = setFrozenRowsAside(db);
+  const result = onEmptyTables(db, watch, () => rebuildAll(db, now, watch, frozen));
   return { ...result, phases: watch.phases };
 }
 
@@ -110,12 +114,108 @@ export function withBulkReads<T>(db: Db, work: () => T): T {
   }
 }
 
-function rebuildAll(db: Db, now: number, watch: Stopwatch) {
+/** An iterator that can look at its next value without taking it. */
+function peekable<T>(items: Iterator<T>) {
+  let next = items.next();
+  return {
+    peek: (): T | undefined => (next.done ? undefined : next.value),
+    take(): T {
+      const value = next.value as T;
+      next = items.next();
+      return value;
+    },
+  };
+}
+
+/**
+ * Copies the compacted markets' rows of wallet_bets, market_stats and market_hours aside (fill
+ * retention, src/refresh/retention.ts): their fills are gone, so the rebuild copies these rows
+ * back instead of recomputing them. Plain tables, created and dropped inside the rebuild's
+ * transaction: a temporary table would open the connection's temporary database, whose
+ * temp_store the bulk reads change (sql/0010). Each is copied in the key order of its source,
+ * the order the rebuild writes in, so it is read back by rowid without a sort. Returns whether
+ * there are any.
+ */
+function setFrozenRowsAside(db: Db): boolean {
+  const w = db.writer;
+  w.exec(`DROP TABLE IF EXISTS frozen_bets; DROP TABLE IF EXISTS frozen_market_stats;
+    DROP TABLE IF EXISTS frozen_market_hours;`);
+  const any = w.prepare("SELECT 1 FROM markets WHERE compacted_at IS NOT NULL LIMIT 1").get();
+  if (any === undefined) return false;
+  const compacted = "SELECT id FROM markets WHERE compacted_at IS NOT NULL";
+  // One pass along wallet_bets in key order: by the time most markets are compacted, most bets
+  // are frozen, and seeking them market by market would then need a sort by wallet.
+  w.exec(`CREATE TABLE frozen_bets AS SELECT * FROM wallet_bets NOT INDEXED
+      WHERE market_id IN (${compacted}) ORDER BY wallet_id, market_id;
+    CREATE TABLE frozen_market_stats AS SELECT * FROM market_stats
+      WHERE market_id IN (${compacted}) ORDER BY market_id;
+    CREATE TABLE frozen_market_hours AS SELECT * FROM market_hours
+      WHERE market_id IN (${compacted}) ORDER BY market_id, hour;`);
+  return true;
+}
+
+const FROZEN_CHUNK = 10_000;
+
+/**
+ * A frozen table's rows in rowid order (`sql` takes the last rowid read and a limit, and returns
+ * the rowid first, as `rid`), read in chunks on the writer: its rows are not committed, so the
+ * reader cannot see them, and a statement left iterating would keep the writer from writing.
+ * `raw`: rows as arrays.
+ */
+function* frozenRows<Row>(db: Db, sql: string, raw = false): Generator<Row> {
+  const page = db.writer.prepare<[number, number], Row>(sql).raw(raw);
+  let after = 0;
+  for (;;) {
+    const rows = page.all(after, FROZEN_CHUNK);
+    yield* rows;
+    if (rows.length < FROZEN_CHUNK) return;
+    const last = rows.at(-1)!;
+    after = (raw ? (last as unknown[])[0] : (last as unknown as { rid: number }).rid) as number;
+  }
+}
+
+function rebuildAll(db: Db, now: number, watch: Stopwatch, hasFrozen: boolean) {
   const writer = createModelWriter(db);
   db.writer.exec("DELETE FROM category_base_rates");
   const ctx = contextFor(db, now, "series");
   watch.lap("context");
   const wallets = new Set<string>();
+  // Compacted markets' bets are copied back as they were, not recomputed (their fills are gone):
+  // merged into the stream in wallet id order, so each wallet's model sees all its bets.
+  const frozen = peekable<[number, number, string, ...unknown[]]>(
+    hasFrozen
+      ? frozenRows(
+          db,
+          `SELECT f.rowid, f.wallet_id, w.address, ${BET_FIELDS.map((c) => `f.${c}`).join(", ")}
+             FROM frozen_bets f CROSS JOIN wallet_ids w ON w.id = f.wallet_id
+            WHERE f.rowid > ? ORDER BY f.rowid LIMIT +?`,
+          true,
+        )
+      : [][Symbol.iterator](),
+  );
+  const frozenUpTo = (walletId: number) => {
+    while ((frozen.peek()?.[1] ?? Number.POSITIVE_INFINITY) < walletId) {
+      const [, id, address] = frozen.peek()!;
+      const bets: WalletBetRow[] = [];
+      while (frozen.peek()?.[1] === id) bets.push(betFromValues(frozen.take().slice(3)));
+      buildWallet(id, address, [], bets);
+    }
+    const bets: WalletBetRow[] = [];
+    while (frozen.peek()?.[1] === walletId) bets.push(betFromValues(frozen.take().slice(3)));
+    return bets;
+  };
+  const buildWallet = (
+    walletId: number,
+    wallet: string,
+    fills: TradeFill[],
+    frozenBets: WalletBetRow[],
+  ) => {
+    const model = walletModel(wallet, fills, ctx, frozenBets);
+    // A wallet whose only fills are kept ones of compacted markets has only frozen bets.
+    if (model.bets.length === 0) return;
+    writer.wallet(walletId, model, model.bets);
+    wallets.add(wallet);
+  };
   // Trades are read through the reader: better-sqlite3 cannot write on a connection while one
   // of its statements is being iterated. We hold the write lock, so both see the same trades.
   // In wallet id order, which is wallet_bets' key order: its rows are appended, never inserted
@@ -130,16 +230,43 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
   let fillsRead = forEachGroup(
     byWallet,
     (r) => r[9],
-    (walletId, fills) => {
-      const wallet = fills[0]!.wallet;
-      const model = walletModel(wallet, fills, ctx);
-      writer.wallet(walletId, model, model.bets);
-      wallets.add(wallet);
-    },
+    (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, frozenUpTo(walletId)),
   );
+  frozenUpTo(Number.POSITIVE_INFINITY);
   watch.lap("wallets");
   const standing = standings(db);
   let markets = 0;
+  // Compacted markets' stats and hours are copied back as they were, in market id order with
+  // the others.
+  type FrozenHour = MarketHourRow & { rid: number; market_id: number };
+  const frozenMarkets = peekable(
+    hasFrozen
+      ? frozenRows<MarketStatsRow & { rid: number; market_id: number }>(
+          db,
+          "SELECT rowid AS rid, * FROM frozen_market_stats WHERE rowid > ? ORDER BY rowid LIMIT +?",
+        )
+      : [][Symbol.iterator](),
+  );
+  const frozenHours = peekable<FrozenHour>(
+    hasFrozen
+      ? frozenRows<FrozenHour>(
+          db,
+          "SELECT rowid AS rid, * FROM frozen_market_hours WHERE rowid > ? ORDER BY rowid LIMIT +?",
+        )
+      : [][Symbol.iterator](),
+  );
+  const frozenMarketsBefore = (marketId: number) => {
+    while ((frozenMarkets.peek()?.market_id ?? Number.POSITIVE_INFINITY) < marketId) {
+      const { rid: _, market_id, ...stats } = frozenMarkets.take();
+      const hours: MarketHourRow[] = [];
+      while ((frozenHours.peek()?.market_id ?? Number.POSITIVE_INFINITY) <= market_id) {
+        const { rid: _r, market_id: of, ...hour } = frozenHours.take();
+        if (of === market_id) hours.push(hour);
+      }
+      writer.market(market_id, stats, hours);
+      markets += 1;
+    }
+  };
   const byMarket = db.reader
     .prepare(`SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET} ORDER BY f.market_id, f.ts, f.id`)
     .raw()
@@ -148,15 +275,23 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
     byMarket,
     (r) => r[1],
     (marketId, fills) => {
+      frozenMarketsBefore(marketId);
+      // A compacted market's kept fills (named by signals): its rows are the frozen ones.
+      if (ctx.market(marketId)?.compacted) return;
       const model = marketModel(fills, now, (wallet) => standing.get(wallet));
       writer.market(marketId, model.stats, model.hours);
       markets += 1;
     },
   );
+  frozenMarketsBefore(Number.POSITIVE_INFINITY);
   watch.lap("markets");
   db.writer.exec(`INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
     SELECT category, count(*), sum(won), CAST(sum(won) AS REAL) / count(*)
       FROM wallet_bets WHERE resolved = 1 AND category IS NOT NULL GROUP BY category`);
   db.writer.exec("DELETE FROM dirty_wallets; DELETE FROM dirty_markets;");
+  if (hasFrozen) {
+    db.writer.exec(`DROP TABLE frozen_bets; DROP TABLE frozen_market_stats;
+      DROP TABLE frozen_market_hours;`);
+  }
   return { wallets, markets, fillsRead };
 }

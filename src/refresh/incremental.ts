@@ -106,7 +106,7 @@ export function incremental(db: Db, now: number, run: IncrementalRun): PassResul
   watch.lap("select");
   const pass = recomputeWallets(db, ctx, writer, changes);
   watch.lap("wallets");
-  const markets = refreshMarkets(db, now, run, writer, changes, pass);
+  const markets = refreshMarkets(db, ctx, now, run, writer, changes, pass);
   watch.lap("markets");
   moveBaseRates(db, pass.baseRateDelta);
   watch.lap("base_rates");
@@ -252,7 +252,8 @@ function recomputeWallets(
     d.wins += sign * (bet.won ?? 0);
     baseRateDelta.set(bet.category, d);
   };
-  const marketsToRebuild = new Set(changedMarkets);
+  // A compacted market's rows are frozen: its facts may change, its stats and hours do not.
+  const marketsToRebuild = new Set([...changedMarkets].filter((id) => !ctx.market(id)?.compacted));
   /** Markets of wallets whose standing changed, with the hours whose whale volume moved. */
   const restanded = new Map<number, Set<number>>();
   /** Per market: wallets that had never traded it before this run's fills. */
@@ -278,6 +279,8 @@ function recomputeWallets(
     // A new wallet has no timing row yet; others change only with trades in resolved markets.
     let timing = before === undefined || timingChanged.has(wallet);
     for (const marketId of pairs.get(wallet) ?? []) {
+      // A compacted market's bet is frozen as it was: its fills are gone.
+      if (ctx.market(marketId)?.compacted) continue;
       const fills = (pairFills.all(walletId, marketId) as FillRow[]).map(toFill);
       fillsRead += fills.length;
       const old = bets.get(marketId);
@@ -326,6 +329,8 @@ function recomputeWallets(
         before === undefined ||
         before.total_volume > WHALE_VOLUME_USD !== after.total_volume > WHALE_VOLUME_USD;
       for (const bet of rows) {
+        // A compacted market's stats and hours are frozen with it.
+        if (ctx.market(bet.market_id)?.compacted) continue;
         const hours = restanded.get(bet.market_id) ?? new Set<number>();
         restanded.set(bet.market_id, hours);
         if (!whaleFlipped) continue;
@@ -345,6 +350,7 @@ function recomputeWallets(
  */
 function refreshMarkets(
   db: Db,
+  ctx: WalletContext,
   now: number,
   run: IncrementalRun,
   writer: Writer,
@@ -354,6 +360,7 @@ function refreshMarkets(
   const w = db.writer;
   const { fresh } = changes;
   const { marketsToRebuild, restanded, newWalletsIn } = pass;
+  const compacted = (marketId: number) => ctx.market(marketId)?.compacted === true;
   let fillsRead = 0;
   // Fills leaving the 30-day sentiment window since the last run, and fills dated after the last
   // run that were stored before it (they enter the window now). Only the market's sentiment
@@ -448,7 +455,7 @@ function refreshMarkets(
   // hour after the last.
   const patched = new Set<number>([...fresh.keys(), ...restanded.keys(), ...windowMoved]);
   for (const marketId of patched) {
-    if (marketsToRebuild.has(marketId)) continue;
+    if (marketsToRebuild.has(marketId) || compacted(marketId)) continue;
     const previous = statsOf.get(marketId);
     const since = fresh.get(marketId)?.since ?? null;
     if (

@@ -81,14 +81,18 @@ export function contextFor(db: Db, now: number, prices: "series" | "seek"): Wall
         category: string | null;
         resolved_outcome: Outcome | null;
         resolved_at: number | null;
+        compacted: number;
       }
-    >("SELECT id, category, resolved_outcome, resolved_at FROM markets")
+    >(
+      "SELECT id, category, resolved_outcome, resolved_at, compacted_at IS NOT NULL AS compacted FROM markets",
+    )
     .iterate()) {
     markets.set(m.id, {
       id: m.id,
       category: m.category,
       resolvedOutcome: m.resolved_outcome,
       resolvedAt: m.resolved_at,
+      compacted: m.compacted === 1,
     });
   }
   const platformOf = w.prepare<

@@ -19,6 +19,11 @@ import type { PriceLookup } from "./prices";
 
 export interface MarketInfo extends MarketFacts {
   id: number;
+  /**
+   * Compacted by fill retention (src/refresh/retention.ts): its bets, stats and hours are frozen
+   * as they were, and the fills it kept (those a signal names) count in no read model.
+   */
+  compacted: boolean;
 }
 
 /** Everything about the world a wallet's model needs beyond its own fills. */
@@ -115,22 +120,30 @@ export type TradeFill = Fill & { id: number };
  * One wallet's read-model rows from its fills, each market's in time order (the PnL ledger
  * depends on it): grouped by market, as the full rebuild reads them, or all in time order. Each
  * market's fills make a bet (betFromFills), the bets make the wallet (walletFromBets).
+ * `frozen` are its bets in compacted markets (fill retention), taken as they are; the fills
+ * those markets kept (named by signals) are left out, as their bets are frozen.
  */
 export function walletModel(
   address: string,
   fills: readonly TradeFill[],
   ctx: WalletContext,
+  frozen: readonly WalletBetRow[] = [],
 ): WalletModel {
   const byMarket = new Map<number, TradeFill[]>();
+  const counted: TradeFill[] = [];
   for (const fill of fills) {
+    if (ctx.market(fill.marketId)?.compacted) continue;
+    counted.push(fill);
     const group = byMarket.get(fill.marketId);
     if (group === undefined) byMarket.set(fill.marketId, [fill]);
     else group.push(fill);
   }
-  const bets = [...byMarket]
-    .sort((a, b) => a[0] - b[0])
-    .map(([marketId, group]) => betFromFills(address, marketId, group, ctx));
-  const inTimeOrder = [...fills].sort((a, b) => a.ts - b.ts || a.id - b.id);
+  const bets = [...byMarket].map(([marketId, group]) =>
+    betFromFills(address, marketId, group, ctx),
+  );
+  bets.push(...frozen);
+  bets.sort((a, b) => a.market_id - b.market_id);
+  const inTimeOrder = counted.sort((a, b) => a.ts - b.ts || a.id - b.id);
   return walletFromBets(address, bets, ctx, { timing: timingOf(inTimeOrder, ctx) });
 }
 
@@ -359,7 +372,8 @@ function resolvedTrades(fills: readonly Fill[], ctx: WalletContext): ResolvedTra
   const out: ResolvedTrade[] = [];
   for (const fill of fills) {
     const market = ctx.market(fill.marketId);
-    if (!market?.resolvedOutcome || market.resolvedAt === null) continue;
+    // A compacted market's kept fills (named by signals) count nowhere: the rest are deleted.
+    if (!market?.resolvedOutcome || market.resolvedAt === null || market.compacted) continue;
     out.push({
       outcome: fill.outcome,
       side: fill.side,

@@ -128,6 +128,33 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
     `SELECT sum(usd_value) AS total, sum(CASE WHEN market_id = ? THEN usd_value END) AS here
        FROM trades WHERE wallet = ? AND (ts < ? OR (ts = ? AND id <= ?))`,
   );
+  // Fill retention (sql/0023) deletes a compacted market's fills but those signals name, and
+  // keeps its bets frozen in wallet_bets: a wallet's prior trades and volume add its frozen bets
+  // and take off the kept fills, which the stored fills already count. A frozen bet counts whole
+  // when it began before the trade: compacted markets closed long before any new fill.
+  const frozenBefore = w.prepare<
+    [string, number],
+    { trades: number | null; volume: number | null }
+  >(
+    `SELECT sum(b.trade_count) AS trades, sum(b.volume) AS volume
+       FROM wallet_bets b JOIN markets m ON m.id = b.market_id
+      WHERE b.wallet_id = (SELECT id FROM wallet_ids WHERE address = ?) AND b.first_ts < ?
+        AND m.compacted_at IS NOT NULL`,
+  );
+  const keptBefore = w.prepare<[string, number], { n: number; usd: number | null }>(
+    `SELECT count(*) AS n, sum(t.usd_value) AS usd FROM trades t JOIN markets m ON m.id = t.market_id
+      WHERE t.wallet = ? AND t.ts < ? AND m.compacted_at IS NOT NULL`,
+  );
+  /** The wallet's trades and USD before `ts` in compacted markets, beyond the fills stored. */
+  const compactedBefore = (wallet: string, ts: number) => {
+    const frozen = frozenBefore.get(wallet, ts);
+    if (!frozen?.trades) return { trades: 0, usd: 0 };
+    const kept = keptBefore.get(wallet, ts);
+    return {
+      trades: frozen.trades - (kept?.n ?? 0),
+      usd: (frozen.volume ?? 0) - (kept?.usd ?? 0),
+    };
+  };
   const recentBuyers = w.prepare<
     [number, string, number, number, string],
     { wallet: string; ts: number }
@@ -283,6 +310,9 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
       if (insiderScore(facts).score < INSIDER_FIRES_AT) continue;
       facts.marketVolumeUsd = marketVolume(trade.market_id, trade.ts);
       facts.priorTrades = priorTrades.get(trade.wallet, trade.ts, trade.ts, trade.id)?.n ?? 0;
+      // The stored count stops at 20; below that, trades of compacted markets count too.
+      const compacted = facts.priorTrades < 20 ? compactedBefore(trade.wallet, trade.ts) : null;
+      if (compacted) facts.priorTrades = Math.min(20, facts.priorTrades + compacted.trades);
       if (insiderScore(facts).score < INSIDER_FIRES_AT) continue;
       const volumes = walletVolumes.get(
         trade.market_id,
@@ -291,7 +321,9 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
         trade.ts,
         trade.id,
       );
-      facts.walletVolumeUsd = volumes?.total ?? trade.usd_value;
+      facts.walletVolumeUsd =
+        (volumes?.total ?? trade.usd_value) +
+        (compacted ?? compactedBefore(trade.wallet, trade.ts)).usd;
       facts.walletMarketVolumeUsd = volumes?.here ?? trade.usd_value;
       facts.freshSameSideWallets = new Set(
         recentBuyers

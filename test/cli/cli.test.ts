@@ -134,6 +134,25 @@ describe("smartmoney CLI", () => {
     expect(stdout).toMatch(/\n {2}phases\n {4}drop_tables \d+\n/);
   });
 
+  it("compacts by hand only with SMARTMONEY_FILL_RETENTION set, and reports it in status", async () => {
+    const off = await cli(["jobs", "run", "compact"]);
+    expect(off.code).toBe(1);
+    expect(off.stderr.trim().split("\n")).toHaveLength(1);
+    expect(off.stderr).toContain("fill retention is off: set SMARTMONEY_FILL_RETENTION");
+    const on = await cli(["jobs", "run", "compact", "--json"], {
+      SMARTMONEY_FILL_RETENTION: "2160h",
+    });
+    expect(on.code).toBe(0);
+    expect(JSON.parse(on.stdout)).toMatchObject({ job: "compact", retention: "2160h", markets: 0 });
+    const status = await cli(["status"], { SMARTMONEY_FILL_RETENTION: "2160h" });
+    expect(status.stdout).toContain("fill retention    2160h, no market compacted");
+    const bad = await cli(["status"], { SMARTMONEY_FILL_RETENTION: "10d" });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      'SMARTMONEY_FILL_RETENTION: "10d" must be a duration of at least 720h',
+    );
+  });
+
   it("refuses a --now that is not an ISO time with one line and exit 1", async () => {
     const res = await cli(["serve", "--port", "0", "--now", "yesterday"]);
     expect(res.code).toBe(1);

@@ -16,9 +16,6 @@ const NOW = Date.parse("2026-11-20T12:00:00.000Z");
 const BETS_BY_ADDRESS = `(SELECT address FROM source.wallet_ids i WHERE i.id = wallet_id),
   market_id, category, side, entry_price, buy_usd, volume, yes_flow, no_flow, yes_shares,
   no_shares, trade_count, two_sided, first_ts, entry_ts, last_ts, resolved, won, pnl_base, move_24h`;
-// market_hours serves these columns, stored in another form since sql/0022.
-const SERVED_HOURS =
-  "market_id, hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes";
 let current: TestApp;
 let migrated: TestApp;
 let progress: { done: number; total: number }[];
@@ -43,16 +40,20 @@ beforeAll(async () => {
   old.transaction(() => {
     for (const table of tables) {
       // The search index's rowid is its order (sql/0006): copied along. Bets name their wallet
-      // by address at schema 7, by wallet id since sql/0012. Hours are stored in another form
-      // than they are served since sql/0022: their served columns are copied.
+      // by address at schema 7, by wallet id since sql/0012. Other tables by the old columns'
+      // names: later migrations add columns (markets.compacted_at, sql/0023) and store others in
+      // another form than they serve them (market_hours, sql/0022).
+      const columns = (
+        old.prepare(`SELECT name FROM pragma_table_info(?, 'main')`).pluck().all(table) as string[]
+      )
+        .map((c) => `"${c}"`)
+        .join(", ");
       const [into, from] =
         table === "wallet_search"
           ? ["(rowid, platform_name)", "rowid, *"]
           : table === "wallet_bets"
             ? ["", BETS_BY_ADDRESS]
-            : table === "market_hours"
-              ? ["", SERVED_HOURS]
-              : ["", "*"];
+            : [`(${columns})`, columns];
       old.exec(`INSERT INTO main."${table}" ${into} SELECT ${from} FROM source."${table}"`);
     }
   })();

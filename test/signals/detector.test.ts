@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Outcome, TradeSide } from "../../src/domain";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { refreshReadModels } from "../../src/refresh/refresh";
+import { compactResolvedMarkets } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { newTrade } from "../helpers/trades";
 
@@ -204,6 +206,81 @@ describe("signal detection on ingest", () => {
     };
     const none = scene(FUNDER, [I1, I2, I3], market, 0);
     const many = scene(addr(0xf1), [J1, J2, J3], other, 19);
+    expect(none).toBeDefined();
+    expect(many).toBeDefined();
+    expect(none!.score - many!.score).toBeCloseTo(14, 6);
+  });
+
+  it("counts a wallet's trades in markets compacted by fill retention as prior trades", () => {
+    // As above, but the last buyer's 19 tiny trades are in a market resolved 150 days ago, whose
+    // fills a 90-day retention deleted: its frozen bet still counts them.
+    const [J1, J2, J3] = [addr(0xb1), addr(0xb2), addr(0xb3)];
+    t.db.writer.transaction(() => {
+      const old = ingest.upsertMarket({
+        slug: "old",
+        title: "Old?",
+        category: "politics",
+        condition_id: `0x${"3".repeat(64)}`,
+        end_date: null,
+        created_at: NOW - 300 * DAY,
+        resolved_outcome: null,
+        resolved_at: null,
+      });
+      if (!old.ok) throw new Error(old.reason);
+      ingest.insertTrades(
+        Array.from({ length: 19 }, (_, i) =>
+          trade(J1, old.id, "YES", "BUY", 0.5, 0.01, NOW - 200 * DAY + i * 60_000),
+        ),
+      );
+      ingest.resolveMarket(old.id, "YES", NOW - 150 * DAY);
+    })();
+    refreshReadModels(t.db, NOW);
+    expect(compactResolvedMarkets(t.db, NOW, 90 * DAY)).toMatchObject({
+      markets: 1,
+      fills_deleted: 19,
+    });
+    let other = 0;
+    t.db.writer.transaction(() => {
+      const m = ingest.upsertMarket({
+        slug: "niche-2",
+        title: "Niche 2?",
+        category: "politics",
+        condition_id: `0x${"2".repeat(64)}`,
+        end_date: null,
+        created_at: NOW - 40 * DAY,
+        resolved_outcome: null,
+        resolved_at: null,
+      });
+      if (!m.ok) throw new Error(m.reason);
+      other = m.id;
+      ingest.insertTrades([
+        trade(RETAIL, other, "YES", "BUY", 0.5, 100, NOW - 3 * DAY),
+        trade(RETAIL, other, "NO", "BUY", 0.5, 200, NOW - 2 * DAY),
+      ]);
+    })();
+    const scene = (funder: string, wallets: string[], inMarket: number) => {
+      t.db.writer.transaction(() => {
+        ingest.insertTransfers(
+          wallets.map((to, i) => ({
+            tx_hash: hash(),
+            log_index: 0,
+            from_address: funder,
+            to_address: to,
+            token: "USDC" as const,
+            amount: 5_000,
+            ts: NOW - 2 * DAY + i * 60_000,
+          })),
+        );
+        ingest.insertTrades([
+          trade(wallets[1]!, inMarket, "YES", "BUY", 0.08, 1_500, NOW - 50 * 60_000),
+          trade(wallets[2]!, inMarket, "YES", "BUY", 0.08, 1_500, NOW - 40 * 60_000),
+          trade(wallets[0]!, inMarket, "YES", "BUY", 0.08, 4_000, NOW - 10 * 60_000),
+        ]);
+      })();
+      return signals().find((s) => s.type === "insider" && s.wallet === wallets[0]);
+    };
+    const none = scene(FUNDER, [I1, I2, I3], market);
+    const many = scene(addr(0xf1), [J1, J2, J3], other);
     expect(none).toBeDefined();
     expect(many).toBeDefined();
     expect(none!.score - many!.score).toBeCloseTo(14, 6);

@@ -28,6 +28,7 @@ describe("loadConfig", () => {
         replica: null,
         polymarketStreamUrl: "wss://ws-live-data.polymarket.com",
         metricsToken: null,
+        fillRetentionMs: null,
         fundingHorizonMs: 720 * 3_600_000,
       },
     });
@@ -81,6 +82,7 @@ describe("loadConfig", () => {
       SMARTMONEY_REPLICA_URL: "gcs://bucket/db",
       SMARTMONEY_POLYMARKET_STREAM_URL: "https://ws-live-data.polymarket.com",
       SMARTMONEY_METRICS_TOKEN: "short",
+      SMARTMONEY_FILL_RETENTION: "90 days",
       SMARTMONEY_FUNDING_HORIZON: "a month",
     });
     expect(result.ok).toBe(false);
@@ -99,6 +101,7 @@ describe("loadConfig", () => {
       "SMARTMONEY_MEMORY_MB",
       "SMARTMONEY_POLYGON_RPC_URL",
       "SMARTMONEY_POLYMARKET_STREAM_URL",
+      "SMARTMONEY_FILL_RETENTION",
       "SMARTMONEY_FUNDING_HORIZON",
       "SMARTMONEY_METRICS_TOKEN",
       "SMARTMONEY_SECRET_KEY",

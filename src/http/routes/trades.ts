@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
+import { FILL_RETENTION_NOTE } from "../../domain";
 import { notFound } from "../../errors";
 import { parseInstant } from "../../instant";
 import { toPage } from "../../paging/pages";
@@ -72,8 +73,7 @@ export function tradeRoutes(app: App) {
       describeRoute({
         tags: ["Trades"],
         summary: "Query trade fills",
-        description:
-          "Newest first, keyset-paginated on (trade_timestamp, id). Needs wallet, market, or a start+end window of at most 90 days.",
+        description: `Newest first, keyset-paginated on (trade_timestamp, id). Needs wallet, market, or a start+end window of at most 90 days. ${FILL_RETENTION_NOTE}`,
         responses: {
           ...okResponse("A page of trades", PageOf(TradeSchema)),
           ...errorResponses(400, 401, 403, 429),
@@ -99,8 +99,7 @@ export function tradeRoutes(app: App) {
       describeRoute({
         tags: ["Trades"],
         summary: "One fill by transaction hash",
-        description:
-          "Where a transaction carries several fills, the one with the lowest log index.",
+        description: `Where a transaction carries several fills, the one with the lowest log index. ${FILL_RETENTION_NOTE} (404)`,
         responses: {
           ...okResponse("The trade", TradeSchema),
           ...errorResponses(400, 401, 403, 404, 429),

@@ -3,6 +3,7 @@ import { describeRoute, validator } from "hono-openapi";
 import * as v from "valibot";
 import type { App } from "../../app";
 import { tierAllows } from "../../auth/tiers";
+import { FILL_RETENTION_NOTE } from "../../domain";
 import { notFound } from "../../errors";
 import { toPage } from "../../paging/pages";
 import { ANCHOR_MARKETS, BETS_PER_ANCHOR_SIDE, CORRELATION_WINDOW_MS } from "../../read/correlated";
@@ -95,7 +96,7 @@ export function walletRoutes(app: App) {
       describeRoute({
         tags: ["Wallets"],
         summary: "A wallet's fills, newest first",
-        description: "Keyset-paginated on (trade_timestamp, id).",
+        description: `Keyset-paginated on (trade_timestamp, id). ${FILL_RETENTION_NOTE}`,
         responses: {
           ...okResponse("A page of trades", PageOf(TradeSchema)),
           ...errorResponses(400, 401, 403, 429),

@@ -137,6 +137,8 @@ export interface RoundSummary {
   trades_new: number;
   /** Fills read again that were already stored (re-read windows, overlapping pages). */
   trades_present: number;
+  /** Fills of markets compacted by SMARTMONEY_FILL_RETENTION: not stored (docs/operations.md). */
+  trades_refused: number;
   /** On-chain fills of resting orders: their match is stored once, from the taker's summary. */
   maker_fills_skipped: number;
   /** Fills whose outcome token no Gamma market lists: not stored. */
@@ -182,6 +184,7 @@ export function emptySummary(source: RoundSummary["source"]): RoundSummary {
     trades_pages: 0,
     trades_new: 0,
     trades_present: 0,
+    trades_refused: 0,
     maker_fills_skipped: 0,
     unknown_tokens: 0,
     transfers_new: 0,

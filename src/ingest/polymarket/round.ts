@@ -54,7 +54,14 @@ export function createContext(
     db: deps.db,
     clock: deps.clock,
     log: deps.log,
-    ingest: createIngest(deps.db, deps.clock, deps.hooks),
+    ingest: createIngest(deps.db, deps.clock, {
+      ...deps.hooks,
+      onRefusedTrades(trades, reason) {
+        deps.hooks?.onRefusedTrades?.(trades, reason);
+        summary.trades_refused += trades.length;
+        deps.log.warn({ fills: trades.length, reason }, "polymarket fills refused");
+      },
+    }),
     http,
     api: createPolymarketApi(http, {
       dataUrl: opts.dataUrl,
@@ -211,6 +218,7 @@ const COUNTS = [
   "trades_pages",
   "trades_new",
   "trades_present",
+  "trades_refused",
   "maker_fills_skipped",
   "unknown_tokens",
   "transfers_new",

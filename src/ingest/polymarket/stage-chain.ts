@@ -161,9 +161,11 @@ export async function readFillRanges(
           "fills of outcome tokens no Gamma market lists were not stored",
         );
       }
+      const refusedBefore = summary.trades_refused;
       const newRows = ingest.insertTrades(rows);
       commit(to, readTo);
-      summary.trades_present += rows.length - newRows.length;
+      summary.trades_present +=
+        rows.length - newRows.length - (summary.trades_refused - refusedBefore);
       return newRows.length;
     });
     summary.trades_pages++;

@@ -69,12 +69,15 @@ export async function ingestTradesFeed(ctx: RoundContext, book: MarketBook): Pro
     }
 
     const markets = await book.missingByCondition(wanted.map((f) => f.condition_id));
+    let refused = 0;
     const inserted = ctx.transaction(() => {
       for (const b of bad) ctx.quarantine("tail", where, b.reason, b.raw);
       if (gap) ctx.ledger.recordGap("tail", gap.from, gap.to, summary.gap!, ctx.clock.now());
       book.store(markets);
       const rows = wanted.map((f) => toRow(f, book));
+      const refusedBefore = summary.trades_refused;
       const newRows = ingest.insertTrades(rows);
+      refused = summary.trades_refused - refusedBefore;
       if (done) {
         state.covered_to = Math.max(state.covered_to ?? state.floor, walk.newest ?? state.floor);
         state.walk = null;
@@ -86,7 +89,7 @@ export async function ingestTradesFeed(ctx: RoundContext, book: MarketBook): Pro
     });
     summary.trades_pages++;
     summary.trades_new += inserted;
-    summary.trades_present += wanted.length - inserted;
+    summary.trades_present += wanted.length - inserted - refused;
     ctx.pageDone("trades", ++page, items.length, inserted);
     if (done) break;
   }

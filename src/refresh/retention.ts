@@ -1,0 +1,194 @@
+/**
+ * Fill retention (SMARTMONEY_FILL_RETENTION; docs/architecture.md, "Fill retention"): markets
+ * resolved before the window give up their fills, and their read-model rows are frozen
+ * (sql/0023).
+ */
+import type { Db } from "../db/open";
+import { MIN_FILL_RETENTION_MS } from "../domain";
+import { formatDuration } from "../duration";
+import { contextFor, FILL_COLUMNS, FILLS_BY_WALLET, type FillRow, toFill } from "./pass";
+import { EMPTY_TIMING, timingOf } from "./wallet-model";
+
+/**
+ * Markets compacted per transaction: a kill leaves each batch, and so each market, whole. Each
+ * batch renders the timing buckets of its markets' traders again from all their fills, so fewer,
+ * larger batches read fewer fills.
+ */
+export const COMPACTION_BATCH = 1_000;
+
+export interface CompactionSummary {
+  retention: string;
+  /** Markets resolved, and last traded, before this moment are compacted. */
+  cutoff: string;
+  markets: number;
+  fills_deleted: number;
+  /** Fills of compacted markets kept because a signal names them. */
+  fills_kept: number;
+  /** Bets in the compacted markets, now frozen. */
+  bets_frozen: number;
+  /** Due, but with fills the read models have not counted yet: compacted after a refresh. */
+  markets_waiting: number;
+  duration_ms: number;
+}
+
+/**
+ * Compacts every market resolved, and last traded, before now − retention whose fills the read
+ * models have all counted (not in dirty_markets, and a refresh has run): in batches of
+ * COMPACTION_BATCH markets, each one transaction, it
+ * - deletes the market's fills except those a signal names,
+ * - marks it compacted (markets.compacted_at): from then on every refresh leaves its
+ *   wallet_bets, market_stats, market_hours and market_price_history rows as they are,
+ * - renders again the timing buckets of the wallets that traded it: they count only the fills
+ *   stored outside compacted markets, as a full rebuild would.
+ * The read models are otherwise unchanged.
+ */
+export function compactResolvedMarkets(
+  db: Db,
+  now: number,
+  retentionMs: number,
+  options: { batch?: number } = {},
+): CompactionSummary {
+  if (!(retentionMs >= MIN_FILL_RETENTION_MS)) {
+    throw new Error(
+      `fill retention must be at least ${formatDuration(MIN_FILL_RETENTION_MS)}, not ${formatDuration(retentionMs)}`,
+    );
+  }
+  const started = performance.now();
+  const cutoff = now - retentionMs;
+  const w = db.writer;
+  const summary: CompactionSummary = {
+    retention: formatDuration(retentionMs),
+    cutoff: new Date(cutoff).toISOString(),
+    markets: 0,
+    fills_deleted: 0,
+    fills_kept: 0,
+    bets_frozen: 0,
+    markets_waiting: 0,
+    duration_ms: 0,
+  };
+  const refreshed = w
+    .prepare("SELECT max_trade_id IS NOT NULL FROM refresh_runs ORDER BY id DESC LIMIT 1")
+    .pluck()
+    .get() as number | undefined;
+  if (refreshed !== 1) return finish();
+
+  // Resolved before the cut, with fills, none of them at or after it. The newest fill is one seek
+  // down fills_by_market.
+  const due = w
+    .prepare<[number, number], { id: number; dirty: number }>(
+      `SELECT m.id, EXISTS (SELECT 1 FROM dirty_markets d WHERE d.market_id = m.id) AS dirty
+         FROM markets m INDEXED BY markets_by_resolution
+        WHERE m.resolved_at < ? AND m.compacted_at IS NULL
+          AND (SELECT f.ts FROM fills f INDEXED BY fills_by_market WHERE f.market_id = m.id
+                ORDER BY f.ts DESC LIMIT 1) < ?
+        ORDER BY m.id`,
+    )
+    .all(cutoff, cutoff);
+  const ready = due.filter((m) => m.dirty === 0).map((m) => m.id);
+  summary.markets_waiting = due.length - ready.length;
+  if (ready.length === 0) return finish();
+
+  const betsIn = w
+    .prepare<[number], number>(
+      "SELECT count(*) FROM wallet_bets INDEXED BY wallet_bets_by_market WHERE market_id = ?",
+    )
+    .pluck();
+  const holders = w
+    .prepare<[number], number>(
+      "SELECT wallet_id FROM wallet_bets INDEXED BY wallet_bets_by_market WHERE market_id = ?",
+    )
+    .pluck();
+  // A signal's fill is kept: the signal refers to it (signals.trade_id), and its trade page stays.
+  const named =
+    "EXISTS (SELECT 1 FROM signals s WHERE s.type IN ('whale', 'insider') AND s.trade_id = f.id)";
+  const keptFills = w
+    .prepare<[number], number>(`SELECT count(*) FROM fills f WHERE f.market_id = ? AND ${named}`)
+    .pluck();
+  const deleteFills = w.prepare<[number]>(
+    `DELETE FROM fills WHERE id IN
+       (SELECT f.id FROM fills f INDEXED BY fills_by_market WHERE f.market_id = ? AND NOT ${named})`,
+  );
+  const markCompacted = w.prepare<[number, number]>(
+    "UPDATE markets SET compacted_at = ? WHERE id = ?",
+  );
+  const addressOf = w
+    .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
+    .pluck();
+  // On the writer: the reader's snapshot still holds the fills this transaction deletes.
+  const walletFills = w
+    .prepare(
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE f.wallet_id = ? ORDER BY f.ts, f.id`,
+    )
+    .raw();
+  const putTiming = w.prepare(
+    "INSERT OR REPLACE INTO wallet_timing (address, buckets) VALUES (?, ?)",
+  );
+  const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE address = ?");
+  const batch = options.batch ?? COMPACTION_BATCH;
+  // Read once: each market is flagged compacted in it as it is, so the timing buckets below
+  // leave its kept fills out.
+  const ctx = contextFor(db, now, "seek");
+
+  for (let start = 0; start < ready.length; start += batch) {
+    const markets = ready.slice(start, start + batch);
+    w.transaction(() => {
+      const touched = new Set<number>();
+      for (const marketId of markets) {
+        for (const walletId of holders.all(marketId)) touched.add(walletId);
+        summary.bets_frozen += betsIn.get(marketId) ?? 0;
+        summary.fills_kept += keptFills.get(marketId) ?? 0;
+        summary.fills_deleted += deleteFills.run(marketId).changes;
+        markCompacted.run(now, marketId);
+        const info = ctx.market(marketId);
+        if (info) info.compacted = true;
+      }
+      // The wallets' timing buckets, from the fills they keep outside compacted markets.
+      for (const walletId of touched) {
+        const address = addressOf.get(walletId);
+        if (address === undefined) continue;
+        const fills = (walletFills.all(walletId) as FillRow[]).map(toFill);
+        const timing = timingOf(fills, ctx);
+        if (timing === EMPTY_TIMING) dropTiming.run(address);
+        else putTiming.run(address, timing);
+      }
+    }).immediate();
+    summary.markets += markets.length;
+  }
+  w.prepare("INSERT INTO compaction_runs (started_at, finished_at, summary) VALUES (?, ?, ?)").run(
+    now,
+    now,
+    JSON.stringify(finish()),
+  );
+  return summary;
+
+  function finish(): CompactionSummary {
+    summary.duration_ms = Math.round(performance.now() - started);
+    return summary;
+  }
+}
+
+/** What `smartmoney status` says about retention: compacted markets and the latest run. */
+export function retentionStatus(db: Db): {
+  compacted_markets: number;
+  last_run: (CompactionSummary & { at: string }) | null;
+} {
+  const r = db.reader;
+  const compacted = r
+    .prepare("SELECT count(*) FROM markets WHERE compacted_at IS NOT NULL")
+    .pluck()
+    .get() as number;
+  const last = r
+    .prepare<[], { started_at: number; summary: string }>(
+      "SELECT started_at, summary FROM compaction_runs ORDER BY id DESC LIMIT 1",
+    )
+    .get();
+  return {
+    compacted_markets: compacted,
+    last_run: last
+      ? {
+          at: new Date(last.started_at).toISOString(),
+          ...(JSON.parse(last.summary) as CompactionSummary),
+        }
+      : null,
+  };
+}
