@@ -80,6 +80,30 @@ describe("the live stream", () => {
     expect(status.stream_connected).toBe(false);
   });
 
+  it("counts the fills of compacted markets as refused, not as present", async () => {
+    const { h, sim } = await setup();
+    const stream = startLiveStream(h.deps, options(sim), { url: sim.wsUrl, flushMs: 20 });
+    try {
+      await until(() => sim.socketClients() === 1, "the subscription");
+      sim.emit(10);
+      await until(() => stream.stats.stored === 10, "10 trades");
+      // Fill retention compacted every market known so far (src/refresh/retention.ts).
+      h.t.db.writer.prepare("UPDATE markets SET compacted_at = ?").run(h.t.clock.now());
+      const compacted = h.t.db.writer.prepare("SELECT count(*) FROM markets").pluck().get();
+      expect(compacted).toBeGreaterThan(0);
+      sim.emit(30);
+      await until(
+        () => stream.stats.stored + stream.stats.refused === 40,
+        "30 more trades, stored or refused",
+      );
+    } finally {
+      await stream.stop();
+    }
+    expect(stream.stats.refused).toBeGreaterThan(0);
+    expect(stream.stats.present).toBe(0);
+    expect(count(h.t, "trades")).toBe(stream.stats.stored);
+  });
+
   it("after a drop, the tail fills what the socket missed, and nothing is stored twice", async () => {
     const { h, sim } = await setup();
     const stop = new AbortController();

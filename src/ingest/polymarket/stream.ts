@@ -43,6 +43,8 @@ export interface StreamStats {
   messages: number;
   stored: number;
   present: number;
+  /** Fills of markets that fill retention compacted (src/refresh/retention.ts): not stored. */
+  refused: number;
   quarantined: number;
 }
 
@@ -76,6 +78,7 @@ export function startLiveStream(
     messages: 0,
     stored: 0,
     present: 0,
+    refused: 0,
     quarantined: 0,
   };
   const state: StreamState = { newest_fill: null, last_message_at: null, connected: false };
@@ -192,6 +195,7 @@ export function startLiveStream(
     const now = deps.clock.now();
     const before = { newest_fill: state.newest_fill, last_message_at: state.last_message_at };
     let inserted: number;
+    const refusedBefore = summary.trades_refused;
     try {
       inserted = ctx.transaction(() => {
         for (const b of bad) ctx.quarantine("stream", `socket ${host}`, b.reason, b.raw);
@@ -210,8 +214,12 @@ export function startLiveStream(
       Object.assign(state, before);
       throw error;
     }
+    // insertTrades reports the fills it refuses (onRefusedTrades, counted in the summary) and
+    // returns only those it stored: the rest were stored already.
+    const refused = summary.trades_refused - refusedBefore;
     stats.stored += inserted;
-    stats.present += fills.length - inserted;
+    stats.refused += refused;
+    stats.present += fills.length - inserted - refused;
     stats.quarantined += bad.length;
     return true;
   }
