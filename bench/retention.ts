@@ -23,8 +23,8 @@ import { isScale, worldFor } from "./lib/world";
 const TABLES: [string, string][] = [
   ["wallet_stats", "address"],
   ["wallet_bets", "wallet_id, market_id"],
-  ["wallet_category_stats", "address, category"],
-  ["wallet_timing", "address"],
+  ["wallet_category_stats", "wallet_id, category"],
+  ["wallet_timing", "wallet_id"],
   ["market_stats", "market_id"],
   ["market_hours", "market_id, hour"],
   ["market_price_history", "market_id"],

@@ -30,6 +30,7 @@ export interface ResolvedTrade {
 export interface TimingBucket {
   label: string;
   count: number;
+  wins: number;
   winRate: number | null;
 }
 
@@ -59,7 +60,7 @@ export function timingBuckets(trades: readonly ResolvedTrade[]): TimingBucket[] 
   }
   return TIMING_BUCKETS.map((b, i) => {
     const { count, wins } = counts[i]!;
-    return { label: b.label, count, winRate: winRate(wins, count) };
+    return { label: b.label, count, wins, winRate: winRate(wins, count) };
   });
 }
 
@@ -86,4 +87,27 @@ export function favourableMove(
   priceAfter24h: number | null,
 ): number | null {
   return entryPrice === null || priceAfter24h === null ? null : priceAfter24h - entryPrice;
+}
+
+/**
+ * The buckets as the read models store them (wallet_timing.counts, sql/0024): JSON of each
+ * bucket's count and wins in TIMING_BUCKETS order, flattened ([count, wins, count, wins, …]).
+ * About 30 characters instead of the answer's 230 or more; the win rates are computed on read,
+ * the same division the refresh did.
+ */
+export function storedTiming(buckets: readonly TimingBucket[]): string {
+  return JSON.stringify(buckets.flatMap((b) => [b.count, b.wins]));
+}
+
+/** The buckets of a stored wallet_timing.counts (storedTiming). */
+export function timingFromStored(counts: string): TimingBucket[] {
+  const values = JSON.parse(counts) as number[];
+  if (values.length !== TIMING_BUCKETS.length * 2) {
+    throw new Error(`stored timing has ${values.length} values, not ${TIMING_BUCKETS.length * 2}`);
+  }
+  return TIMING_BUCKETS.map((b, i) => {
+    const count = values[2 * i]!;
+    const wins = values[2 * i + 1]!;
+    return { label: b.label, count, wins, winRate: winRate(wins, count) };
+  });
 }

@@ -72,7 +72,8 @@ export function refreshInvestigations(conn: Connection, now: number): Investigat
   }
   const membersWithBets = conn.prepare<[string, string], { wallet: string }>(
     `SELECT f.wallet FROM wallet_funding f
-      CROSS JOIN wallet_category_stats s ON s.address = f.wallet AND s.category = ?
+      CROSS JOIN wallet_ids w ON w.address = f.wallet
+      CROSS JOIN wallet_category_stats s ON s.wallet_id = w.id AND s.category = ?
       WHERE f.funder = ? AND s.resolved_bets > 0`,
   );
   for (const row of clusterScreen(conn)) {
@@ -103,8 +104,11 @@ interface ScreenRow {
 }
 
 /**
- * Wallets alone, one category at a time: `category = ? AND pnl > 0` is a range of the
- * (category, pnl) index of wallet_category_stats, so only wallets in profit there are read.
+ * Wallets alone, one category at a time: the category's wallets with at least
+ * MIN_RESOLVED_BETS resolved bets, a range of wallet_category_by_resolved (a few dozen of a
+ * category's wallets), in the order that index gave before it was keyed on wallet ids
+ * (sql/0024): resolved bets, then address. Candidates are stored in this order, and a new
+ * investigation's id follows it.
  */
 function walletScreen(conn: Connection): ScreenRow[] {
   const categories = conn
@@ -113,9 +117,12 @@ function walletScreen(conn: Connection): ScreenRow[] {
     )
     .all();
   const inCategory = conn.prepare<[string, number], Omit<ScreenRow, "baseRate">>(
-    `SELECT address AS subject, NULL AS clusterId, category, resolved_bets AS resolvedBets, wins,
-            pnl
-       FROM wallet_category_stats WHERE category = ? AND pnl > 0 AND resolved_bets >= ?`,
+    `SELECT w.address AS subject, NULL AS clusterId, c.category, c.resolved_bets AS resolvedBets,
+            c.wins, c.pnl
+       FROM wallet_category_stats c INDEXED BY wallet_category_by_resolved
+       CROSS JOIN wallet_ids w ON w.id = c.wallet_id
+      WHERE c.category = ? AND c.pnl > 0 AND c.resolved_bets >= ?
+      ORDER BY c.resolved_bets, w.address`,
   );
   return categories.flatMap(({ category, baseRate }) =>
     inCategory
@@ -137,7 +144,8 @@ function clusterScreen(conn: Connection): ScreenRow[] {
               r.base_rate AS baseRate
          FROM sybil_clusters c
          CROSS JOIN wallet_funding f ON f.funder = c.funder
-         CROSS JOIN wallet_category_stats s ON s.address = f.wallet
+         CROSS JOIN wallet_ids w ON w.address = f.wallet
+         CROSS JOIN wallet_category_stats s ON s.wallet_id = w.id
          JOIN category_base_rates r ON r.category = s.category
         WHERE r.base_rate IS NOT NULL
         GROUP BY c.funder, s.category

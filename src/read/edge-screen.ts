@@ -1,6 +1,7 @@
 import type * as v from "valibot";
 import type { Db, Statement } from "../db/open";
 import type { WalletEdgeSchema } from "../schemas/wallets";
+import { prefixTie } from "./prefix-ties";
 
 /**
  * The edge screener (GET /v1/signals/screen): (wallet, category) rows ranked by edge, the
@@ -19,7 +20,7 @@ export interface EdgeFilter {
 /** Keyset position: the last row's edge, address and category. */
 export type EdgeKey = [edge: number, address: string, category: string];
 
-const COLUMNS = `c.address, s.platform_name, c.category, c.win_rate AS category_win_rate,
+const COLUMNS = `w.address, s.platform_name, c.category, c.win_rate AS category_win_rate,
   c.global_win_rate, c.edge, c.resolved_bets AS bets,
   CASE WHEN s.pnl_source = 'none' THEN NULL ELSE s.total_pnl END AS total_pnl`;
 
@@ -27,20 +28,35 @@ const COLUMNS = `c.address, s.platform_name, c.category, c.win_rate AS category_
 export function edgeScreenSql(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const byCategory of [false, true]) {
-    for (const keyed of [false, true]) {
-      // Within one category the index is (category, edge DESC, address): the category is fixed.
-      const after = byCategory
-        ? "AND c.edge <= @edge AND (c.edge < @edge OR c.address > @address)"
-        : `AND c.edge <= @edge AND (c.edge < @edge OR c.address > @address
-             OR (c.address = @address AND c.category > @category))`;
-      out[`${byCategory ? "category" : "all"}${keyed ? ":keyed" : ""}`] = `SELECT ${COLUMNS}
+    for (const [keyed, exact] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ]) {
+      // The indexes order ties by the address's prefix (sql/0024): the second term skips the
+      // run's earlier prefixes in the index, before the wallet's address is looked up; the third
+      // compares whole addresses (then categories) within the key's prefix. Within one category
+      // the index is (category, edge DESC, address_prefix): the category is fixed.
+      const after = `AND c.edge <= @edge
+        AND (c.edge < @edge OR c.address_prefix >= substr(@address, 3, 8))
+        AND (c.edge < @edge OR c.address_prefix > substr(@address, 3, 8) OR w.address > @address
+             ${byCategory ? "" : "OR (w.address = @address AND c.category > @category)"})`;
+      // `exact` also sorts each run of an equal prefix by the whole address (then category),
+      // read when a page holds one (prefix-ties.ts); otherwise the index's order is served.
+      const name = `${byCategory ? "category" : "all"}${exact ? "-exact" : ""}${keyed ? ":keyed" : ""}`;
+      const order = exact
+        ? `c.edge DESC, c.address_prefix, w.address${byCategory ? "" : ", c.category"}`
+        : `c.edge DESC, c.address_prefix${byCategory ? "" : ", c.category"}`;
+      out[name] = `SELECT ${COLUMNS}
         FROM wallet_category_stats c
              INDEXED BY ${byCategory ? "wallet_category_by_category" : "wallet_category_by_edge"}
-        CROSS JOIN wallet_stats s ON s.address = c.address
+        CROSS JOIN wallet_ids w ON w.id = c.wallet_id
+        CROSS JOIN wallet_stats s ON s.address = w.address
        WHERE c.edge IS NOT NULL AND c.edge >= @minEdge AND c.resolved_bets >= @minBets
          ${byCategory ? "AND c.category = @filterCategory" : ""}
          ${keyed ? after : ""}
-       ORDER BY c.edge DESC, c.address${byCategory ? "" : ", c.category"} LIMIT +@limit`;
+       ORDER BY ${order} LIMIT +@limit`;
     }
   }
   return out;
@@ -59,7 +75,8 @@ export function createEdgeScreen(db: Db) {
       limit: number,
       after?: EdgeKey,
     ): { rows: WalletEdge[]; keys: EdgeKey[]; more: boolean } {
-      const name = `${filter.category === undefined ? "all" : "category"}${after ? ":keyed" : ""}`;
+      const scope = filter.category === undefined ? "all" : "category";
+      const keyed = after ? ":keyed" : "";
       const params: Record<string, unknown> = {
         minEdge: filter.minEdge ?? -1,
         minBets: filter.minBets ?? 0,
@@ -71,7 +88,9 @@ export function createEdgeScreen(db: Db) {
         params.address = after[1];
         if (filter.category === undefined) params.category = after[2];
       }
-      const rows = statements.get(name)!.all(params);
+      let rows = statements.get(`${scope}${keyed}`)!.all(params);
+      if (prefixTie(rows, (row) => row.edge))
+        rows = statements.get(`${scope}-exact${keyed}`)!.all(params);
       const page = rows.slice(0, limit);
       return {
         rows: page,

@@ -5,6 +5,7 @@ import type { Db, Statement } from "../db/open";
 import { CATEGORIES } from "../domain";
 import type { LeaderboardEntrySchema } from "../schemas/wallets";
 import { createEdgeScreen } from "./edge-screen";
+import { prefixTie } from "./prefix-ties";
 import {
   CATEGORY_PNL_TRUSTED_SQL,
   categoryPnlTrusted,
@@ -59,10 +60,22 @@ const ENTRY_COLUMNS = `address, platform_name, total_volume, total_pnl, pnl_sour
   win_rate, z_score, total_bets`;
 
 /** After the key in a descending (or ascending) walk; the first bound lets SQLite seek. */
-function keyset(column: string, direction: SortDirection, address = "address"): string {
+function keyset(column: string, direction: SortDirection): string {
   return direction === "desc"
-    ? `AND ${column} <= @keyValue AND (${column} < @keyValue OR ${address} > @keyAddress)`
-    : `AND ${column} >= @keyValue AND (${column} > @keyValue OR ${address} > @keyAddress)`;
+    ? `AND ${column} <= @keyValue AND (${column} < @keyValue OR address > @keyAddress)`
+    : `AND ${column} >= @keyValue AND (${column} > @keyValue OR address > @keyAddress)`;
+}
+
+/**
+ * After the key in a category ranking, whose indexes order ties by the address's prefix
+ * (sql/0024): the second term skips the run's earlier prefixes in the index, before the wallet's
+ * address is looked up; the third compares whole addresses within the key's prefix.
+ */
+function categoryKeyset(column: string): string {
+  return `AND ${column} <= @keyValue
+    AND (${column} < @keyValue OR c.address_prefix >= substr(@keyAddress, 3, 8))
+    AND (${column} < @keyValue OR c.address_prefix > substr(@keyAddress, 3, 8)
+         OR w.address > @keyAddress)`;
 }
 
 /**
@@ -96,18 +109,26 @@ export function leaderboardSql(): Record<string, string> {
       // The same ranking two ways: `walk` reads the ranking index in order and stops at the
       // limit; `few` takes the qualifying wallets from wallet_category_by_resolved (at most
       // @candidates of them) and sorts them. `category()` picks by how many qualify.
-      const ranked = (from: string) => `SELECT c.address, s.platform_name, c.volume, c.pnl,
+      // Ties by address: the index walks them by the address's prefix; `exact` also sorts each
+      // run of an equal prefix by the whole address, read when a page holds one (prefix-ties.ts).
+      const ranked = (
+        from: string,
+        exact = true,
+      ) => `SELECT w.address, s.platform_name, c.volume, c.pnl,
              c.win_rate, s.z_score, c.bets, s.wallet_type, s.total_volume AS wallet_volume,
              s.refreshed_at,
              c.${column} AS rank_value
         FROM ${from}
-        CROSS JOIN wallet_stats s ON s.address = c.address
+        CROSS JOIN wallet_ids w ON w.id = c.wallet_id
+        CROSS JOIN wallet_stats s ON s.address = w.address
        WHERE c.category = @category AND c.resolved_bets >= @minBets
          ${sort === "win_rate" ? "AND c.win_rate IS NOT NULL" : ""}
          ${sort === "pnl" ? `AND ${CATEGORY_PNL_TRUSTED_SQL}` : ""}
-         ${keyed ? keyset(`c.${column}`, "desc", "c.address") : ""}
-       ORDER BY c.${column} DESC, c.address LIMIT +@limit`;
-      out[`category:${sort}${suffix}`] = ranked(`wallet_category_stats c INDEXED BY ${index}`);
+         ${keyed ? categoryKeyset(`c.${column}`) : ""}
+       ORDER BY c.${column} DESC, c.address_prefix${exact ? ", w.address" : ""} LIMIT +@limit`;
+      const walk = `wallet_category_stats c INDEXED BY ${index}`;
+      out[`category:${sort}${suffix}`] = ranked(walk, false);
+      out[`category-exact:${sort}${suffix}`] = ranked(walk);
       out[`category-few:${sort}${suffix}`] = ranked(
         `(SELECT * FROM wallet_category_stats INDEXED BY wallet_category_by_resolved
            WHERE category = @category AND resolved_bets >= @minBets LIMIT +@candidates) c`,
@@ -175,16 +196,25 @@ export function createLeaderboardQueries(
     .pluck();
   const latestRefreshAt = createLatestRefresh(db);
 
+  /**
+   * A page of the named statement; with `exact`, the statement read instead when the page holds
+   * wallets that tie on the value and on the address prefix (prefix-ties.ts).
+   */
   function run<R extends { address: string; rank_value: number }>(
     name: string,
     params: Record<string, unknown>,
     limit: number,
     after: RankKey | undefined,
+    exact?: string,
   ): { rows: R[]; keys: RankKey[]; more: boolean } {
-    const statement = statements.get(after ? `${name}:keyed` : name);
-    if (!statement) throw new Error(`no leaderboard statement ${name}`);
     const keyParams = after ? { keyValue: after[0], keyAddress: after[1] } : {};
-    const rows = statement.all({ ...params, ...keyParams, limit: limit + 1 }) as R[];
+    const read = (which: string) => {
+      const statement = statements.get(after ? `${which}:keyed` : which);
+      if (!statement) throw new Error(`no leaderboard statement ${which}`);
+      return statement.all({ ...params, ...keyParams, limit: limit + 1 }) as R[];
+    };
+    let rows = read(name);
+    if (exact !== undefined && prefixTie(rows, (row) => row.rank_value)) rows = read(exact);
     const page = rows.slice(0, limit);
     return {
       rows: page,
@@ -253,8 +283,17 @@ export function createLeaderboardQueries(
       const bound = { category, minBets: q.minBets, candidates: candidates + 1 };
       const few = qualifying.get(bound)! <= candidates;
       const params = few ? bound : { category, minBets: q.minBets };
-      const plan = few ? "category-few" : "category";
-      const page = run<CategoryEntryRow>(`${plan}:${q.sort}`, params, limit, after);
+      // The sort of a few orders by the whole address already; the walk reads again in the
+      // exact order only when its page holds a tie of address prefixes.
+      const page = few
+        ? run<CategoryEntryRow>(`category-few:${q.sort}`, params, limit, after)
+        : run<CategoryEntryRow>(
+            `category:${q.sort}`,
+            params,
+            limit,
+            after,
+            `category-exact:${q.sort}`,
+          );
       const refreshedAt = once(latestRefreshAt);
       return {
         keys: page.keys,

@@ -1,6 +1,6 @@
 import type * as v from "valibot";
 import { fallbackScore, type ScoreBreakdown } from "../analytics/score";
-import { TIMING_BUCKETS } from "../analytics/timing";
+import { TIMING_BUCKETS, timingFromStored } from "../analytics/timing";
 import type { Db } from "../db/open";
 import type { TradeSide } from "../domain";
 import type {
@@ -77,11 +77,13 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
   );
   const categoryRows = r.prepare<[string, number], CategoryRow>(
     `SELECT category, bets, wins, win_rate, pnl, volume FROM wallet_category_stats
-      WHERE address = ? LIMIT +?`,
+      WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?) LIMIT +?`,
   );
-  const timingRow = r.prepare<[string], { buckets: string }>(
-    "SELECT buckets FROM wallet_timing WHERE address = ?",
-  );
+  const timingRow = r
+    .prepare<[string], string>(
+      "SELECT counts FROM wallet_timing WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?)",
+    )
+    .pluck();
 
   function profile(address: string): WalletProfile | undefined {
     const row = walletRow.get(address);
@@ -156,9 +158,13 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
 
     /** Win rate by time before resolution; every bucket present, empty before a refresh. */
     timing(address: string): WalletTiming {
-      const row = timingRow.get(address);
-      const buckets = row
-        ? (JSON.parse(row.buckets) as WalletTiming["buckets"])
+      const counts = timingRow.get(address);
+      const buckets = counts
+        ? timingFromStored(counts).map((b) => ({
+            label: b.label,
+            count: b.count,
+            win_rate: b.winRate,
+          }))
         : TIMING_BUCKETS.map((b) => ({ label: b.label, count: 0, win_rate: null }));
       return { address, buckets };
     },

@@ -230,8 +230,8 @@ function recomputeWallets(
   const oldStats = w.prepare<[string], WalletStatsRow>(
     "SELECT * FROM wallet_stats WHERE address = ?",
   );
-  const oldCategories = w.prepare<[string], WalletCategoryRow>(
-    "SELECT * FROM wallet_category_stats WHERE address = ?",
+  const oldCategories = w.prepare<[number], WalletCategoryRow>(
+    "SELECT * FROM wallet_category_stats WHERE wallet_id = ?",
   );
   const pairFills = db.reader
     .prepare(
@@ -272,7 +272,7 @@ function recomputeWallets(
     const previous = {
       stats: before,
       bets: new Map(bets),
-      categories: new Map(oldCategories.all(wallet).map((c) => [c.category, c])),
+      categories: new Map(oldCategories.all(walletId).map((c) => [c.category, c])),
     };
     const changed: WalletBetRow[] = [];
     let resolvedChanged = before === undefined;

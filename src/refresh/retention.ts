@@ -111,9 +111,6 @@ export function compactResolvedMarkets(
   const markCompacted = w.prepare<[number, number]>(
     "UPDATE markets SET compacted_at = ? WHERE id = ?",
   );
-  const addressOf = w
-    .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
-    .pluck();
   // On the writer: the reader's snapshot still holds the fills this transaction deletes.
   const walletFills = w
     .prepare(
@@ -121,9 +118,9 @@ export function compactResolvedMarkets(
     )
     .raw();
   const putTiming = w.prepare(
-    "INSERT OR REPLACE INTO wallet_timing (address, buckets) VALUES (?, ?)",
+    "INSERT OR REPLACE INTO wallet_timing (wallet_id, counts) VALUES (?, ?)",
   );
-  const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE address = ?");
+  const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE wallet_id = ?");
   const batch = options.batch ?? COMPACTION_BATCH;
   // Read once: each market is flagged compacted in it as it is, so the timing buckets below
   // leave its kept fills out.
@@ -144,12 +141,10 @@ export function compactResolvedMarkets(
       }
       // The wallets' timing buckets, from the fills they keep outside compacted markets.
       for (const walletId of touched) {
-        const address = addressOf.get(walletId);
-        if (address === undefined) continue;
         const fills = (walletFills.all(walletId) as FillRow[]).map(toFill);
         const timing = timingOf(fills, ctx);
-        if (timing === EMPTY_TIMING) dropTiming.run(address);
-        else putTiming.run(address, timing);
+        if (timing === EMPTY_TIMING) dropTiming.run(walletId);
+        else putTiming.run(walletId, timing);
       }
     }).immediate();
     summary.markets += markets.length;

@@ -12,7 +12,12 @@ import { applyFillToPosition, newPosition } from "../analytics/ledger";
 import { routePnl } from "../analytics/pnl-source";
 import { bayesianWinRate } from "../analytics/rates";
 import { type ScoredBet, smartMoneyFacts, smartMoneyScore } from "../analytics/score";
-import { favourableMove, type ResolvedTrade, timingBuckets } from "../analytics/timing";
+import {
+  favourableMove,
+  type ResolvedTrade,
+  storedTiming,
+  timingBuckets,
+} from "../analytics/timing";
 import { classifyWallet, isMarketMaker, isWhale, type WalletType } from "../analytics/wallet-type";
 import { winsZScore } from "../analytics/wins-test";
 import type { PriceLookup } from "./prices";
@@ -109,7 +114,7 @@ export interface WalletModel {
   /** Every bet of the wallet, by market id. */
   bets: WalletBetRow[];
   categories: WalletCategoryRow[];
-  /** JSON of the timing buckets, or null when the caller keeps the stored ones. */
+  /** The timing buckets as stored (timingOf), or null when the caller keeps the stored ones. */
   timing: string | null;
 }
 
@@ -208,7 +213,7 @@ export function betPnl(
 
 /** What walletFromBets can take from the caller instead of computing it again. */
 export interface KnownWalletFacts {
-  /** The timing buckets' JSON from the wallet's fills, or null to keep the stored ones. */
+  /** The timing buckets as stored, from the wallet's fills, or null to keep the stored ones. */
   timing: string | null;
   /** The wins-versus-prices test of these same resolved bets, when they have not changed. */
   winsTest?: { log10PValue: number | null };
@@ -335,24 +340,18 @@ function scoredBet(row: WalletBetRow): ScoredBet {
 }
 
 /**
- * The JSON of the wallet's timing buckets (its last 500 trades in resolved markets), from its
- * fills in (time, id) order: that order breaks ties between trades of the same moment.
+ * The wallet's timing buckets (its last 500 trades in resolved markets) as stored (storedTiming),
+ * from its fills in (time, id) order: that order breaks ties between trades of the same moment.
  */
 export function timingOf(fills: readonly Fill[], ctx: WalletContext): string {
-  return timingJson(resolvedTrades(fills, ctx));
-}
-
-function timingJson(trades: readonly ResolvedTrade[]): string {
-  return JSON.stringify(
-    timingBuckets(trades).map((b) => ({ label: b.label, count: b.count, win_rate: b.winRate })),
-  );
+  return storedTiming(timingBuckets(resolvedTrades(fills, ctx)));
 }
 
 /**
  * The timing buckets of a wallet with no resolved trades (every count 0). Not stored: readers
  * answer it for a wallet without a wallet_timing row, and most wallets have no resolved trade.
  */
-export const EMPTY_TIMING = timingJson([]);
+export const EMPTY_TIMING = storedTiming(timingBuckets([]));
 
 /**
  * The price of the bet's side 24 h after entry: the payout when the market resolved sooner, the

@@ -10,6 +10,15 @@ import {
   type WalletStatsRow,
 } from "./wallet-model";
 
+/**
+ * The address's first 8 hex digits, after "0x": wallet_category_stats' rankings order ties by
+ * it, then by the whole address (sql/0024). The migration and the readers write it in SQL as
+ * `substr(address, 3, 8)`.
+ */
+export function addressPrefix(address: string): string {
+  return address.slice(2, 10);
+}
+
 /** The statements that replace one wallet's or one market's read-model rows. */
 export function createModelWriter(db: Db) {
   const w = db.writer;
@@ -43,6 +52,7 @@ export function createModelWriter(db: Db) {
   ];
   const categoryColumns = [
     "category",
+    "address_prefix",
     "bets",
     "resolved_bets",
     "wins",
@@ -84,16 +94,16 @@ export function createModelWriter(db: Db) {
   const putCategory = rowWriter(
     db,
     "wallet_category_stats",
-    ["address", "category"],
+    ["wallet_id", "category"],
     categoryColumns.slice(1),
   );
   const dropCategory = w.prepare(
-    "DELETE FROM wallet_category_stats WHERE address = ? AND category = ?",
+    "DELETE FROM wallet_category_stats WHERE wallet_id = ? AND category = ?",
   );
   const putTiming = w.prepare(
-    "INSERT OR REPLACE INTO wallet_timing (address, buckets) VALUES (?, ?)",
+    "INSERT OR REPLACE INTO wallet_timing (wallet_id, counts) VALUES (?, ?)",
   );
-  const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE address = ?");
+  const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE wallet_id = ?");
   const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns);
   const putHour = rowWriter(
     db,
@@ -109,7 +119,7 @@ export function createModelWriter(db: Db) {
     /**
      * Writes the wallet's rows: its stats, the bets given (all of them in a full rebuild, the
      * recomputed ones otherwise), its categories, and its timing buckets when the model has
-     * them. `walletId` is the wallet's id in wallet_ids, which keys its bets. `previous` holds
+     * them. `walletId` is the wallet's id in wallet_ids, which keys its bets, categories and timing. `previous` holds
      * the rows stored before (none in a full rebuild), so only what changed is written.
      */
     wallet(
@@ -124,17 +134,18 @@ export function createModelWriter(db: Db) {
         putBet({ wallet_id: walletId, ...bet }, previous?.bets.get(bet.market_id));
       }
       const kept = new Set<string>();
+      const categoryKey = { wallet_id: walletId, address_prefix: addressPrefix(address) };
       for (const category of model.categories) {
         kept.add(category.category);
-        putCategory({ address, ...category }, previous?.categories.get(category.category));
+        putCategory({ ...categoryKey, ...category }, previous?.categories.get(category.category));
       }
       for (const category of previous?.categories.keys() ?? []) {
-        if (!kept.has(category)) dropCategory.run(address, category);
+        if (!kept.has(category)) dropCategory.run(walletId, category);
       }
       // Empty buckets are not stored (EMPTY_TIMING); a full rebuild starts from no rows.
       if (model.timing === EMPTY_TIMING) {
-        if (previous !== undefined) dropTiming.run(address);
-      } else if (model.timing !== null) putTiming.run(address, model.timing);
+        if (previous !== undefined) dropTiming.run(walletId);
+      } else if (model.timing !== null) putTiming.run(walletId, model.timing);
     },
 
     /**

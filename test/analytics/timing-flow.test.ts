@@ -4,7 +4,9 @@ import {
   favourableMove,
   meanFavourableMove,
   type ResolvedTrade,
+  storedTiming,
   timingBuckets,
+  timingFromStored,
 } from "../../src/analytics/timing";
 import { DAY, fill, HOUR, MIN, T0 } from "./fills";
 
@@ -34,12 +36,12 @@ describe("timing buckets", () => {
       trade(-1, "BUY", "YES"), // after resolution: left out
     ]);
     expect(buckets).toEqual([
-      { label: "<1h", count: 1, winRate: 1 },
-      { label: "1-6h", count: 2, winRate: 0.5 },
-      { label: "6-24h", count: 1, winRate: 0 },
-      { label: "1-7d", count: 1, winRate: 1 },
-      { label: "7-30d", count: 1, winRate: 1 },
-      { label: ">30d", count: 1, winRate: 0 },
+      { label: "<1h", count: 1, wins: 1, winRate: 1 },
+      { label: "1-6h", count: 2, wins: 1, winRate: 0.5 },
+      { label: "6-24h", count: 1, wins: 0, winRate: 0 },
+      { label: "1-7d", count: 1, wins: 1, winRate: 1 },
+      { label: "7-30d", count: 1, wins: 1, winRate: 1 },
+      { label: ">30d", count: 1, wins: 0, winRate: 0 },
     ]);
   });
 
@@ -47,8 +49,20 @@ describe("timing buckets", () => {
     const old = Array.from({ length: 100 }, () => trade(2000, "BUY", "NO"));
     const recent = Array.from({ length: 500 }, () => trade(0.1, "BUY", "YES"));
     const buckets = timingBuckets([...old, ...recent]);
-    expect(buckets[0]).toEqual({ label: "<1h", count: 500, winRate: 1 });
-    expect(buckets[5]).toEqual({ label: ">30d", count: 0, winRate: null });
+    expect(buckets[0]).toEqual({ label: "<1h", count: 500, wins: 500, winRate: 1 });
+    expect(buckets[5]).toEqual({ label: ">30d", count: 0, wins: 0, winRate: null });
+  });
+
+  it("stores each bucket's count and wins, and reads the same buckets back", () => {
+    const buckets = timingBuckets([
+      ...Array.from({ length: 7 }, (_, i) => trade(240, "BUY", i < 2 ? "YES" : "NO")),
+      trade(0.5, "BUY", "YES"),
+    ]);
+    const stored = storedTiming(buckets);
+    expect(stored).toBe("[1,1,0,0,0,0,0,0,7,2,0,0]");
+    expect(timingFromStored(stored)).toEqual(buckets);
+    expect(timingFromStored(stored)[4]!.winRate).toBe(2 / 7);
+    expect(() => timingFromStored("[1,1]")).toThrow(/2 values, not 12/);
   });
 
   it("the timing measure is the mean move of the bet's side over 24 hours", () => {

@@ -1,4 +1,5 @@
 import type { Db } from "../../src/db/open";
+import { categoryStatsWriter } from "../helpers/wallet-read-models";
 
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
@@ -49,11 +50,7 @@ export function rows(db: Db) {
      VALUES (@address, @bets, @bets, @resolved, @wins, @winRate, @volume, @pnl, @pnl, 'ledger',
        @bets, 0, 0, 50, 0.5, '{}', 'retail', @first, @last)`,
   );
-  const insertCategory = w.prepare(
-    `INSERT OR REPLACE INTO wallet_category_stats (address, category, bets, resolved_bets, wins,
-       win_rate, global_win_rate, edge, pnl, volume, counter_consensus_wins)
-     VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, 0, 0)`,
-  );
+  const insertCategory = categoryStatsWriter(w);
   return {
     transfer(from: string, to: string, amount: number, ts: number, token: "USDC" | "POL" = "USDC") {
       tx += 1;
@@ -125,15 +122,19 @@ export function rows(db: Db) {
       });
     },
     categoryStats(address: string, category: string, resolved: number, wins: number, pnl: number) {
-      insertCategory.run(
+      insertCategory({
         address,
         category,
-        resolved,
-        resolved,
+        bets: resolved,
+        resolved_bets: resolved,
         wins,
-        resolved ? wins / resolved : null,
+        win_rate: resolved ? wins / resolved : null,
+        global_win_rate: null,
+        edge: null,
         pnl,
-      );
+        volume: 0,
+        counter_consensus_wins: 0,
+      });
     },
     baseRate(category: string, rate: number) {
       w.prepare(

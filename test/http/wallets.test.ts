@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TIMING_BUCKETS } from "../../src/analytics/timing";
 import { FALLBACK_FILL_LIMIT } from "../../src/read/wallet-fallback";
 import { EMPTY_TIMING } from "../../src/refresh/wallet-model";
 import { refreshWalletSearch } from "../../src/refresh/wallet-search";
@@ -14,6 +15,7 @@ import {
   WalletSignalSchema,
   WalletTimingSchema,
 } from "../../src/schemas/wallets";
+import { categoryStatsWriter, tieBreakAddress } from "../helpers/wallet-read-models";
 import {
   A,
   allPages,
@@ -315,15 +317,22 @@ describe("GET /v1/wallets/{address}/categories and /timing", () => {
     expect(f.buckets.map((b) => b.count)).toEqual([0, 0, 0, 0, 0, 0]);
     // Empty buckets are answered, not stored (sql/0014): F, with no resolved trade, has no row.
     const rows = t()
-      .db.reader.prepare("SELECT count(*) FROM wallet_timing WHERE address = ?")
+      .db.reader.prepare(
+        "SELECT count(*) FROM wallet_timing WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?)",
+      )
       .pluck();
     expect(rows.get(F)).toBe(0);
     expect(rows.get(A)).toBe(1);
   });
 
-  it("removes stored empty buckets when migrating: sql/0014 names EMPTY_TIMING exactly", () => {
+  it("removes stored empty buckets when migrating: sql/0014 names the empty answer exactly", () => {
+    // Before sql/0024 a row held the answer's JSON; EMPTY_TIMING is the stored form since.
+    const empty = JSON.stringify(
+      TIMING_BUCKETS.map((b) => ({ label: b.label, count: 0, win_rate: null })),
+    );
     const sql = readFileSync(new URL("../../sql/0014_sparse_timing.sql", import.meta.url), "utf8");
-    expect(sql).toContain(`WHERE buckets = '${EMPTY_TIMING}'`);
+    expect(sql).toContain(`WHERE buckets = '${empty}'`);
+    expect(EMPTY_TIMING).toBe(JSON.stringify(Array(TIMING_BUCKETS.length * 2).fill(0)));
   });
 });
 
@@ -624,18 +633,25 @@ describe("screen depth", () => {
     const fresh = buildWorld();
     try {
       const w = fresh.t.db.writer;
-      const insert = w.prepare(
-        `INSERT INTO wallet_category_stats (address, category, bets, resolved_bets, wins, win_rate,
-           global_win_rate, edge, pnl, volume, counter_consensus_wins)
-         VALUES (?, ?, 10, 10, 5, 0.5, 0.4, ?, 0, 0, 0)`,
-      );
+      const insert = categoryStatsWriter(w);
+      const row = { bets: 10, resolved_bets: 10, wins: 5, win_rate: 0.5, global_win_rate: 0.4 };
       w.transaction(() => {
         for (let i = 0; i < 600; i++) {
-          const address = `0x${(0x5000 + i).toString(16).padStart(40, "0")}`;
+          const address = tieBreakAddress(0x5000, i);
           insertStats(fresh.t, address);
           // Pairs of equal edges exercise the address and category tie-breaks.
-          for (const category of ["economics", "culture"])
-            insert.run(address, category, 0.1 - Math.floor(i / 2) * 1e-4);
+          for (const category of ["economics", "culture"]) {
+            const edge = 0.1 - Math.floor(i / 2) * 1e-4;
+            insert({
+              ...row,
+              address,
+              category,
+              edge,
+              pnl: 0,
+              volume: 0,
+              counter_consensus_wins: 0,
+            });
+          }
         }
       })();
       const key = fresh.t.key("terminal");

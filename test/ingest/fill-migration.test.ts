@@ -5,6 +5,7 @@ import { migrate } from "../../src/db/migrate";
 import { openConnection } from "../../src/db/open";
 import { sqlFiles } from "../../src/db/sql-files";
 import { createTestApp, seededTestApp, type TestApp } from "../helpers/app";
+import { timingJsonSql } from "../helpers/wallet-read-models";
 
 /**
  * sql/0010 (the compact fill store) and sql/0012 (bets keyed on wallet ids) on a populated
@@ -16,6 +17,11 @@ const NOW = Date.parse("2026-11-20T12:00:00.000Z");
 const BETS_BY_ADDRESS = `(SELECT address FROM source.wallet_ids i WHERE i.id = wallet_id),
   market_id, category, side, entry_price, buy_usd, volume, yes_flow, no_flow, yes_shares,
   no_shares, trade_count, two_sided, first_ts, entry_ts, last_ts, resolved, won, pnl_base, move_24h`;
+const CATEGORIES_BY_ADDRESS = `(SELECT address FROM source.wallet_ids i WHERE i.id = wallet_id),
+  category, bets, resolved_bets, wins, win_rate, global_win_rate, edge, pnl, volume,
+  counter_consensus_wins`;
+const TIMING_BY_ADDRESS = `(SELECT address FROM source.wallet_ids i WHERE i.id = wallet_id),
+  ${timingJsonSql("counts")}`;
 let current: TestApp;
 let migrated: TestApp;
 let progress: { done: number; total: number }[];
@@ -40,9 +46,11 @@ beforeAll(async () => {
   old.transaction(() => {
     for (const table of tables) {
       // The search index's rowid is its order (sql/0006): copied along. Bets name their wallet
-      // by address at schema 7, by wallet id since sql/0012. Other tables by the old columns'
-      // names: later migrations add columns (markets.compacted_at, sql/0023) and store others in
-      // another form than they serve them (market_hours, sql/0022).
+      // by address at schema 7, by wallet id since sql/0012; category records and
+      // timing since sql/0024.
+      // Other tables by the old columns' names: later migrations add columns
+      // (markets.compacted_at, sql/0023) and store others in another form than they serve them
+      // (market_hours, sql/0022).
       const columns = (
         old.prepare(`SELECT name FROM pragma_table_info(?, 'main')`).pluck().all(table) as string[]
       )
@@ -53,7 +61,11 @@ beforeAll(async () => {
           ? ["(rowid, platform_name)", "rowid, *"]
           : table === "wallet_bets"
             ? ["", BETS_BY_ADDRESS]
-            : [`(${columns})`, columns];
+            : table === "wallet_category_stats"
+              ? ["", CATEGORIES_BY_ADDRESS]
+              : table === "wallet_timing"
+                ? ["", TIMING_BY_ADDRESS]
+                : [`(${columns})`, columns];
       old.exec(`INSERT INTO main."${table}" ${into} SELECT ${from} FROM source."${table}"`);
     }
   })();

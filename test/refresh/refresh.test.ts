@@ -243,8 +243,8 @@ function randomWorld(seed: number) {
 const TABLES: [string, string][] = [
   ["wallet_stats", "address"],
   ["wallet_bets", "wallet_id, market_id"],
-  ["wallet_category_stats", "address, category"],
-  ["wallet_timing", "address"],
+  ["wallet_category_stats", "wallet_id, category"],
+  ["wallet_timing", "wallet_id"],
   ["market_stats", "market_id"],
   ["market_hours", "market_id, hour"],
   ["market_price_history", "market_id"],
@@ -446,8 +446,10 @@ describe("incremental refresh", () => {
           : row,
       );
     expect(withoutMarks(incremental.wallet_stats!)).toEqual(withoutMarks(full.wallet_stats!));
+    const idOf = t.db.reader.prepare("SELECT id FROM wallet_ids WHERE address = ?").pluck();
+    const keptIds = new Set([...kept].map((address) => idOf.get(address)));
     const categoryWithoutPnl = (rows: any[]) =>
-      rows.map((row) => (kept.has(row.address) ? { ...row, pnl: 0 } : row));
+      rows.map((row) => (keptIds.has(row.wallet_id) ? { ...row, pnl: 0 } : row));
     expect(categoryWithoutPnl(incremental.wallet_category_stats!)).toEqual(
       categoryWithoutPnl(full.wallet_category_stats!),
     );
