@@ -17,19 +17,9 @@ import { openDb } from "../src/db/open";
 import { parseDuration } from "../src/duration";
 import { refreshReadModels } from "../src/refresh/refresh";
 import { compactResolvedMarkets } from "../src/refresh/retention";
+import { READ_MODEL_TABLES } from "../test/helpers/read-models";
 import { objectSizes } from "./lib/dbstat";
 import { isScale, worldFor } from "./lib/world";
-
-const TABLES: [string, string][] = [
-  ["wallet_stats", "address"],
-  ["wallet_bets", "wallet_id, market_id"],
-  ["wallet_category_stats", "wallet_id, category"],
-  ["wallet_timing", "wallet_id"],
-  ["market_stats", "market_id"],
-  ["market_hours", "market_id, hour"],
-  ["market_price_history", "market_id"],
-  ["category_base_rates", "category"],
-];
 
 const say = (line: string) => console.error(line);
 const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
@@ -66,7 +56,7 @@ async function main(): Promise<void> {
     });
     const tableHash = () =>
       Object.fromEntries(
-        TABLES.map(([table, order]) => {
+        READ_MODEL_TABLES.map(([table, order]) => {
           const hash = createHash("sha256");
           for (const row of db.writer
             .prepare(`SELECT * FROM ${table} ORDER BY ${order}`)
@@ -113,7 +103,7 @@ async function main(): Promise<void> {
     if (before) {
       rebuildAfter = refreshReadModels(db, world.now, { full: true });
       const after = tableHash();
-      verified = Object.fromEntries(TABLES.map(([t]) => [t, before[t] === after[t]]));
+      verified = Object.fromEntries(READ_MODEL_TABLES.map(([t]) => [t, before[t] === after[t]]));
     }
     db.writer.exec("VACUUM");
     db.writer.pragma("wal_checkpoint(TRUNCATE)");

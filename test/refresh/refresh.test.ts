@@ -13,6 +13,7 @@ import {
 import { MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
 import { betPnl } from "../../src/refresh/wallet-model";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { READ_MODEL_TABLES, readModelSnapshot } from "../helpers/read-models";
 import { newTrade } from "../helpers/trades";
 
 const HOUR = 3_600_000;
@@ -240,23 +241,8 @@ function randomWorld(seed: number) {
   return { ingest, markets, round, wallets };
 }
 
-const TABLES: [string, string][] = [
-  ["wallet_stats", "address"],
-  ["wallet_bets", "wallet_id, market_id"],
-  ["wallet_category_stats", "wallet_id, category"],
-  ["wallet_timing", "wallet_id"],
-  ["market_stats", "market_id"],
-  ["market_hours", "market_id, hour"],
-  ["market_price_history", "market_id"],
-  ["category_base_rates", "category"],
-];
-const snapshot = () =>
-  Object.fromEntries(
-    TABLES.map(([table, order]) => [
-      table,
-      t.db.writer.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all(),
-    ]),
-  );
+const TABLES = READ_MODEL_TABLES;
+const snapshot = () => readModelSnapshot(t.db.writer);
 
 describe("incremental refresh", () => {
   it("gives the same tables as a full rebuild after trades, resolutions, a new whale and time passing", () => {

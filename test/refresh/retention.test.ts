@@ -6,6 +6,7 @@ import { refreshJob } from "../../src/jobs/refresh";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets, retentionStatus } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { READ_MODEL_TABLES, readModelSnapshot } from "../helpers/read-models";
 import { newTrade as trade } from "../helpers/trades";
 
 const HOUR = 3_600_000;
@@ -96,23 +97,8 @@ function world(seed: number, env: NodeJS.ProcessEnv = {}) {
   return { ingest, ids, round, wallets, signalled };
 }
 
-const TABLES: [string, string][] = [
-  ["wallet_stats", "address"],
-  ["wallet_bets", "wallet_id, market_id"],
-  ["wallet_category_stats", "wallet_id, category"],
-  ["wallet_timing", "wallet_id"],
-  ["market_stats", "market_id"],
-  ["market_hours", "market_id, hour"],
-  ["market_price_history", "market_id"],
-  ["category_base_rates", "category"],
-];
-const snapshot = () =>
-  Object.fromEntries(
-    TABLES.map(([table, order]) => [
-      table,
-      t.db.writer.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all(),
-    ]),
-  );
+const TABLES = READ_MODEL_TABLES;
+const snapshot = () => readModelSnapshot(t.db.writer);
 const fillsOf = (marketId: number) =>
   t.db.writer.prepare("SELECT count(*) FROM fills WHERE market_id = ?").pluck().get(marketId);
 
