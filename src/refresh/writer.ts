@@ -119,8 +119,9 @@ export function createModelWriter(db: Db) {
     /**
      * Writes the wallet's rows: its stats, the bets given (all of them in a full rebuild, the
      * recomputed ones otherwise), its categories, and its timing buckets when the model has
-     * them. `walletId` is the wallet's id in wallet_ids, which keys its bets, categories and timing. `previous` holds
-     * the rows stored before (none in a full rebuild), so only what changed is written.
+     * them. `walletId` is the wallet's id in wallet_ids, which keys its bets, categories and
+     * timing. `previous` holds the rows stored before (none in a full rebuild), so only what
+     * changed is written.
      */
     wallet(
       walletId: number,
@@ -189,9 +190,10 @@ export interface PreviousWalletRows {
 }
 
 /**
- * wallet_bets' stored columns after its key (sql/0021). The served columns (BET_FIELDS, pass.ts) are
- * generated from them: side from side_code, each amount from its *_units column (millionths when
- * exact, the fill store's rule), entry_ts and last_ts from their offsets after first_ts.
+ * wallet_bets' stored columns after its key (sql/0021). The served columns (BET_FIELDS in
+ * pass.ts) are generated from them: side from side_code, each amount from its *_units column
+ * (millionths when exact, the fill store's rule), entry_ts and last_ts from their offsets after
+ * first_ts.
  */
 const STORED_BET_COLUMNS = [
   "category",
