@@ -108,6 +108,9 @@ export function compactResolvedMarkets(
     `DELETE FROM fills WHERE id IN
        (SELECT f.id FROM fills f INDEXED BY fills_by_market WHERE f.market_id = ? AND NOT ${named})`,
   );
+  const stillDirty = w
+    .prepare<[number], number>("SELECT 1 FROM dirty_markets WHERE market_id = ?")
+    .pluck();
   const markCompacted = w.prepare<[number, number]>(
     "UPDATE markets SET compacted_at = ? WHERE id = ?",
   );
@@ -131,6 +134,12 @@ export function compactResolvedMarkets(
     w.transaction(() => {
       const touched = new Set<number>();
       for (const marketId of markets) {
+        // Another process (an import beside `serve`) may have stored a fill for the market since
+        // the list was read: its fill is not counted yet, so the market waits for a refresh.
+        if (stillDirty.get(marketId) !== undefined) {
+          summary.markets_waiting += 1;
+          continue;
+        }
         for (const walletId of holders.all(marketId)) touched.add(walletId);
         summary.bets_frozen += betsIn.get(marketId) ?? 0;
         summary.fills_kept += keptFills.get(marketId) ?? 0;
@@ -138,6 +147,7 @@ export function compactResolvedMarkets(
         markCompacted.run(now, marketId);
         const info = ctx.market(marketId);
         if (info) info.compacted = true;
+        summary.markets += 1;
       }
       // The wallets' timing buckets, from the fills they keep outside compacted markets.
       for (const walletId of touched) {
@@ -147,7 +157,6 @@ export function compactResolvedMarkets(
         else putTiming.run(walletId, timing);
       }
     }).immediate();
-    summary.markets += markets.length;
   }
   w.prepare("INSERT INTO compaction_runs (started_at, finished_at, summary) VALUES (?, ?, ?)").run(
     now,

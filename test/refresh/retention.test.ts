@@ -228,6 +228,29 @@ describe("fill retention", () => {
     });
   });
 
+  it("leaves a market whose fill arrives while it compacts others for the next run", () => {
+    const { ids } = world(9);
+    refreshReadModels(t.db, NOW);
+    const fillsBefore = fillsOf(ids.old2!);
+    // As another process's import would: a fill of old2 stored (and old2 marked dirty) after
+    // the due markets were listed, while old0 is compacted.
+    t.db.writer.exec(`CREATE TRIGGER late_fill AFTER UPDATE OF compacted_at ON markets
+      WHEN NEW.id = ${ids.old0} BEGIN
+        INSERT OR IGNORE INTO dirty_markets (market_id) VALUES (${ids.old2});
+      END`);
+    expect(compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 1 })).toMatchObject({
+      markets: 3,
+      markets_waiting: 1,
+    });
+    t.db.writer.exec("DROP TRIGGER late_fill");
+    expect(fillsOf(ids.old2!)).toBe(fillsBefore);
+    expect(
+      t.db.writer.prepare("SELECT compacted_at FROM markets WHERE id = ?").pluck().get(ids.old2),
+    ).toBeNull();
+    refreshReadModels(t.db, NOW);
+    expect(compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({ markets: 1 });
+  });
+
   it("refuses later fills of a compacted market on every ingest path, naming it and the setting", async () => {
     const { ids, wallets, signalled } = world(11);
     refreshReadModels(t.db, NOW);
