@@ -5,7 +5,7 @@
  * With --verify, a full rebuild before the compaction and one after it are compared table by
  * table (wallet_timing is expected to differ: docs/operations.md, "Fill retention"), and timed.
  *
- *   npx tsx bench/retention.ts [--world small|medium] [--retention 720h] [--verify]
+ *   npm run bench:retention -- [--world small|medium] [--retention 720h] [--verify]
  */
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
