@@ -108,13 +108,33 @@ function deflatePriceHistories(
 }
 
 /**
- * 0021: wallet_bets (set aside as bets_before_0021) into its compact layout, in key order and in
- * chunks, so progress can be shown; the amounts by the fill store's rule (units above).
+ * Copies a table set aside in key order (so its rowids are in key order) into its new layout:
+ * `insert` is an INSERT … SELECT from `aside` that ends in `WHERE rowid > ? AND rowid <= ? ORDER
+ * BY rowid`. In chunks, so progress can be shown, each appended after the last.
  */
-function compactBets(db: Connection, progress: (done: number, total: number) => void): void {
-  const total = db.prepare("SELECT count(*) FROM bets_before_0021").pluck().get() as number;
+function copyAsideInChunks(
+  db: Connection,
+  aside: string,
+  insert: string,
+  progress: (done: number, total: number) => void,
+): void {
+  const total = db.prepare(`SELECT count(*) FROM ${aside}`).pluck().get() as number;
   if (total === 0) return;
-  const copy = db.prepare(
+  const copy = db.prepare(insert);
+  const lastRowid = db.prepare(`SELECT max(rowid) FROM ${aside}`).pluck().get() as number;
+  progress(0, total);
+  let done = 0;
+  for (let after = 0; after < lastRowid; after += COMPACT_CHUNK) {
+    done += copy.run(after, after + COMPACT_CHUNK).changes;
+    progress(done, total);
+  }
+}
+
+/** 0021: wallet_bets, set aside as bets_before_0021, into its compact layout (units above). */
+function compactBets(db: Connection, progress: (done: number, total: number) => void): void {
+  copyAsideInChunks(
+    db,
+    "bets_before_0021",
     `INSERT INTO wallet_bets (wallet_id, market_id, category, side_code, entry_price_units,
        buy_usd_units, volume_units, yes_flow_units, no_flow_units, yes_shares_units,
        no_shares_units, trade_count, two_sided, first_ts, entry_offset, last_offset, resolved, won,
@@ -124,35 +144,22 @@ function compactBets(db: Connection, progress: (done: number, total: number) => 
        ${units("yes_shares")}, ${units("no_shares")}, trade_count, two_sided, first_ts,
        entry_ts - first_ts, last_ts - first_ts, resolved, won, pnl_base, move_24h
        FROM bets_before_0021 WHERE rowid > ? AND rowid <= ? ORDER BY rowid`,
+    progress,
   );
-  // The copy aside was made in key order, so its rowids are: each chunk is appended.
-  const lastRowid = db.prepare("SELECT max(rowid) FROM bets_before_0021").pluck().get() as number;
-  progress(0, total);
-  let done = 0;
-  for (let after = 0; after < lastRowid; after += COMPACT_CHUNK) {
-    done += copy.run(after, after + COMPACT_CHUNK).changes;
-    progress(done, total);
-  }
 }
 
-/** 0022: market_hours (set aside as hours_before_0022) into its compact layout, as compactBets. */
+/** 0022: market_hours, set aside as hours_before_0022, into its compact layout (units above). */
 function compactMarketHours(db: Connection, progress: (done: number, total: number) => void): void {
-  const total = db.prepare("SELECT count(*) FROM hours_before_0022").pluck().get() as number;
-  if (total === 0) return;
-  const copy = db.prepare(
+  copyAsideInChunks(
+    db,
+    "hours_before_0022",
     `INSERT INTO market_hours (market_id, hour, trade_count, volume_units, whale_volume_units,
        net_flow_units, open_yes_units, close_yes_units)
      SELECT market_id, hour, trade_count, ${units("volume")}, ${units("whale_volume")},
        ${units("net_flow")}, ${units("open_yes")}, ${units("close_yes")}
        FROM hours_before_0022 WHERE rowid > ? AND rowid <= ? ORDER BY rowid`,
+    progress,
   );
-  const lastRowid = db.prepare("SELECT max(rowid) FROM hours_before_0022").pluck().get() as number;
-  progress(0, total);
-  let done = 0;
-  for (let after = 0; after < lastRowid; after += COMPACT_CHUNK) {
-    done += copy.run(after, after + COMPACT_CHUNK).changes;
-    progress(done, total);
-  }
 }
 
 export const migrationSteps: Record<string, MigrationStep> = {
