@@ -127,6 +127,10 @@ function peekable<T>(items: Iterator<T>) {
   };
 }
 
+/** market_hours as served: the key and MarketHourRow's fields. */
+const SERVED_HOUR_COLUMNS =
+  "market_id, hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes";
+
 /**
  * Copies the compacted markets' rows of wallet_bets, market_stats and market_hours aside (fill
  * retention, src/refresh/retention.ts): their fills are gone, so the rebuild copies these rows
@@ -144,12 +148,15 @@ function setFrozenRowsAside(db: Db): boolean {
   if (any === undefined) return false;
   const compacted = "SELECT id FROM markets WHERE compacted_at IS NOT NULL";
   // One pass along wallet_bets in key order: by the time most markets are compacted, most bets
-  // are frozen, and seeking them market by market would then need a sort by wallet.
-  w.exec(`CREATE TABLE frozen_bets AS SELECT * FROM wallet_bets NOT INDEXED
+  // are frozen, and seeking them market by market would then need a sort by wallet. Bets and
+  // hours are copied as served (their generated columns, sql/0021 and 0022), which is what the
+  // rebuild reads back and writes again; `*` would copy their stored columns too.
+  w.exec(`CREATE TABLE frozen_bets AS SELECT wallet_id, ${BET_FIELDS.join(", ")}
+      FROM wallet_bets NOT INDEXED
       WHERE market_id IN (${compacted}) ORDER BY wallet_id, market_id;
     CREATE TABLE frozen_market_stats AS SELECT * FROM market_stats
       WHERE market_id IN (${compacted}) ORDER BY market_id;
-    CREATE TABLE frozen_market_hours AS SELECT * FROM market_hours
+    CREATE TABLE frozen_market_hours AS SELECT ${SERVED_HOUR_COLUMNS} FROM market_hours
       WHERE market_id IN (${compacted}) ORDER BY market_id, hour;`);
   return true;
 }
