@@ -89,6 +89,62 @@ const deliveriesOf = (endpointId: string) =>
     any
   >[];
 
+/** A second niche market, with two ordinary retail trades in it; its id. */
+function secondNicheMarket(): number {
+  let id = 0;
+  t.db.writer.transaction(() => {
+    const m = ingest.upsertMarket({
+      slug: "niche-2",
+      title: "Niche 2?",
+      category: "politics",
+      condition_id: `0x${"2".repeat(64)}`,
+      end_date: null,
+      created_at: NOW - 40 * DAY,
+      resolved_outcome: null,
+      resolved_at: null,
+    });
+    if (!m.ok) throw new Error(m.reason);
+    id = m.id;
+    ingest.insertTrades([
+      trade(RETAIL, id, "YES", "BUY", 0.5, 100, NOW - 3 * DAY),
+      trade(RETAIL, id, "NO", "BUY", 0.5, 200, NOW - 2 * DAY),
+    ]);
+  })();
+  return id;
+}
+
+/**
+ * A funder's three fresh wallets buy a long shot in `inMarket` within the hour, the first of them
+ * last and biggest, after `prior` tiny trades of its own there from before the 30-day window;
+ * the insider signal on the first wallet, if one fired.
+ */
+function insiderScene(funder: string, wallets: string[], inMarket: number, prior: number) {
+  t.db.writer.transaction(() => {
+    ingest.insertTransfers(
+      wallets.map((to, i) => ({
+        tx_hash: hash(),
+        log_index: 0,
+        from_address: funder,
+        to_address: to,
+        token: "USDC" as const,
+        amount: 5_000,
+        ts: NOW - 2 * DAY + i * 60_000,
+      })),
+    );
+    ingest.insertTrades(
+      Array.from({ length: prior }, (_, i) =>
+        trade(wallets[0]!, inMarket, "YES", "BUY", 0.5, 0.01, NOW - 40 * DAY + i * 60_000),
+      ),
+    );
+    ingest.insertTrades([
+      trade(wallets[1]!, inMarket, "YES", "BUY", 0.08, 1_500, NOW - 50 * 60_000),
+      trade(wallets[2]!, inMarket, "YES", "BUY", 0.08, 1_500, NOW - 40 * 60_000),
+      trade(wallets[0]!, inMarket, "YES", "BUY", 0.08, 4_000, NOW - 10 * 60_000),
+    ]);
+  })();
+  return signals().find((s) => s.type === "insider" && s.wallet === wallets[0]);
+}
+
 describe("signal detection on ingest", () => {
   it("fires a whale signal with the methodology's score and delivers it to matching endpoints only", () => {
     const loose = endpoint({ minScore: 60, scoreType: "whale" });
@@ -158,54 +214,10 @@ describe("signal detection on ingest", () => {
     // Two alike scenes in two markets: a funder's three fresh wallets buy a long shot within the
     // hour. In the second, the last buyer already has 19 tiny trades in that market from before
     // the 30-day window, so only its freshness points differ: 15 with none, 1 with 19 of 20.
-    let other = 0;
-    t.db.writer.transaction(() => {
-      const m = ingest.upsertMarket({
-        slug: "niche-2",
-        title: "Niche 2?",
-        category: "politics",
-        condition_id: `0x${"2".repeat(64)}`,
-        end_date: null,
-        created_at: NOW - 40 * DAY,
-        resolved_outcome: null,
-        resolved_at: null,
-      });
-      if (!m.ok) throw new Error(m.reason);
-      other = m.id;
-      ingest.insertTrades([
-        trade(RETAIL, other, "YES", "BUY", 0.5, 100, NOW - 3 * DAY),
-        trade(RETAIL, other, "NO", "BUY", 0.5, 200, NOW - 2 * DAY),
-      ]);
-    })();
+    const other = secondNicheMarket();
     const [J1, J2, J3] = [addr(0xb1), addr(0xb2), addr(0xb3)];
-    const scene = (funder: string, wallets: string[], inMarket: number, prior: number) => {
-      t.db.writer.transaction(() => {
-        ingest.insertTransfers(
-          wallets.map((to, i) => ({
-            tx_hash: hash(),
-            log_index: 0,
-            from_address: funder,
-            to_address: to,
-            token: "USDC" as const,
-            amount: 5_000,
-            ts: NOW - 2 * DAY + i * 60_000,
-          })),
-        );
-        ingest.insertTrades(
-          Array.from({ length: prior }, (_, i) =>
-            trade(wallets[0]!, inMarket, "YES", "BUY", 0.5, 0.01, NOW - 40 * DAY + i * 60_000),
-          ),
-        );
-        ingest.insertTrades([
-          trade(wallets[1]!, inMarket, "YES", "BUY", 0.08, 1_500, NOW - 50 * 60_000),
-          trade(wallets[2]!, inMarket, "YES", "BUY", 0.08, 1_500, NOW - 40 * 60_000),
-          trade(wallets[0]!, inMarket, "YES", "BUY", 0.08, 4_000, NOW - 10 * 60_000),
-        ]);
-      })();
-      return signals().find((s) => s.type === "insider" && s.wallet === wallets[0]);
-    };
-    const none = scene(FUNDER, [I1, I2, I3], market, 0);
-    const many = scene(addr(0xf1), [J1, J2, J3], other, 19);
+    const none = insiderScene(FUNDER, [I1, I2, I3], market, 0);
+    const many = insiderScene(addr(0xf1), [J1, J2, J3], other, 19);
     expect(none).toBeDefined();
     expect(many).toBeDefined();
     expect(none!.score - many!.score).toBeCloseTo(14, 6);
@@ -239,48 +251,9 @@ describe("signal detection on ingest", () => {
       markets: 1,
       fills_deleted: 19,
     });
-    let other = 0;
-    t.db.writer.transaction(() => {
-      const m = ingest.upsertMarket({
-        slug: "niche-2",
-        title: "Niche 2?",
-        category: "politics",
-        condition_id: `0x${"2".repeat(64)}`,
-        end_date: null,
-        created_at: NOW - 40 * DAY,
-        resolved_outcome: null,
-        resolved_at: null,
-      });
-      if (!m.ok) throw new Error(m.reason);
-      other = m.id;
-      ingest.insertTrades([
-        trade(RETAIL, other, "YES", "BUY", 0.5, 100, NOW - 3 * DAY),
-        trade(RETAIL, other, "NO", "BUY", 0.5, 200, NOW - 2 * DAY),
-      ]);
-    })();
-    const scene = (funder: string, wallets: string[], inMarket: number) => {
-      t.db.writer.transaction(() => {
-        ingest.insertTransfers(
-          wallets.map((to, i) => ({
-            tx_hash: hash(),
-            log_index: 0,
-            from_address: funder,
-            to_address: to,
-            token: "USDC" as const,
-            amount: 5_000,
-            ts: NOW - 2 * DAY + i * 60_000,
-          })),
-        );
-        ingest.insertTrades([
-          trade(wallets[1]!, inMarket, "YES", "BUY", 0.08, 1_500, NOW - 50 * 60_000),
-          trade(wallets[2]!, inMarket, "YES", "BUY", 0.08, 1_500, NOW - 40 * 60_000),
-          trade(wallets[0]!, inMarket, "YES", "BUY", 0.08, 4_000, NOW - 10 * 60_000),
-        ]);
-      })();
-      return signals().find((s) => s.type === "insider" && s.wallet === wallets[0]);
-    };
-    const none = scene(FUNDER, [I1, I2, I3], market);
-    const many = scene(addr(0xf1), [J1, J2, J3], other);
+    const other = secondNicheMarket();
+    const none = insiderScene(FUNDER, [I1, I2, I3], market, 0);
+    const many = insiderScene(addr(0xf1), [J1, J2, J3], other, 0);
     expect(none).toBeDefined();
     expect(many).toBeDefined();
     expect(none!.score - many!.score).toBeCloseTo(14, 6);
