@@ -1,20 +1,9 @@
 import { TIMING_BUCKETS } from "../../src/analytics/timing";
 import type { Connection } from "../../src/db/open";
+import type { WalletCategoryRow } from "../../src/refresh/wallet-model";
 
 /** A wallet_category_stats row named by its wallet's address, as tests write them. */
-export interface CategoryStatsRow {
-  address: string;
-  category: string;
-  bets: number;
-  resolved_bets: number;
-  wins: number;
-  win_rate: number | null;
-  global_win_rate: number | null;
-  edge: number | null;
-  pnl: number;
-  volume: number;
-  counter_consensus_wins: number;
-}
+export type CategoryStatsRow = WalletCategoryRow & { address: string };
 
 /**
  * Writes (or replaces) category rows as the refresh keys them since sql/0024: by the wallet's

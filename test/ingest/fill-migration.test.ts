@@ -4,7 +4,7 @@ import { benchEndpoints, pickFromWorld } from "../../bench/lib/endpoints";
 import { migrate } from "../../src/db/migrate";
 import { openConnection } from "../../src/db/open";
 import { sqlFiles } from "../../src/db/sql-files";
-import { createTestApp, seededTestApp, type TestApp } from "../helpers/app";
+import { createTestApp, seededTestApp, type TestApp, unsigned } from "../helpers/app";
 import { timingJsonSql } from "../helpers/wallet-read-models";
 
 /**
@@ -81,13 +81,6 @@ afterAll(() => {
   migrated?.close();
   current?.close();
 });
-
-/** A cursor is signed with each app's own key: compare what it says, not its signature. */
-function unsigned(body: unknown): unknown {
-  return JSON.parse(JSON.stringify(body), (key, value) =>
-    key === "next_cursor" && typeof value === "string" ? value.split(".")[0] : value,
-  );
-}
 
 describe("migrating a populated database to the compact fill store", () => {
   it("keeps every fill, field for field", () => {

@@ -6,7 +6,7 @@ import { migrate } from "../../src/db/migrate";
 import { openConnection } from "../../src/db/open";
 import { sqlFiles } from "../../src/db/sql-files";
 import { refreshReadModels } from "../../src/refresh/refresh";
-import { createTestApp, seededTestApp, type TestApp } from "../helpers/app";
+import { createTestApp, seededTestApp, type TestApp, unsigned } from "../helpers/app";
 import { timingJsonSql } from "../helpers/wallet-read-models";
 
 /**
@@ -70,13 +70,6 @@ afterAll(() => {
   migrated?.close();
   current?.close();
 });
-
-/** A cursor is signed with each app's own key: compare what it says, not its signature. */
-function unsigned(body: unknown): unknown {
-  return JSON.parse(JSON.stringify(body), (key, value) =>
-    key === "next_cursor" && typeof value === "string" ? value.split(".")[0] : value,
-  );
-}
 
 const timing = (t: TestApp) =>
   t.db.reader
