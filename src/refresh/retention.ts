@@ -88,11 +88,6 @@ export function compactResolvedMarkets(
   summary.markets_waiting = due.length - ready.length;
   if (ready.length === 0) return finish();
 
-  const betsIn = w
-    .prepare<[number], number>(
-      "SELECT count(*) FROM wallet_bets INDEXED BY wallet_bets_by_market WHERE market_id = ?",
-    )
-    .pluck();
   const holders = w
     .prepare<[number], number>(
       "SELECT wallet_id FROM wallet_bets INDEXED BY wallet_bets_by_market WHERE market_id = ?",
@@ -140,8 +135,10 @@ export function compactResolvedMarkets(
           summary.markets_waiting += 1;
           continue;
         }
-        for (const walletId of holders.all(marketId)) touched.add(walletId);
-        summary.bets_frozen += betsIn.get(marketId) ?? 0;
+        // One bet per wallet in the market: its holders are its frozen bets.
+        const holderIds = holders.all(marketId);
+        for (const walletId of holderIds) touched.add(walletId);
+        summary.bets_frozen += holderIds.length;
         summary.fills_kept += keptFills.get(marketId) ?? 0;
         summary.fills_deleted += deleteFills.run(marketId).changes;
         markCompacted.run(now, marketId);
