@@ -84,19 +84,21 @@ export function createModelWriter(db: Db) {
     "last_no_trade",
   ];
   const putStats = rowWriter(db, "wallet_stats", ["address"], statsColumns.slice(1));
-  const putBet = rowWriter(
-    db,
-    "wallet_bets",
-    ["wallet_id", "market_id"],
-    STORED_BET_COLUMNS,
-    storedBet,
-  );
+  const statsValues = byName(statsColumns);
+  const putBet = rowWriter(db, "wallet_bets", ["wallet_id", "market_id"], STORED_BET_COLUMNS);
   const putCategory = rowWriter(
     db,
     "wallet_category_stats",
     ["wallet_id", "category"],
     categoryColumns.slice(1),
   );
+  const categoryCounts = byName(categoryColumns.slice(2));
+  const categoryValues = (walletId: number, prefix: string, row: WalletCategoryRow): Values => [
+    walletId,
+    row.category,
+    prefix,
+    ...categoryCounts(row),
+  ];
   const dropCategory = w.prepare(
     "DELETE FROM wallet_category_stats WHERE wallet_id = ? AND category = ?",
   );
@@ -105,13 +107,12 @@ export function createModelWriter(db: Db) {
   );
   const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE wallet_id = ?");
   const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns);
-  const putHour = rowWriter(
-    db,
-    "market_hours",
-    ["market_id", "hour"],
-    STORED_HOUR_COLUMNS,
-    storedHour,
-  );
+  const marketFields = byName(marketColumns);
+  const marketValues = (marketId: number, stats: MarketStatsRow): Values => [
+    marketId,
+    ...marketFields(stats),
+  ];
+  const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], STORED_HOUR_COLUMNS);
   const dropHour = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour = ?");
   const history = createPriceHistoryWriter(w);
 
@@ -130,15 +131,20 @@ export function createModelWriter(db: Db) {
       previous?: PreviousWalletRows,
     ): void {
       const address = model.stats.address;
-      putStats(model.stats, previous?.stats);
+      putStats(statsValues(model.stats), previous?.stats && statsValues(previous.stats));
       for (const bet of bets) {
-        putBet({ wallet_id: walletId, ...bet }, previous?.bets.get(bet.market_id));
+        const old = previous?.bets.get(bet.market_id);
+        putBet(betValues(walletId, bet), old && betValues(walletId, old));
       }
       const kept = new Set<string>();
-      const categoryKey = { wallet_id: walletId, address_prefix: addressPrefix(address) };
+      const prefix = addressPrefix(address);
       for (const category of model.categories) {
         kept.add(category.category);
-        putCategory({ ...categoryKey, ...category }, previous?.categories.get(category.category));
+        const old = previous?.categories.get(category.category);
+        putCategory(
+          categoryValues(walletId, prefix, category),
+          old && categoryValues(walletId, prefix, old),
+        );
       }
       for (const category of previous?.categories.keys() ?? []) {
         if (!kept.has(category)) dropCategory.run(walletId, category);
@@ -162,17 +168,20 @@ export function createModelWriter(db: Db) {
       hours: readonly MarketHourRow[],
       previous?: { stats: MarketStatsRow | undefined; hours: ReadonlyMap<number, MarketHourRow> },
     ): void {
-      const key = { market_id: marketId };
-      putMarket({ ...key, ...stats }, previous?.stats && { ...key, ...previous.stats });
+      putMarket(
+        marketValues(marketId, stats),
+        previous?.stats && marketValues(marketId, previous.stats),
+      );
       if (previous === undefined) {
-        for (const hour of hours) putHour({ ...key, ...hour }, undefined);
+        for (const hour of hours) putHour(hourValues(marketId, hour), undefined);
         history.fromHours(marketId, hours);
         return;
       }
       const kept = new Set<number>();
       for (const hour of hours) {
         kept.add(hour.hour);
-        putHour({ ...key, ...hour }, previous.hours.get(hour.hour));
+        const old = previous.hours.get(hour.hour);
+        putHour(hourValues(marketId, hour), old && hourValues(marketId, old));
       }
       for (const hour of previous.hours.keys()) {
         if (!kept.has(hour)) dropHour.run(marketId, hour);
@@ -216,31 +225,30 @@ const STORED_BET_COLUMNS = [
   "move_24h",
 ];
 
-/** A bet as wallet_bets stores it (STORED_BET_COLUMNS); `wallet_id` passes through. */
-function storedBet(row: Row): Row {
-  const bet = row as WalletBetRow & { wallet_id?: number };
-  return {
-    wallet_id: bet.wallet_id,
-    market_id: bet.market_id,
-    category: bet.category,
-    side_code: bet.side === "NO" ? 1 : 0,
-    entry_price_units: bet.entry_price === null ? null : units(bet.entry_price),
-    buy_usd_units: units(bet.buy_usd),
-    volume_units: units(bet.volume),
-    yes_flow_units: units(bet.yes_flow),
-    no_flow_units: units(bet.no_flow),
-    yes_shares_units: units(bet.yes_shares),
-    no_shares_units: units(bet.no_shares),
-    trade_count: bet.trade_count,
-    two_sided: bet.two_sided,
-    first_ts: bet.first_ts,
-    entry_offset: bet.entry_ts - bet.first_ts,
-    last_offset: bet.last_ts - bet.first_ts,
-    resolved: bet.resolved,
-    won: bet.won,
-    pnl_base: bet.pnl_base,
-    move_24h: bet.move_24h,
-  };
+/** A bet's values as wallet_bets stores them: its key, then STORED_BET_COLUMNS. */
+function betValues(walletId: number, bet: WalletBetRow): Values {
+  return [
+    walletId,
+    bet.market_id,
+    bet.category,
+    bet.side === "NO" ? 1 : 0,
+    bet.entry_price === null ? null : units(bet.entry_price),
+    units(bet.buy_usd),
+    units(bet.volume),
+    units(bet.yes_flow),
+    units(bet.no_flow),
+    units(bet.yes_shares),
+    units(bet.no_shares),
+    bet.trade_count,
+    bet.two_sided,
+    bet.first_ts,
+    bet.entry_ts - bet.first_ts,
+    bet.last_ts - bet.first_ts,
+    bet.resolved,
+    bet.won,
+    bet.pnl_base,
+    bet.move_24h,
+  ];
 }
 
 /** market_hours' stored columns after its key (sql/0022): amounts and prices as *_units. */
@@ -253,40 +261,38 @@ const STORED_HOUR_COLUMNS = [
   "close_yes_units",
 ];
 
-/** An hour as market_hours stores it (STORED_HOUR_COLUMNS); the key passes through. */
-function storedHour(row: Row): Row {
-  const hour = row as MarketHourRow & { market_id?: number };
-  return {
-    market_id: hour.market_id,
-    hour: hour.hour,
-    trade_count: hour.trade_count,
-    volume_units: units(hour.volume),
-    whale_volume_units: units(hour.whale_volume),
-    net_flow_units: units(hour.net_flow),
-    open_yes_units: hour.open_yes === null ? null : units(hour.open_yes),
-    close_yes_units: hour.close_yes === null ? null : units(hour.close_yes),
-  };
+/** An hour's values as market_hours stores them: its key, then STORED_HOUR_COLUMNS. */
+function hourValues(marketId: number, hour: MarketHourRow): Values {
+  return [
+    marketId,
+    hour.hour,
+    hour.trade_count,
+    units(hour.volume),
+    units(hour.whale_volume),
+    units(hour.net_flow),
+    hour.open_yes === null ? null : units(hour.open_yes),
+    hour.close_yes === null ? null : units(hour.close_yes),
+  ];
 }
 
 /** A row by column name (the read models' row interfaces, or SELECT * results). */
 type Row = object;
 const field = (row: Row, column: string) => (row as Record<string, unknown>)[column];
 
+/** A row's values in a table's column order: its key columns, then the others. */
+type Values = unknown[];
+
 /**
- * Writes one table's rows: an INSERT for a row that was not there, otherwise an UPDATE of only
- * the columns whose values changed, or nothing. SQLite rewrites an index only when an UPDATE sets
- * one of its columns, and wallet_stats alone has eleven: rewriting whole rows made an
- * incremental refresh dirty (and commit) most index pages. Parameters are positional, which
- * better-sqlite3 binds faster than named ones. `store` turns a row (and the old one) into the
- * stored columns when the table stores them in another form than it serves (wallet_bets).
+ * Writes one table's rows, each given as its values (keys, then `columns`, in order): an INSERT
+ * for a row that was not there, otherwise an UPDATE of only the columns whose values changed, or
+ * nothing. SQLite rewrites an index only when an UPDATE sets one of its columns, and wallet_stats
+ * alone has eleven: rewriting whole rows made an incremental refresh dirty (and commit) most index
+ * pages. Parameters are positional, which better-sqlite3 binds faster than named ones, and each
+ * table turns its rows into values with a function written out for it (betValues, hourValues)
+ * or by name (byName): a full rebuild writes nine million bets on the large world, and spreading
+ * each into a keyed object, then reading its columns back by name, was a sixth of the writing.
  */
-function rowWriter(
-  db: Db,
-  table: string,
-  keys: string[],
-  columns: string[],
-  store: (row: Row) => Row = (row) => row,
-) {
+function rowWriter(db: Db, table: string, keys: string[], columns: string[]) {
   const w = db.writer;
   const all = [...keys, ...columns];
   const insert = w.prepare(
@@ -295,23 +301,28 @@ function rowWriter(
   const where = keys.map((k) => `${k} = ?`).join(" AND ");
   /** UPDATE statements by the set of columns they change. */
   const updates = new Map<string, Statement>();
-  return (served: Row, servedOld: Row | undefined): void => {
-    const row = store(served);
-    const old = servedOld && store(servedOld);
+  return (row: Values, old: Values | undefined): void => {
     if (old === undefined) {
-      insert.run(all.map((c) => field(row, c)));
+      insert.run(row);
       return;
     }
-    const changed = columns.filter((c) => field(row, c) !== field(old, c));
+    const changed: number[] = [];
+    for (let i = keys.length; i < all.length; i += 1) if (row[i] !== old[i]) changed.push(i);
     if (changed.length === 0) return;
     const signature = changed.join(",");
     let update = updates.get(signature);
     if (update === undefined) {
       update = w.prepare(
-        `UPDATE ${table} SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE ${where}`,
+        `UPDATE ${table} SET ${changed.map((i) => `${all[i]} = ?`).join(", ")} WHERE ${where}`,
       );
       updates.set(signature, update);
     }
-    update.run([...changed.map((c) => field(row, c)), ...keys.map((k) => field(row, k))]);
+    update.run([...changed.map((i) => row[i]), ...row.slice(0, keys.length)]);
   };
 }
+
+/** A row's values in the order of `columns`, read by name. */
+const byName =
+  (columns: readonly string[]) =>
+  (row: Row): Values =>
+    columns.map((c) => field(row, c));
