@@ -1,7 +1,7 @@
-import type { Db } from "../db/open";
+import { type Db, overridePragmas } from "../db/open";
 import { fullRebuild, withBulkReads } from "./full";
 import { incremental, MARK_BATCH } from "./incremental";
-import { stopwatch } from "./pass";
+import { type PassResult, stopwatch } from "./pass";
 
 export { MARK_BATCH, MARK_MAX_AGE_MS } from "./incremental";
 
@@ -82,7 +82,17 @@ export function refreshReadModels(
       passEnded = performance.now();
       return pass;
     });
-    const result = run.immediate();
+    // A full rebuild writes only rows derived from fills, whose markets exist (fills' own foreign
+    // key): checking each of its 15M bets and hours against markets cost about 5 s on the large
+    // world. The pragma cannot change inside a transaction, so it is set around this one only;
+    // the extensions below keep their checks (and their cascades).
+    const restoreKeys = full ? overridePragmas(w, { foreign_keys: 0 }) : () => {};
+    let result: PassResult;
+    try {
+      result = run.immediate();
+    } finally {
+      restoreKeys();
+    }
     const phases = { ...result.phases, commit: Math.round(performance.now() - passEnded) };
     const watch = stopwatch();
     const extensions: Record<string, unknown> = {};

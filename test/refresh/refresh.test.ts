@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate";
 import { sqlFiles } from "../../src/db/sql-files";
@@ -462,23 +463,28 @@ describe("incremental refresh", () => {
 });
 
 describe("a full refresh's connection settings", () => {
-  it("reads without the memory map and sorts on disk through its extensions, then puts both back", () => {
+  it("reads without the memory map and sorts on disk with helper threads through its extensions, then puts them back", () => {
     world();
     const settings = () =>
       [t.db.writer, t.db.reader].map((c) => ({
         mmap: c.pragma("mmap_size", { simple: true }),
         tempStore: c.pragma("temp_store", { simple: true }),
+        threads: c.pragma("threads", { simple: true }),
+        foreignKeys: c.pragma("foreign_keys", { simple: true }),
       }));
     const before = settings();
+    expect(before[0]).toMatchObject({ threads: 0, foreignKeys: 1 });
     expect(before[0]!.mmap).toBeGreaterThan(0);
     const seen: ReturnType<typeof settings>[] = [];
     const extension = { name: "probe", run: () => seen.push(settings()) };
     refreshReadModels(t.db, NOW, { full: true, extensions: [extension] });
-    // temp_store 1 is FILE.
+    // temp_store 1 is FILE. The extensions keep their foreign keys, which only the rebuild's own
+    // transaction goes without.
+    const threads = Math.min(4, availableParallelism());
     expect(seen).toEqual([
       [
-        { mmap: 0, tempStore: 1 },
-        { mmap: 0, tempStore: 1 },
+        { mmap: 0, tempStore: 1, threads, foreignKeys: 1 },
+        { mmap: 0, tempStore: 1, threads, foreignKeys: before[1]!.foreignKeys },
       ],
     ]);
     expect(settings()).toEqual(before);
