@@ -9,8 +9,8 @@ import {
   ALL_FILLS,
   BET_FIELDS,
   betFromValues,
+  type CountingWallet,
   contextFor,
-  FILL_COLUMNS,
   type FillRow,
   type PassResult,
   type Stopwatch,
@@ -21,10 +21,14 @@ import {
 import { type TradeFill, type WalletBetRow, walletModel } from "./wallet-model";
 import { createModelWriter } from "./writer";
 
-/** Streams fills grouped by a key column, calling `each` once per group with its fills as read. */
+/**
+ * Streams fills grouped by a key column, calling `each` once per group with its fills as read.
+ * The rows come without their address (ALL_FILLS in pass.ts): `walletOf` gives it.
+ */
 function forEachGroup<K extends string | number>(
   rows: IterableIterator<FillRow>,
   keyOf: (row: FillRow) => K,
+  walletOf: (row: FillRow) => string,
   each: (key: K, fills: TradeFill[]) => void,
 ): number {
   let current: K | undefined;
@@ -38,6 +42,7 @@ function forEachGroup<K extends string | number>(
       current = key;
       group = [];
     }
+    row[0] = walletOf(row);
     group.push(toFill(row));
   }
   if (current !== undefined) each(current, group);
@@ -239,19 +244,37 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, hasFrozen: boolean) {
   // In wallet id order, which is wallet_bets' key order: its rows are appended, never inserted
   // into the middle of a page.
   const byWallet = db.reader
-    .prepare(
-      `SELECT ${FILL_COLUMNS} FROM ${ALL_FILLS} ORDER BY f.wallet_id, f.market_id, f.ts, f.id`,
-    )
+    .prepare(`${ALL_FILLS} ORDER BY f.wallet_id, f.market_id, f.ts, f.id`)
     .raw()
     .iterate() as IterableIterator<FillRow>;
+  // Each wallet's address, once: its fills come together.
+  const addressOf = db.writer
+    .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
+    .pluck();
+  let addressFor = -1;
+  let address = "";
+  const walletAddress = (row: FillRow) => {
+    if (row[9] !== addressFor) {
+      addressFor = row[9];
+      address = addressOf.get(addressFor)!;
+    }
+    return address;
+  };
   let fillsRead = forEachGroup(
     byWallet,
     (r) => r[9],
+    walletAddress,
     (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, frozenUpTo(walletId)),
   );
   frozenUpTo(Number.POSITIVE_INFINITY);
   watch.lap("wallets");
-  const standing = standings(db);
+  // The market pass names each fill's wallet by its id (as a string): a market's model only
+  // counts distinct wallets and looks up their standing, so any one name per wallet does, and
+  // the id needs no lookup per fill.
+  const standing = new Map<string, CountingWallet>();
+  for (const counting of standings(db).values()) {
+    if (counting.walletId !== null) standing.set(String(counting.walletId), counting);
+  }
   let markets = 0;
   // Compacted markets' stats and hours are copied back as they were, in market id order with
   // the others.
@@ -285,12 +308,13 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, hasFrozen: boolean) {
     }
   };
   const byMarket = db.reader
-    .prepare(`SELECT ${FILL_COLUMNS} FROM ${ALL_FILLS} ORDER BY f.market_id, f.ts, f.id`)
+    .prepare(`${ALL_FILLS} ORDER BY f.market_id, f.ts, f.id`)
     .raw()
     .iterate() as IterableIterator<FillRow>;
   fillsRead += forEachGroup(
     byMarket,
     (r) => r[1],
+    (r) => String(r[9]),
     (marketId, fills) => {
       frozenMarketsBefore(marketId);
       // A compacted market's kept fills (named by signals): its rows are the frozen ones.

@@ -35,12 +35,15 @@ export const toFill = (r: FillRow): TradeFill => ({
   id: r[8],
 });
 
-// The columns of a FillRow, read from `fills f` and `wallet_ids w` (the trades view's decoding,
-// written out so each query can name the index it walks).
-export const FILL_COLUMNS = `w.address, f.market_id,
+/** The columns of a FillRow from `fills f`, with `wallet` first (the trades view's decoding). */
+const fillColumns = (wallet: string) => `${wallet}, f.market_id,
   CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END, CASE WHEN f.kind & 2 THEN 'SELL' ELSE 'BUY' END,
   ${decodedSql("f.price")}, ${decodedSql("f.size")}, ${decodedSql("f.usd_value")}, f.ts, f.id,
   f.wallet_id`;
+
+// The columns of a FillRow, read from `fills f` and `wallet_ids w` (written out so each query
+// can name the index it walks).
+export const FILL_COLUMNS = fillColumns("w.address");
 
 /** Fills by wallet id, then market, then time; filter on f.wallet_id, f.market_id. */
 export const FILLS_BY_WALLET = `fills f INDEXED BY fills_by_wallet
@@ -49,12 +52,14 @@ export const FILLS_BY_WALLET = `fills f INDEXED BY fills_by_wallet
 export const FILLS_BY_MARKET = `fills f INDEXED BY fills_by_market
   CROSS JOIN wallet_ids w ON w.id = f.wallet_id`;
 /**
- * Every fill, for a full rebuild to sort (ORDER BY) rather than walk an index: a walk along
- * fills_by_wallet or fills_by_market looks each fill up in the table, in random order (35-40 s
- * for the large world's 10M fills), while SQLite's sorter reads the table in order and merges
- * sorted runs, on the connection's helper threads (20 s; withBulkReads in full.ts).
+ * Every fill as a FillRow without its address (NULL: the caller fills it in), for a full rebuild
+ * to sort (ORDER BY) rather than walk an index. A walk along fills_by_wallet or fills_by_market
+ * looks each fill up in the table, in random order (35-40 s for the large world's 10M fills);
+ * SQLite's sorter reads the table in order and merges sorted runs, on the connection's helper
+ * threads (withBulkReads in full.ts): 14 s. The address is left out of the sort, as each sorted
+ * record goes through temporary files: with it, the sort took 20 s and wrote 0.98 GB of them.
  */
-export const ALL_FILLS = `fills f NOT INDEXED CROSS JOIN wallet_ids w ON w.id = f.wallet_id`;
+export const ALL_FILLS = `SELECT ${fillColumns("NULL")} FROM fills f NOT INDEXED`;
 
 export interface PassResult {
   wallets: Set<string>;
