@@ -10,6 +10,7 @@ import {
   BET_FIELDS,
   betFromValues,
   type CountingWallet,
+  completeSortedFill,
   contextFor,
   type FillRow,
   type PassResult,
@@ -23,7 +24,7 @@ import { createModelWriter } from "./writer";
 
 /**
  * Streams fills grouped by a key column, calling `each` once per group with its fills as read.
- * The rows come without their address (ALL_FILLS in pass.ts): `walletOf` gives it.
+ * The rows are ALL_FILLS' (pass.ts), without their wallet's name: `walletOf` gives it.
  */
 function forEachGroup<K extends string | number>(
   rows: IterableIterator<FillRow>,
@@ -42,8 +43,7 @@ function forEachGroup<K extends string | number>(
       current = key;
       group = [];
     }
-    row[0] = walletOf(row);
-    group.push(toFill(row));
+    group.push(toFill(completeSortedFill(row, walletOf(row))));
   }
   if (current !== undefined) each(current, group);
   return count;

@@ -52,14 +52,26 @@ export const FILLS_BY_WALLET = `fills f INDEXED BY fills_by_wallet
 export const FILLS_BY_MARKET = `fills f INDEXED BY fills_by_market
   CROSS JOIN wallet_ids w ON w.id = f.wallet_id`;
 /**
- * Every fill as a FillRow without its address (NULL: the caller fills it in), for a full rebuild
- * to sort (ORDER BY) rather than walk an index. A walk along fills_by_wallet or fills_by_market
- * looks each fill up in the table, in random order (35-40 s for the large world's 10M fills);
- * SQLite's sorter reads the table in order and merges sorted runs, on the connection's helper
- * threads (withBulkReads in full.ts): 14 s. The address is left out of the sort, as each sorted
- * record goes through temporary files: with it, the sort took 20 s and wrote 0.98 GB of them.
+ * Every fill as a FillRow to be completed (`completeSortedFill`), for a full rebuild to sort
+ * (ORDER BY) rather than walk an index. A walk along fills_by_wallet or fills_by_market looks
+ * each fill up in the table, in random order (35-40 s for the large world's 10M fills); SQLite's
+ * sorter reads the table in order and merges sorted runs, on the connection's helper threads
+ * (withBulkReads in full.ts): 14 s. Each sorted record goes through temporary files, so it
+ * carries no text: not the address (with it, the sort took 20 s and wrote 0.98 GB of them instead
+ * of 0.80), and the kind as its number (index 2; outcome and side are made from it in JS).
  */
-export const ALL_FILLS = `SELECT ${fillColumns("NULL")} FROM fills f NOT INDEXED`;
+export const ALL_FILLS = `SELECT NULL, f.market_id, f.kind, NULL,
+  ${decodedSql("f.price")}, ${decodedSql("f.size")}, ${decodedSql("f.usd_value")}, f.ts, f.id,
+  f.wallet_id FROM fills f NOT INDEXED`;
+
+/** Makes a row of ALL_FILLS a FillRow: its wallet's name, outcome and side from its kind. */
+export function completeSortedFill(row: FillRow, wallet: string): FillRow {
+  const kind = row[2] as unknown as number;
+  row[0] = wallet;
+  row[2] = kind & 1 ? "NO" : "YES";
+  row[3] = kind & 2 ? "SELL" : "BUY";
+  return row;
+}
 
 export interface PassResult {
   wallets: Set<string>;
