@@ -286,11 +286,11 @@ type Values = unknown[];
  * Writes one table's rows, each given as its values (keys, then `columns`, in order): an INSERT
  * for a row that was not there, otherwise an UPDATE of only the columns whose values changed, or
  * nothing. SQLite rewrites an index only when an UPDATE sets one of its columns, and wallet_stats
- * alone has eleven: rewriting whole rows made an incremental refresh dirty (and commit) most index
- * pages. Parameters are positional, which better-sqlite3 binds faster than named ones, and each
- * table turns its rows into values with a function written out for it (betValues, hourValues)
- * or by name (byName): a full rebuild writes nine million bets on the large world, and spreading
- * each into a keyed object, then reading its columns back by name, was a sixth of the writing.
+ * alone has seven: rewriting whole rows made an incremental refresh dirty (and commit) most index
+ * pages. Parameters are positional, which better-sqlite3 binds faster than named ones. Each table
+ * turns its rows into values with a function written out for it (betValues, hourValues) or by
+ * name (byName): a full rebuild writes nine million bets on the large world, and each used to be
+ * spread into a keyed object, turned into its stored form, and read back column by column.
  */
 function rowWriter(db: Db, table: string, keys: string[], columns: string[]) {
   const w = db.writer;
