@@ -4,6 +4,7 @@ import { createRateLimiter, type RateLimiter } from "./auth/rate-limit";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/open";
+import { sqliteTempDir } from "./db/storage";
 import { refreshFunding } from "./funding/refresh";
 import { createFunding, type Funding } from "./funding/service";
 import type { IngestHooks } from "./ingest/ingest";
@@ -129,9 +130,10 @@ function watchStorage(db: Db, log: Log): () => void {
           since: new Date(event.since).toISOString(),
           writer: event.writer,
           db: db.path,
+          sqlite_tmp: sqliteTempDir(),
           err: event.error,
         },
-        "storage full: the disk holding the database has no room; writes are refused and retried, reads go on",
+        "storage full: the disk holding the database (or SQLite's temporary files, sqlite_tmp) has no room; writes are refused and retried, reads go on",
       );
     } else {
       log.info(

@@ -1,3 +1,4 @@
+import { accessSync, constants, statSync } from "node:fs";
 import { ApiError } from "../errors";
 
 /**
@@ -25,6 +26,28 @@ const FULL_CODES = new Set([
   "ENOSPC",
   "EDQUOT",
 ]);
+
+/**
+ * Where SQLite writes its temporary files (a full refresh's sorts, index builds), by its own rule
+ * on unix (os_unix.c, unixTempFileDir): the first of SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp,
+ * /tmp and "." that is a directory this process can write into. A full disk there is
+ * SQLITE_FULL as well, so the full-storage log line names it beside the database
+ * (docs/operations.md, Disk).
+ */
+export function sqliteTempDir(env: NodeJS.ProcessEnv = process.env): string {
+  const candidates = [env.SQLITE_TMPDIR, env.TMPDIR, "/var/tmp", "/usr/tmp", "/tmp"];
+  for (const dir of candidates) {
+    if (!dir) continue;
+    try {
+      if (!statSync(dir).isDirectory()) continue;
+      accessSync(dir, constants.W_OK | constants.X_OK);
+      return dir;
+    } catch {
+      // Missing or not writable: SQLite skips it too.
+    }
+  }
+  return ".";
+}
 
 /** True when `error` (or an error it wraps) says the disk, or the database's size cap, is full. */
 export function isStorageFull(error: unknown): boolean {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { FIRST_RETRY_MS } from "../../src/db/storage";
+import { FIRST_RETRY_MS, sqliteTempDir } from "../../src/db/storage";
 import { createIngest } from "../../src/ingest/ingest";
 import { refreshJob } from "../../src/jobs/refresh";
 import { jobTick, type ScheduledJob } from "../../src/jobs/scheduler";
@@ -98,6 +98,9 @@ describe("jobs on a full disk", () => {
         storage: "full",
         writer: "refresh",
         since: new Date(START).toISOString(),
+        // SQLite's temporary files fill a disk too (a full refresh sorts there): both are named.
+        db: t.db.path,
+        sqlite_tmp: sqliteTempDir(),
       }),
     ]);
     expect(await health()).toEqual({

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import {
@@ -7,11 +10,29 @@ import {
   LONGEST_RETRY_MS,
   type StorageEvent,
   StorageFullError,
+  sqliteTempDir,
 } from "../../src/db/storage";
 
 /** Later than the other process's "since" below. */
 const T = Date.parse("2026-11-25T10:00:00.000Z");
 const full = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+
+describe("sqliteTempDir", () => {
+  it("follows SQLite's rule on unix: the first writable folder of SQLITE_TMPDIR, TMPDIR, /var/tmp", () => {
+    const mine = mkdtempSync(join(tmpdir(), "smartmoney-sqlite-tmp-"));
+    try {
+      expect(sqliteTempDir({ SQLITE_TMPDIR: mine, TMPDIR: "/tmp" })).toBe(mine);
+      expect(sqliteTempDir({ TMPDIR: mine })).toBe(mine);
+      // A folder that is not there, or a file, is skipped, as SQLite skips it.
+      expect(sqliteTempDir({ SQLITE_TMPDIR: join(mine, "gone"), TMPDIR: mine })).toBe(mine);
+      writeFileSync(join(mine, "file"), "");
+      expect(sqliteTempDir({ SQLITE_TMPDIR: join(mine, "file"), TMPDIR: mine })).toBe(mine);
+      expect(sqliteTempDir({ SQLITE_TMPDIR: "", TMPDIR: "" })).toBe("/var/tmp");
+    } finally {
+      rmSync(mine, { recursive: true, force: true });
+    }
+  });
+});
 
 describe("isStorageFull", () => {
   it("knows SQLite's full-disk codes, the errno of a file write, and wrapped ones; nothing else", () => {
