@@ -3,7 +3,8 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { afterAll, beforeAll, inject } from "vitest";
+import { afterAll, beforeAll, expect, inject } from "vitest";
+import { benchEndpoints, pickFromWorld } from "../../bench/lib/endpoints";
 import { type App, createApp } from "../../src/app";
 import type { Tier } from "../../src/auth/tiers";
 import { type Config, loadConfig } from "../../src/config";
@@ -159,4 +160,23 @@ export function unsigned(body: unknown): unknown {
   return JSON.parse(JSON.stringify(body), (key, value) =>
     key === "next_cursor" && typeof value === "string" ? value.split(".")[0] : value,
   );
+}
+
+/**
+ * Asks both apps every GET endpoint of the bench's list (bench/lib/endpoints.ts) about wallets
+ * and markets picked from `current`'s world, and expects the same status and body (cursors
+ * unsigned): a migration test's check that a migrated database answers as one built new.
+ */
+export async function expectSameGetAnswers(current: TestApp, migrated: TestApp): Promise<void> {
+  const picks = pickFromWorld(current.config.dbPath, 3);
+  const endpoints = benchEndpoints(picks).filter((e) => e.method === "GET");
+  expect(endpoints.length).toBeGreaterThan(20);
+  const keyA = current.key("terminal_pro");
+  const keyB = migrated.key("terminal_pro");
+  for (const endpoint of endpoints) {
+    const a = await current.get(endpoint.path, keyA);
+    const b = await migrated.get(endpoint.path, keyB);
+    expect(b.status, endpoint.path).toBe(a.status);
+    expect(unsigned(await b.json()), endpoint.path).toEqual(unsigned(await a.json()));
+  }
 }
