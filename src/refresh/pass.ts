@@ -35,15 +35,15 @@ export const toFill = (r: FillRow): TradeFill => ({
   id: r[8],
 });
 
-/** The columns of a FillRow from `fills f`, with `wallet` first (the trades view's decoding). */
-const fillColumns = (wallet: string) => `${wallet}, f.market_id,
-  CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END, CASE WHEN f.kind & 2 THEN 'SELL' ELSE 'BUY' END,
-  ${decodedSql("f.price")}, ${decodedSql("f.size")}, ${decodedSql("f.usd_value")}, f.ts, f.id,
-  f.wallet_id`;
+/** A FillRow's amounts (the trades view's decoding), time, id and wallet id, from `fills f`. */
+const FILL_AMOUNTS_AND_KEYS = `${decodedSql("f.price")}, ${decodedSql("f.size")},
+  ${decodedSql("f.usd_value")}, f.ts, f.id, f.wallet_id`;
 
 // The columns of a FillRow, read from `fills f` and `wallet_ids w` (written out so each query
 // can name the index it walks).
-export const FILL_COLUMNS = fillColumns("w.address");
+export const FILL_COLUMNS = `w.address, f.market_id,
+  CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END, CASE WHEN f.kind & 2 THEN 'SELL' ELSE 'BUY' END,
+  ${FILL_AMOUNTS_AND_KEYS}`;
 
 /** Fills by wallet id, then market, then time; filter on f.wallet_id, f.market_id. */
 export const FILLS_BY_WALLET = `fills f INDEXED BY fills_by_wallet
@@ -60,9 +60,8 @@ export const FILLS_BY_MARKET = `fills f INDEXED BY fills_by_market
  * carries no text: not the address (with it, the sort took 20 s and wrote 0.98 GB of them instead
  * of 0.80), and the kind as its number (index 2; outcome and side are made from it in JS).
  */
-export const ALL_FILLS = `SELECT NULL, f.market_id, f.kind, NULL,
-  ${decodedSql("f.price")}, ${decodedSql("f.size")}, ${decodedSql("f.usd_value")}, f.ts, f.id,
-  f.wallet_id FROM fills f NOT INDEXED`;
+export const ALL_FILLS = `SELECT NULL, f.market_id, f.kind, NULL, ${FILL_AMOUNTS_AND_KEYS}
+  FROM fills f NOT INDEXED`;
 
 /** Makes a row of ALL_FILLS a FillRow: its wallet's name, outcome and side from its kind. */
 export function completeSortedFill(row: FillRow, wallet: string): FillRow {

@@ -38,6 +38,13 @@ interface PriceSeries {
   lastNo: number | null;
 }
 
+/** A copy of `values` in an array twice its length. */
+function doubled(values: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
+  const grown = new Float64Array(values.length * 2);
+  grown.set(values);
+  return grown;
+}
+
 /**
  * Every market's series, read in one pass: all fills sorted by SQLite's sorter (on disk, with the
  * connection's helper threads; withBulkReads in full.ts sets both), about 16 bytes per fill.
@@ -75,12 +82,8 @@ function seriesLookup(db: Db): PriceLookup {
       lastNo = null;
     }
     if (count === ts.length) {
-      const grownTs = new Float64Array(count * 2);
-      grownTs.set(ts);
-      ts = grownTs;
-      const grownYes = new Float64Array(count * 2);
-      grownYes.set(yes);
-      yes = grownYes;
+      ts = doubled(ts);
+      yes = doubled(yes);
     }
     ts[count] = at;
     yes[count] = yesEquivalent(outcome, price);
