@@ -7,7 +7,8 @@ import type { Db } from "../db/open";
 import { MIN_FILL_RETENTION_MS } from "../domain";
 import { formatDuration } from "../duration";
 import { contextFor, FILL_COLUMNS, FILLS_BY_WALLET, type FillRow, toFill } from "./pass";
-import { EMPTY_TIMING, timingOf } from "./wallet-model";
+import { timingOf } from "./wallet-model";
+import { createModelWriter } from "./writer";
 
 /**
  * Markets compacted per transaction: a kill leaves each batch, and so each market, whole. Each
@@ -115,10 +116,7 @@ export function compactResolvedMarkets(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE f.wallet_id = ? ORDER BY f.ts, f.id`,
     )
     .raw();
-  const putTiming = w.prepare(
-    "INSERT OR REPLACE INTO wallet_timing (wallet_id, counts) VALUES (?, ?)",
-  );
-  const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE wallet_id = ?");
+  const writer = createModelWriter(db);
   const batch = options.batch ?? COMPACTION_BATCH;
   // Read once: each market is flagged compacted in it as it is, so the timing buckets below
   // leave its kept fills out.
@@ -149,9 +147,7 @@ export function compactResolvedMarkets(
       // The wallets' timing buckets, from the fills they keep outside compacted markets.
       for (const walletId of touched) {
         const fills = (walletFills.all(walletId) as FillRow[]).map(toFill);
-        const timing = timingOf(fills, ctx);
-        if (timing === EMPTY_TIMING) dropTiming.run(walletId);
-        else putTiming.run(walletId, timing);
+        writer.timing(walletId, timingOf(fills, ctx));
       }
     }).immediate();
   }

@@ -106,6 +106,14 @@ export function createModelWriter(db: Db) {
     "INSERT OR REPLACE INTO wallet_timing (wallet_id, counts) VALUES (?, ?)",
   );
   const dropTiming = w.prepare("DELETE FROM wallet_timing WHERE wallet_id = ?");
+  /**
+   * Replaces a wallet's stored timing buckets (timingOf). Empty buckets are not stored
+   * (EMPTY_TIMING): readers answer them for a wallet without a row.
+   */
+  const storeTiming = (walletId: number, timing: string): void => {
+    if (timing === EMPTY_TIMING) dropTiming.run(walletId);
+    else putTiming.run(walletId, timing);
+  };
   const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns);
   const marketFields = byName(marketColumns);
   const marketValues = (marketId: number, stats: MarketStatsRow): Values => [
@@ -149,11 +157,13 @@ export function createModelWriter(db: Db) {
       for (const category of previous?.categories.keys() ?? []) {
         if (!kept.has(category)) dropCategory.run(walletId, category);
       }
-      // Empty buckets are not stored (EMPTY_TIMING); a full rebuild starts from no rows.
-      if (model.timing === EMPTY_TIMING) {
-        if (previous !== undefined) dropTiming.run(walletId);
-      } else if (model.timing !== null) putTiming.run(walletId, model.timing);
+      // A full rebuild starts from no rows: an empty timing has none to delete.
+      if (model.timing !== null && !(model.timing === EMPTY_TIMING && previous === undefined)) {
+        storeTiming(walletId, model.timing);
+      }
     },
+
+    timing: storeTiming,
 
     /**
      * Writes the market's stats and its hours from `fromHour` on. `previous` holds the rows
