@@ -1,7 +1,7 @@
 import type * as v from "valibot";
 import type { Db, Statement } from "../db/open";
 import type { WalletEdgeSchema } from "../schemas/wallets";
-import { prefixTie } from "./prefix-ties";
+import { prefixKeyset, prefixTie } from "./prefix-ties";
 
 /**
  * The edge screener (GET /v1/signals/screen): (wallet, category) rows ranked by edge, the
@@ -34,14 +34,15 @@ export function edgeScreenSql(): Record<string, string> {
       [false, true],
       [true, true],
     ]) {
-      // The indexes order ties by the address's prefix (sql/0024): the second term skips the
-      // run's earlier prefixes in the index, before the wallet's address is looked up; the third
-      // compares whole addresses (then categories) within the key's prefix. Within one category
-      // the index is (category, edge DESC, address_prefix): the category is fixed.
-      const after = `AND c.edge <= @edge
-        AND (c.edge < @edge OR c.address_prefix >= substr(@address, 3, 8))
-        AND (c.edge < @edge OR c.address_prefix > substr(@address, 3, 8) OR w.address > @address
-             ${byCategory ? "" : "OR (w.address = @address AND c.category > @category)"})`;
+      // The indexes order ties by the address's prefix (sql/0024), then (across categories) by
+      // category. Within one category the index is (category, edge DESC, address_prefix): the
+      // category is fixed.
+      const after = prefixKeyset(
+        "c.edge",
+        "@edge",
+        "@address",
+        byCategory ? "" : "OR (w.address = @address AND c.category > @category)",
+      );
       // `exact` also sorts each run of an equal prefix by the whole address (then category),
       // read when a page holds one (prefix-ties.ts); otherwise the index's order is served.
       const name = `${byCategory ? "category" : "all"}${exact ? "-exact" : ""}${keyed ? ":keyed" : ""}`;

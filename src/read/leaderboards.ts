@@ -5,7 +5,7 @@ import type { Db, Statement } from "../db/open";
 import { CATEGORIES } from "../domain";
 import type { LeaderboardEntrySchema } from "../schemas/wallets";
 import { createEdgeScreen } from "./edge-screen";
-import { prefixTie } from "./prefix-ties";
+import { prefixKeyset, prefixTie } from "./prefix-ties";
 import {
   CATEGORY_PNL_TRUSTED_SQL,
   categoryPnlTrusted,
@@ -67,18 +67,6 @@ function keyset(column: string, direction: SortDirection): string {
 }
 
 /**
- * After the key in a category ranking, whose indexes order ties by the address's prefix
- * (sql/0024): the second term skips the run's earlier prefixes in the index, before the wallet's
- * address is looked up; the third compares whole addresses within the key's prefix.
- */
-function categoryKeyset(column: string): string {
-  return `AND ${column} <= @keyValue
-    AND (${column} < @keyValue OR c.address_prefix >= substr(@keyAddress, 3, 8))
-    AND (${column} < @keyValue OR c.address_prefix > substr(@keyAddress, 3, 8)
-         OR w.address > @keyAddress)`;
-}
-
-/**
  * The statements, by name. Exported so a test can prove every one walks its index in order
  * (INDEXED BY makes SQLite refuse to prepare a statement its index cannot serve).
  */
@@ -124,7 +112,7 @@ export function leaderboardSql(): Record<string, string> {
        WHERE c.category = @category AND c.resolved_bets >= @minBets
          ${sort === "win_rate" ? "AND c.win_rate IS NOT NULL" : ""}
          ${sort === "pnl" ? `AND ${CATEGORY_PNL_TRUSTED_SQL}` : ""}
-         ${keyed ? categoryKeyset(`c.${column}`) : ""}
+         ${keyed ? prefixKeyset(`c.${column}`, "@keyValue", "@keyAddress") : ""}
        ORDER BY c.${column} DESC, c.address_prefix${exact ? ", w.address" : ""} LIMIT +@limit`;
       const walk = `wallet_category_stats c INDEXED BY ${index}`;
       out[`category:${sort}${suffix}`] = ranked(walk, false);

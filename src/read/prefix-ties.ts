@@ -1,3 +1,5 @@
+import { addressPrefix } from "../refresh/writer";
+
 /**
  * The category rankings and the edge screener order ties by address. Their indexes hold the
  * address's first 8 hex digits, not the address (sql/0024), so a walk in index order gives
@@ -22,10 +24,24 @@ export function prefixTie<R extends { address: string }>(
     if (
       value(a) === value(b) &&
       a.address !== b.address &&
-      a.address.slice(2, 10) === b.address.slice(2, 10)
+      addressPrefix(a.address) === addressPrefix(b.address)
     ) {
       return true;
     }
   }
   return false;
+}
+
+/**
+ * The keyset condition "after (`value`, `address`)" of a ranking on `column` whose index orders
+ * ties by the address's prefix (`c.address_prefix`, with `w` the wallet's wallet_ids row): the
+ * first term lets SQLite seek, the second skips the run's earlier prefixes in the index before
+ * the wallet's address is looked up, the third compares whole addresses within the key's prefix.
+ * `thenBy` continues the third term for a ranking with a further tie-break (OR ...).
+ */
+export function prefixKeyset(column: string, value: string, address: string, thenBy = ""): string {
+  return `AND ${column} <= ${value}
+    AND (${column} < ${value} OR c.address_prefix >= substr(${address}, 3, 8))
+    AND (${column} < ${value} OR c.address_prefix > substr(${address}, 3, 8)
+         OR w.address > ${address} ${thenBy})`;
 }
