@@ -119,7 +119,7 @@ export function createAccounts(db: Db, clock: Clock) {
     AccountRow & { key_id: string; kind: KeyKind; revoked_at: number | null }
   >(
     `SELECT k.id AS key_id, k.kind, k.revoked_at, a.${accountColumns.replaceAll(", ", ", a.")}
-       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = +?`,
   );
 
   // Presented key → who it was when looked up, and when. Never logged or persisted.

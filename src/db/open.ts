@@ -19,6 +19,11 @@ export type Statement<P extends unknown[] | object = unknown[], R = unknown> = D
  * rate-limit ledger: the request thread writes it on every counted call, and a write there must
  * never queue behind a long write transaction of the main database (a refresh, an import).
  * It is opened on first use, so commands that never count calls never create it.
+ *
+ * Statements on these connections bind values the planner might read as `+?` (`= +?`,
+ * `LIMIT +?`, `+@name`): better-sqlite3 clears bindings after each run, which makes SQLite
+ * prepare again any statement whose plan looked at a bound value (docs/architecture.md, "Bound
+ * parameters the planner reads"; scripts/reprepares.sh lists them in a running process).
  */
 export interface Db {
   writer: Connection;

@@ -53,7 +53,7 @@ export function createGraphQuery(db: Db) {
     `SELECT f.wallet, f.first_amount, f.first_funded_at, s.total_volume, s.total_pnl, s.win_rate,
             EXISTS (SELECT 1 FROM wallet_funding g WHERE g.funder = f.wallet) AS funds
        FROM wallet_funding f LEFT JOIN wallet_stats s ON s.address = f.wallet
-      WHERE f.funder = ? ORDER BY f.first_funded_at, f.wallet LIMIT +?`,
+      WHERE f.funder = +? ORDER BY f.first_funded_at, f.wallet LIMIT +?`,
   );
   const fundedCount = r.prepare<[string, number], { n: number }>(
     `SELECT COUNT(*) AS n FROM (SELECT 1 FROM wallet_funding WHERE funder = ? LIMIT +?)`,

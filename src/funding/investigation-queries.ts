@@ -107,13 +107,13 @@ export function createInvestigationQueries(db: Db) {
   const byId = r.prepare<[number], Row>("SELECT * FROM investigations WHERE id = ?");
   const walletsOf = r.prepare<[number], Investigation["wallets"][number]>(
     `SELECT address, role, resolved_bets, wins, win_rate, total_pnl FROM investigation_wallets
-      WHERE investigation_id = ? ORDER BY rank`,
+      WHERE investigation_id = +? ORDER BY rank`,
   );
   const evidenceOf = r.prepare<[number], EvidenceRow>(
     `SELECT m.slug AS market_slug, m.title AS market_title, e.side, e.entry_price, e.usd_value,
             m.resolved_outcome AS outcome, e.won, e.entry_ts, m.resolved_at
        FROM investigation_evidence e JOIN markets m ON m.id = e.market_id
-      WHERE e.investigation_id = ? ORDER BY e.rank`,
+      WHERE e.investigation_id = +? ORDER BY e.rank`,
   );
   const listAll = r.prepare<{ status: string | null }, Row>(
     `SELECT * FROM investigations WHERE (@status IS NULL OR status = @status)

@@ -80,14 +80,14 @@ export function createFundingQueries(db: Db) {
   const connections = r.prepare<{ address: string; limit: number }, ConnectionRow>(
     `SELECT * FROM (
        SELECT counterparty, type, direction, confidence, exchange, amount, first_seen, last_seen
-         FROM wallet_connections WHERE address = @address
+         FROM wallet_connections WHERE address = +@address
         ORDER BY confidence DESC, last_seen DESC, type DESC, counterparty DESC, direction DESC
         LIMIT +@limit)
      UNION ALL
      SELECT * FROM (
        SELECT counterparty, 'coordinated_timing' AS type, 'both' AS direction, confidence,
               NULL AS exchange, NULL AS amount, first_seen, last_seen
-         FROM timing_connections WHERE address = @address
+         FROM timing_connections WHERE address = +@address
         ORDER BY confidence DESC, last_seen DESC, counterparty DESC
         LIMIT +@limit)
      ORDER BY confidence DESC, last_seen DESC, type DESC, counterparty DESC, direction DESC
@@ -95,7 +95,7 @@ export function createFundingQueries(db: Db) {
   );
   const clusterAsMember = r.prepare<[string], { id: string; member_count: number }>(
     `SELECT c.id, c.member_count FROM wallet_funding f JOIN sybil_clusters c ON c.funder = f.funder
-      WHERE f.wallet = ?`,
+      WHERE f.wallet = +?`,
   );
   const clusterByFunder = r.prepare<[string], ClusterRow>(
     `SELECT ${CLUSTER_COLUMNS} FROM sybil_clusters WHERE funder = ?`,
@@ -115,7 +115,7 @@ export function createFundingQueries(db: Db) {
     ),
   } satisfies Record<ClusterSort, unknown>;
   const membersOf = r.prepare<[string, number], { wallet: string }>(
-    `SELECT wallet FROM wallet_funding WHERE funder = ? ORDER BY first_funded_at, wallet LIMIT +?`,
+    `SELECT wallet FROM wallet_funding WHERE funder = +? ORDER BY first_funded_at, wallet LIMIT +?`,
   );
 
   function clusterOf(address: string): ClusterMembership | null {

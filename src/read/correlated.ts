@@ -45,7 +45,7 @@ export function createCorrelatedQueries(
   >(
     `SELECT w.id AS wallet_id, b.market_id, b.side FROM wallet_ids w
        CROSS JOIN wallet_bets b ON b.wallet_id = w.id
-      WHERE w.address = ? AND b.last_ts >= ? ORDER BY b.volume DESC, b.market_id LIMIT +?`,
+      WHERE w.address = +? AND b.last_ts >= +? ORDER BY b.volume DESC, b.market_id LIMIT +?`,
   );
   // A side's largest bets in the index's order, one more than asked. Ordering by address as well,
   // as the definition does, made SQLite read, join and sort every bet on the side (a busy
@@ -58,7 +58,7 @@ export function createCorrelatedQueries(
     { wallet_id: number; last_ts: number; buy_usd: number }
   >(
     `SELECT wallet_id, last_ts, buy_usd FROM wallet_bets INDEXED BY wallet_bets_by_market
-      WHERE market_id = ? AND side = ? ORDER BY buy_usd DESC LIMIT +?`,
+      WHERE market_id = +? AND side = +? ORDER BY buy_usd DESC LIMIT +?`,
   );
   const betsOfSize = r.prepare<
     [number, Side, number, number],
@@ -66,11 +66,11 @@ export function createCorrelatedQueries(
   >(
     `SELECT b.wallet_id, b.last_ts FROM wallet_bets b INDEXED BY wallet_bets_by_market
        CROSS JOIN wallet_ids w ON w.id = b.wallet_id
-      WHERE b.market_id = ? AND b.side = ? AND b.buy_usd = ? ORDER BY w.address LIMIT +?`,
+      WHERE b.market_id = +? AND b.side = +? AND b.buy_usd = +? ORDER BY w.address LIMIT +?`,
   );
   const walletOf = r.prepare<[number], { address: string; platform_name: string | null }>(
     `SELECT w.address, s.platform_name FROM wallet_ids w
-       LEFT JOIN wallet_stats s ON s.address = w.address WHERE w.id = ?`,
+       LEFT JOIN wallet_stats s ON s.address = w.address WHERE w.id = +?`,
   );
 
   /**

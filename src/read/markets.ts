@@ -376,7 +376,7 @@ export function createMarketQueries(
   const marketBySlug = r.prepare<[string], MarketRow>(
     `SELECT m.id, m.slug, m.title, m.category, m.condition_id, m.end_date, m.created_at,
             m.resolved_outcome, m.resolved_at, o.yes_name, o.no_name
-       FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id WHERE m.slug = ?`,
+       FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id WHERE m.slug = +?`,
   );
   const statsOf = r.prepare<[number], StatsRow>("SELECT * FROM market_stats WHERE market_id = ?");
   // The position's ledger PnL marked at the market's last trade prices as of the latest
@@ -396,7 +396,7 @@ export function createMarketQueries(
        LEFT JOIN wallet_stats s ON s.address = w.address
        JOIN markets m ON m.id = b.market_id
        LEFT JOIN market_stats ms ON ms.market_id = b.market_id
-      WHERE b.market_id = ? AND b.side = ?
+      WHERE b.market_id = +? AND b.side = +?
       ORDER BY ${order} LIMIT +?`;
   const holders = r.prepare<[number, Outcome, number], PositionRow>(
     holdersQuery("b.buy_usd DESC, w.address"),
@@ -412,12 +412,12 @@ export function createMarketQueries(
   );
   const FILL = "wallet, market_id AS marketId, outcome, side, price, size, usd_value AS usd, ts";
   const fillsIn = r.prepare<[number, number, number], Fill>(
-    `SELECT ${FILL} FROM trades WHERE market_id = ? AND ts >= ? AND ts <= ? ORDER BY ts, id`,
+    `SELECT ${FILL} FROM trades WHERE market_id = +? AND ts >= +? AND ts <= +? ORDER BY ts, id`,
   );
   const whaleFillsIn = r.prepare<[number, number, number, number], Fill>(
     `SELECT ${FILL} FROM trades t
-      WHERE t.market_id = ? AND t.ts >= ? AND t.ts <= ?
-        AND EXISTS (SELECT 1 FROM wallet_stats s WHERE s.address = t.wallet AND s.total_volume > ?)
+      WHERE t.market_id = +? AND t.ts >= +? AND t.ts <= +?
+        AND EXISTS (SELECT 1 FROM wallet_stats s WHERE s.address = t.wallet AND s.total_volume > +?)
       ORDER BY t.ts, t.id`,
   );
   const steppedRead = createSteppedReads(db);

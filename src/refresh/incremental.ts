@@ -176,7 +176,7 @@ function selectChanges(db: Db, now: number, run: IncrementalRun): Changes {
     .prepare<[number, number, number], string>(
       `SELECT w.address FROM wallet_bets b INDEXED BY wallet_bets_by_market
          CROSS JOIN wallet_ids w ON w.id = b.wallet_id
-        WHERE b.market_id = ? AND b.entry_ts >= ? AND b.entry_ts <= ?`,
+        WHERE b.market_id = +? AND b.entry_ts >= +? AND b.entry_ts <= +?`,
     )
     .pluck();
   for (const [marketId, { since }] of fresh) {
@@ -224,7 +224,7 @@ function recomputeWallets(
   const idOf = w.prepare<[string], number>("SELECT id FROM wallet_ids WHERE address = ?").pluck();
   const betsOf = w
     .prepare<[number], unknown[]>(
-      `SELECT ${BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet_id = ? ORDER BY market_id`,
+      `SELECT ${BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet_id = +? ORDER BY market_id`,
     )
     .raw();
   const oldStats = w.prepare<[string], WalletStatsRow>(
@@ -236,12 +236,12 @@ function recomputeWallets(
   const pairFills = db.reader
     .prepare(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET}
-        WHERE f.wallet_id = ? AND f.market_id = ? ORDER BY f.ts, f.id`,
+        WHERE f.wallet_id = +? AND f.market_id = +? ORDER BY f.ts, f.id`,
     )
     .raw();
   const walletFills = db.reader
     .prepare(
-      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE f.wallet_id = ? ORDER BY f.ts, f.id`,
+      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE f.wallet_id = +? ORDER BY f.ts, f.id`,
     )
     .raw();
   const baseRateDelta = new Map<string, { bets: number; wins: number }>();
@@ -396,7 +396,7 @@ function refreshMarkets(
   const holderFillsBetween = db.reader
     .prepare(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET}
-        WHERE f.wallet_id = ? AND f.market_id = ? AND f.ts >= ? AND f.ts <= ?`,
+        WHERE f.wallet_id = +? AND f.market_id = +? AND f.ts >= +? AND f.ts <= +?`,
     )
     .raw();
   const whaleFillsInWindow = (marketId: number): Fill[] => {
@@ -432,19 +432,19 @@ function refreshMarkets(
   const fillsOfMarket = db.reader
     .prepare(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET}
-        WHERE f.market_id = ? ORDER BY f.ts, f.id`,
+        WHERE f.market_id = +? ORDER BY f.ts, f.id`,
     )
     .raw();
   const fillsFrom = db.reader
     .prepare(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET}
-        WHERE f.market_id = ? AND f.ts >= ? ORDER BY f.ts, f.id`,
+        WHERE f.market_id = +? AND f.ts >= +? ORDER BY f.ts, f.id`,
     )
     .raw();
   const fillsBetween = db.reader
     .prepare(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET}
-        WHERE f.market_id = ? AND f.ts >= ? AND f.ts <= ? ORDER BY f.ts, f.id`,
+        WHERE f.market_id = +? AND f.ts >= +? AND f.ts <= +? ORDER BY f.ts, f.id`,
     )
     .raw();
   let markets = 0;

@@ -125,7 +125,7 @@ export function contextFor(db: Db, now: number, prices: "series" | "seek"): Wall
     "SELECT platform_name AS name, platform_pnl AS pnl, platform_pnl_as_of AS asOf FROM wallets WHERE address = ?",
   );
   const insiderMax = w.prepare<[string], { score: number | null }>(
-    "SELECT max(score) AS score FROM signals WHERE wallet = ? AND type = 'insider'",
+    "SELECT max(score) AS score FROM signals WHERE wallet = +? AND type = 'insider'",
   );
   const investigated = investigationLookup(db);
   return {

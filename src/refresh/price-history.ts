@@ -129,7 +129,7 @@ export function servedHistory(
 
 /** A market's hours after the stored ones, newest first (for a market without a row, its newest). */
 const HOURS_AFTER = `SELECT hour, close_yes, volume, trade_count FROM market_hours
-  WHERE market_id = ? AND hour > ? ORDER BY hour DESC LIMIT ${PRICE_HISTORY_POINTS}`;
+  WHERE market_id = +? AND hour > +? ORDER BY hour DESC LIMIT ${PRICE_HISTORY_POINTS}`;
 /** Below every hour: the stored hours of a market that has none stored end here. */
 const NO_HOUR = Number.MIN_SAFE_INTEGER;
 
@@ -204,7 +204,7 @@ export function createPriceHistoryWriter(connection: Connection) {
     .pluck();
   const latestHours = connection.prepare<[number, number], PriceHour>(
     `SELECT hour, close_yes, volume, trade_count FROM market_hours
-      WHERE market_id = ? ORDER BY hour DESC LIMIT +?`,
+      WHERE market_id = +? ORDER BY hour DESC LIMIT +?`,
   );
   const put = connection.prepare<[number, number | null, number, Buffer]>(
     `INSERT OR REPLACE INTO market_price_history (market_id, through_hour, point_count, points)

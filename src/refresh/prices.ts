@@ -124,13 +124,13 @@ function seekLookup(db: Db): PriceLookup {
   const last = db.writer
     .prepare<[number, Outcome], number>(
       `SELECT ${PRICE} FROM fills INDEXED BY fills_by_market
-        WHERE market_id = ? AND (kind & 1) = (? = 'NO') ORDER BY ts DESC, id DESC LIMIT 1`,
+        WHERE market_id = +? AND (kind & 1) = (? = 'NO') ORDER BY ts DESC, id DESC LIMIT 1`,
     )
     .pluck();
   const at = db.writer
     .prepare<[number, number], [Outcome, number]>(
       `SELECT ${OUTCOME}, ${PRICE} FROM fills INDEXED BY fills_by_market
-        WHERE market_id = ? AND ts <= ? ORDER BY ts DESC, id DESC LIMIT 1`,
+        WHERE market_id = +? AND ts <= +? ORDER BY ts DESC, id DESC LIMIT 1`,
     )
     .raw();
   const marks = new Map<number, number | null>();

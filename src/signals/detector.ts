@@ -100,7 +100,7 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
   const marketFills = w
     .prepare<[number, number, number], [number, number, number]>(
       `SELECT ts, id, ${decodedSql("usd_value")} FROM fills INDEXED BY fills_by_market
-        WHERE market_id = ? AND ts > ? AND ts <= ? ORDER BY ts, id`,
+        WHERE market_id = +? AND ts > +? AND ts <= +? ORDER BY ts, id`,
     )
     .raw();
   const marketSizes = w
@@ -126,7 +126,7 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
     { total: number | null; here: number | null }
   >(
     `SELECT sum(usd_value) AS total, sum(CASE WHEN market_id = ? THEN usd_value END) AS here
-       FROM trades WHERE wallet = ? AND (ts < ? OR (ts = ? AND id <= ?))`,
+       FROM trades WHERE wallet = +? AND (ts < +? OR (ts = +? AND id <= +?))`,
   );
   // Fill retention (sql/0023) deletes a compacted market's fills but those signals name, and
   // keeps its bets frozen in wallet_bets: a wallet's prior trades and volume add its frozen bets
@@ -159,8 +159,8 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
     [number, string, number, number, string],
     { wallet: string; ts: number }
   >(
-    `SELECT DISTINCT wallet, ts FROM trades WHERE market_id = ? AND outcome = ? AND side = 'BUY'
-      AND ts >= ? AND ts < ? AND wallet <> ?`,
+    `SELECT DISTINCT wallet, ts FROM trades WHERE market_id = +? AND outcome = +? AND side = 'BUY'
+      AND ts >= +? AND ts < +? AND wallet <> +?`,
   );
 
   /** Sorted sizes of a market's stored fills: read once per scope, then kept up to date. */

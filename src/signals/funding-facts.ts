@@ -43,7 +43,7 @@ export function createFundingFacts(db: Db) {
     "SELECT kind FROM labels WHERE address = ?",
   );
   const fundedBy = w.prepare<[string], { wallet: string }>(
-    "SELECT DISTINCT to_address AS wallet FROM transfers WHERE from_address = ? AND token = 'USDC'",
+    "SELECT DISTINCT to_address AS wallet FROM transfers WHERE from_address = +? AND token = 'USDC'",
   );
   const record = w.prepare<[string], { resolved: number; wins: number }>(
     "SELECT resolved_bets AS resolved, wins FROM wallet_stats WHERE address = ?",
@@ -55,7 +55,7 @@ export function createFundingFacts(db: Db) {
   const memberInvestigated = investigationsExist
     ? w.prepare<[string], { one: number }>(
         `SELECT 1 AS one FROM investigation_wallets iw JOIN investigations i ON i.id = iw.investigation_id
-          WHERE iw.address = ? AND i.status = 'open' AND i.active = 1 LIMIT 1`,
+          WHERE iw.address = +? AND i.status = 'open' AND i.active = 1 LIMIT 1`,
       )
     : undefined;
   const clusterInvestigated = investigationsExist

@@ -124,8 +124,8 @@ export function createDeliveryStore(deps: { db: Db; clock: Clock; backoffMs: num
     `SELECT rowid, id, signal_id AS signalId, endpoint_id AS endpointId, event,
             followed_via AS followedVia, attempts
        FROM deliveries
-      WHERE endpoint_id = @endpoint AND status = 'pending' AND next_attempt_at <= @now
-        AND (lease_until IS NULL OR lease_until < @now)
+      WHERE endpoint_id = +@endpoint AND status = 'pending' AND next_attempt_at <= +@now
+        AND (lease_until IS NULL OR lease_until < +@now)
       ORDER BY next_attempt_at LIMIT +@n`,
   );
   const nextDue = w.prepare<[number], { at: number | null }>(

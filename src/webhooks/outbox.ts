@@ -62,7 +62,7 @@ export function createOutbox(deps: { db: Db; clock: Clock; onEnqueued?: () => vo
        FROM signals s
        JOIN markets m ON m.id = s.market_id
        JOIN webhook_endpoints e ON e.channel = 'api' AND e.deleted_at IS NULL
-      WHERE s.id = @signal
+      WHERE s.id = +@signal
         AND (e.min_score IS NULL OR e.min_score <= s.score)
         AND (e.score_type IS NULL OR e.score_type = s.type)
         AND (e.category IS NULL OR e.category = m.category COLLATE NOCASE)
@@ -74,7 +74,7 @@ export function createOutbox(deps: { db: Db; clock: Clock; onEnqueued?: () => vo
   const toFollowers = w.prepare<{ signal: number; now: number }>(
     `WITH s AS (
        SELECT s.id, s.wallet, s.type, s.score, m.category
-         FROM signals s JOIN markets m ON m.id = s.market_id WHERE s.id = @signal
+         FROM signals s JOIN markets m ON m.id = s.market_id WHERE s.id = +@signal
      ), via AS (
        SELECT account_id, substr(min(rank_via), 2) AS followed_via FROM (
          SELECT f.account_id, '0wallet' AS rank_via
