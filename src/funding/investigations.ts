@@ -50,7 +50,7 @@ export function refreshInvestigations(conn: Connection, now: number): Investigat
     `SELECT w.address AS wallet, b.market_id AS marketId, b.side, b.entry_price AS entryPrice,
             b.buy_usd AS usdValue, b.won, b.entry_ts AS entryTs
        FROM wallet_ids w CROSS JOIN wallet_bets b ON b.wallet_id = w.id
-      WHERE w.address = ? AND b.category = ? AND b.resolved = 1 AND b.won IS NOT NULL
+      WHERE w.address = +? AND b.category = +? AND b.resolved = 1 AND b.won IS NOT NULL
       ORDER BY b.market_id`,
   );
   const resolvedBets = (wallets: readonly string[], category: string): ResolvedBet[] =>
@@ -121,7 +121,7 @@ function walletScreen(conn: Connection): ScreenRow[] {
             c.wins, c.pnl
        FROM wallet_category_stats c INDEXED BY wallet_category_by_resolved
        CROSS JOIN wallet_ids w ON w.id = c.wallet_id
-      WHERE c.category = ? AND c.pnl > 0 AND c.resolved_bets >= ?
+      WHERE c.category = +? AND c.pnl > 0 AND c.resolved_bets >= +?
       ORDER BY c.resolved_bets, w.address`,
   );
   return categories.flatMap(({ category, baseRate }) =>

@@ -109,7 +109,7 @@ export function leaderboardSql(): Record<string, string> {
         FROM ${from}
         CROSS JOIN wallet_ids w ON w.id = c.wallet_id
         CROSS JOIN wallet_stats s ON s.address = w.address
-       WHERE c.category = @category AND c.resolved_bets >= @minBets
+       WHERE c.category = +@category AND c.resolved_bets >= +@minBets
          ${sort === "win_rate" ? "AND c.win_rate IS NOT NULL" : ""}
          ${sort === "pnl" ? `AND ${CATEGORY_PNL_TRUSTED_SQL}` : ""}
          ${keyed ? prefixKeyset(`c.${column}`, "@keyValue", "@keyAddress") : ""}
@@ -119,7 +119,7 @@ export function leaderboardSql(): Record<string, string> {
       out[`category-exact:${sort}${suffix}`] = ranked(walk);
       out[`category-few:${sort}${suffix}`] = ranked(
         `(SELECT * FROM wallet_category_stats INDEXED BY wallet_category_by_resolved
-           WHERE category = @category AND resolved_bets >= @minBets LIMIT +@candidates) c`,
+           WHERE category = +@category AND resolved_bets >= +@minBets LIMIT +@candidates) c`,
       );
     }
   }
@@ -179,7 +179,7 @@ export function createLeaderboardQueries(
   const qualifying = db.reader
     .prepare<{ category: string; minBets: number; candidates: number }, number>(
       `SELECT count(*) FROM (SELECT 1 FROM wallet_category_stats INDEXED BY wallet_category_by_resolved
-         WHERE category = @category AND resolved_bets >= @minBets LIMIT +@candidates)`,
+         WHERE category = +@category AND resolved_bets >= +@minBets LIMIT +@candidates)`,
     )
     .pluck();
   const latestRefreshAt = createLatestRefresh(db);

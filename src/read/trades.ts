@@ -147,13 +147,13 @@ export function createTradeQueries(db: Db) {
       filter.conditionId === undefined;
     const k = big ? "big" : "t";
     const where: string[] = big ? [BIG_FILL_PREDICATE] : [];
-    if (filter.wallet !== undefined) where.push("t.wallet = @wallet");
-    if (filter.conditionId !== undefined) where.push("t.market_id = @marketId");
-    if (filter.side !== undefined) where.push("t.side = @side");
-    if (filter.minUsd !== undefined) where.push("t.usd_value >= @minUsd");
-    if (filter.from !== undefined) where.push(`${k}.ts >= @from`);
-    if (filter.to !== undefined) where.push(`${k}.ts <= @to`);
-    if (keyed) where.push(`(${k}.ts < @keyTs OR (${k}.ts = @keyTs AND ${k}.id < @keyId))`);
+    if (filter.wallet !== undefined) where.push("t.wallet = +@wallet");
+    if (filter.conditionId !== undefined) where.push("t.market_id = +@marketId");
+    if (filter.side !== undefined) where.push("t.side = +@side");
+    if (filter.minUsd !== undefined) where.push("t.usd_value >= +@minUsd");
+    if (filter.from !== undefined) where.push(`${k}.ts >= +@from`);
+    if (filter.to !== undefined) where.push(`${k}.ts <= +@to`);
+    if (keyed) where.push(`(${k}.ts < +@keyTs OR (${k}.ts = +@keyTs AND ${k}.id < +@keyId))`);
     const sql = `SELECT ${COLUMNS} FROM ${big ? FROM_BIG : FROM}
       ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY ${k}.ts DESC, ${k}.id DESC LIMIT +@limit`;
@@ -168,10 +168,10 @@ export function createTradeQueries(db: Db) {
    * more than the sort.
    */
   function walletStatementFor(filter: TradeFilter, keyed: boolean) {
-    const where = ["wi.address = @wallet"];
-    if (filter.from !== undefined) where.push("f.ts >= @from");
-    if (filter.to !== undefined) where.push("f.ts <= @to");
-    if (keyed) where.push("(f.ts < @keyTs OR (f.ts = @keyTs AND f.id < @keyId))");
+    const where = ["wi.address = +@wallet"];
+    if (filter.from !== undefined) where.push("f.ts >= +@from");
+    if (filter.to !== undefined) where.push("f.ts <= +@to");
+    if (keyed) where.push("(f.ts < +@keyTs OR (f.ts = +@keyTs AND f.id < +@keyId))");
     return prepared(`SELECT ${COLUMNS}
       FROM (SELECT f.id FROM wallet_ids wi
               CROSS JOIN fills f INDEXED BY fills_by_wallet ON f.wallet_id = wi.id

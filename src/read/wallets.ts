@@ -73,7 +73,7 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
     `SELECT s.id, s.type, s.score, s.bet_value, s.side, s.outcome, s.price, s.explanation,
             s.created_at, m.slug, m.title, m.category
        FROM signals s JOIN markets m ON m.id = s.market_id
-      WHERE s.wallet = ? ORDER BY s.created_at DESC, s.id DESC LIMIT +?`,
+      WHERE s.wallet = +? ORDER BY s.created_at DESC, s.id DESC LIMIT +?`,
   );
   const categoryRows = r.prepare<[string, number], CategoryRow>(
     `SELECT category, bets, wins, win_rate, pnl, volume FROM wallet_category_stats
