@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { benchEndpoints, pickFromWorld } from "../../bench/lib/endpoints";
+import { nextTrades } from "../../bench/lib/next-trades";
+import { gdbAvailable, watchReprepares } from "../../bench/lib/reprepares";
+import { createIngest } from "../../src/ingest/ingest";
+import { refreshNow } from "../../src/jobs/refresh";
+import { seededTestApp, type TestApp } from "../helpers/app";
+
+/**
+ * No statement of ours is prepared again on every call. better-sqlite3 clears bindings after
+ * each run, and SQLite then prepares again any statement whose plan looked at a bound value
+ * (docs/architecture.md, "Bound parameters the planner reads"): that depends on the plan, not on
+ * the text, so this watches the process itself. gdb, attached to this test's own process, notes
+ * every statement SQLite prepares again while the small world answers every GET endpoint nine
+ * times, ingests trades (signal detection and webhook fan-out included), refreshes its read
+ * models incrementally and in full, and a drainer claims deliveries.
+ *
+ * Skipped where gdb is missing (it is a Debian package on these machines).
+ */
+const NOW = Date.parse("2026-11-20T12:00:00.000Z");
+const MINUTE = 60_000;
+/** Rounds of requests, ingest and refresh; each asks every endpoint PASSES times. */
+const ROUNDS = 3;
+const PASSES = 3;
+/**
+ * A schema change (a refresh makes some) expires every statement once: a statement prepared
+ * again more often than once a round, plus once, is prepared again on every call.
+ */
+const ONE_OFF = ROUNDS + 1;
+/**
+ * Statements SQLite writes and prepares itself (FTS5's shadow tables), and transaction control,
+ * which is prepared again once after any schema change.
+ */
+const NOT_OURS = /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|PRAGMA)\b|FROM 'main'\./;
+
+let t: TestApp;
+beforeAll(async () => {
+  ({ t } = await seededTestApp({ now: NOW }));
+}, 120_000);
+afterAll(() => t?.close());
+
+describe.skipIf(!gdbAvailable())("statements prepared once", () => {
+  it("no statement of ours is prepared again on every call", async () => {
+    const key = t.key("terminal_pro");
+    const account = t.app.accounts.create("reprepare", "terminal");
+    if (!account.ok) throw new Error(account.reason);
+    const endpoint = t.app.webhooks.endpoints.create({
+      accountId: account.value.id,
+      tier: "terminal",
+      channel: "api",
+      callbackUrl: "https://hooks.example.com/smartmoney",
+      minScore: null,
+      scoreType: null,
+      category: null,
+    });
+    if (!endpoint.ok) throw new Error(endpoint.reason);
+    const paths = benchEndpoints(pickFromWorld(t.config.dbPath, 3))
+      .filter((e) => e.method === "GET")
+      .map((e) => e.path);
+    expect(paths.length).toBeGreaterThan(20);
+    const trades = nextTrades(t.db.reader, NOW, 600, MINUTE);
+    const ingest = createIngest(t.db, t.clock, t.app.ingestHooks);
+
+    const watch = await watchReprepares(process.pid);
+    let reprepared: Map<string, number>;
+    try {
+      for (let round = 0; round < ROUNDS; round += 1) {
+        for (let pass = 0; pass < PASSES; pass += 1) {
+          // A new generation: answers kept for the last one are not served again.
+          t.app.readModelsChanged();
+          for (const path of paths) await t.raw(path, key);
+        }
+        // A batch of the world's next minute, through the live ingester's path.
+        const batch = trades.slice(round * 200, (round + 1) * 200);
+        t.db.writer.transaction(() => {
+          for (const trade of batch) {
+            ingest.upsertWallet({
+              address: trade.wallet,
+              platform_name: null,
+              platform_pnl: null,
+              platform_pnl_as_of: null,
+              created_at: null,
+            });
+          }
+          ingest.insertTrades(batch);
+        })();
+        t.clock.set(NOW + (round + 1) * MINUTE);
+        refreshNow(t.app);
+        t.app.webhooks.deliveries.claim({ limit: 20, perEndpoint: 5, leaseMs: MINUTE });
+      }
+      refreshNow(t.app, { full: true });
+    } finally {
+      reprepared = await watch.stop();
+    }
+    const everyCall = [...reprepared]
+      .filter(([sql, n]) => n > ONE_OFF && !NOT_OURS.test(sql))
+      .map(([sql, n]) => `${n}× ${sql}`);
+    expect(everyCall).toEqual([]);
+  }, 180_000);
+});
