@@ -26,6 +26,21 @@ export function gdbAvailable(): boolean {
   return spawnSync("gdb", ["--version"], { stdio: "ignore" }).status === 0;
 }
 
+/**
+ * Whether gdb, started from this process, may attach back to it:
+ * gdb is installed and Yama lets it (root below scope 3, anyone at scope 0, or no Yama).
+ */
+export function canWatchOwnProcess(): boolean {
+  if (!gdbAvailable()) return false;
+  let scope = 0;
+  try {
+    scope = Number(readFileSync("/proc/sys/kernel/yama/ptrace_scope", "utf8").trim());
+  } catch {
+    return true;
+  }
+  return scope === 0 || (process.getuid?.() === 0 && scope < 3);
+}
+
 /** The statements' texts (whitespace squeezed) → how many times each was prepared again. */
 export type Reprepares = Map<string, number>;
 
