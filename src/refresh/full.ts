@@ -198,7 +198,7 @@ function* frozenRows<Row>(db: Db, sql: string, raw = false): Generator<Row> {
 }
 
 function rebuildAll(db: Db, now: number, watch: Stopwatch, hasFrozen: boolean) {
-  const writer = createModelWriter(db);
+  const writer = createModelWriter(db, { batchInserts: true });
   db.writer.exec("DELETE FROM category_base_rates");
   const ctx = contextFor(db, now, "series");
   watch.lap("context");
@@ -267,6 +267,8 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, hasFrozen: boolean) {
     (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, frozenUpTo(walletId)),
   );
   frozenUpTo(Number.POSITIVE_INFINITY);
+  // The market pass reads the wallets' standings back from wallet_stats.
+  writer.flush();
   watch.lap("wallets");
   // The market pass names each fill's wallet by its id (as a string): a market's model only
   // counts distinct wallets and looks up their standing, so any one name per wallet does, and
@@ -325,6 +327,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, hasFrozen: boolean) {
     },
   );
   frozenMarketsBefore(Number.POSITIVE_INFINITY);
+  writer.flush();
   watch.lap("markets");
   db.writer.exec(`INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
     SELECT category, count(*), sum(won), CAST(sum(won) AS REAL) / count(*)

@@ -19,9 +19,16 @@ export function addressPrefix(address: string): string {
   return address.slice(2, 10);
 }
 
-/** The statements that replace one wallet's or one market's read-model rows. */
-export function createModelWriter(db: Db) {
+/**
+ * The statements that replace one wallet's or one market's read-model rows.
+ *
+ * With `batchInserts` (a full rebuild, which only inserts into emptied tables), new rows are
+ * held and written INSERT_BATCH at a time by one multi-row INSERT: `flush()` writes what is
+ * held, and must run before anything reads the tables back.
+ */
+export function createModelWriter(db: Db, options: { batchInserts?: boolean } = {}) {
   const w = db.writer;
+  const batch = options.batchInserts ? INSERT_BATCH : 1;
   const statsColumns = [
     "address",
     "platform_name",
@@ -83,14 +90,21 @@ export function createModelWriter(db: Db) {
     "last_yes_trade",
     "last_no_trade",
   ];
-  const putStats = rowWriter(db, "wallet_stats", ["address"], statsColumns.slice(1));
+  const putStats = rowWriter(db, "wallet_stats", ["address"], statsColumns.slice(1), batch);
   const statsValues = byName(statsColumns);
-  const putBet = rowWriter(db, "wallet_bets", ["wallet_id", "market_id"], STORED_BET_COLUMNS);
+  const putBet = rowWriter(
+    db,
+    "wallet_bets",
+    ["wallet_id", "market_id"],
+    STORED_BET_COLUMNS,
+    batch,
+  );
   const putCategory = rowWriter(
     db,
     "wallet_category_stats",
     ["wallet_id", "category"],
     categoryColumns.slice(1),
+    batch,
   );
   const categoryCounts = byName(categoryColumns.slice(2));
   const categoryValues = (walletId: number, prefix: string, row: WalletCategoryRow): Values => [
@@ -114,13 +128,13 @@ export function createModelWriter(db: Db) {
     if (timing === EMPTY_TIMING) dropTiming.run(walletId);
     else putTiming.run(walletId, timing);
   };
-  const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns);
+  const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns, batch);
   const marketFields = byName(marketColumns);
   const marketValues = (marketId: number, stats: MarketStatsRow): Values => [
     marketId,
     ...marketFields(stats),
   ];
-  const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], STORED_HOUR_COLUMNS);
+  const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], STORED_HOUR_COLUMNS, batch);
   const dropHour = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour = ?");
   const history = createPriceHistoryWriter(w);
 
@@ -164,6 +178,11 @@ export function createModelWriter(db: Db) {
     },
 
     timing: storeTiming,
+
+    /** Writes the rows held for a multi-row INSERT (with `batchInserts`). */
+    flush(): void {
+      for (const put of [putStats, putBet, putCategory, putMarket, putHour]) put.flush();
+    },
 
     /**
      * Writes the market's stats and its hours from `fromHour` on. `previous` holds the rows
@@ -302,17 +321,38 @@ type Values = unknown[];
  * name (byName): a full rebuild writes nine million bets on the large world, and each used to be
  * spread into a keyed object, turned into its stored form, and read back column by column.
  */
-function rowWriter(db: Db, table: string, keys: string[], columns: string[]) {
+function rowWriter(db: Db, table: string, keys: string[], columns: string[], batch = 1) {
   const w = db.writer;
   const all = [...keys, ...columns];
-  const insert = w.prepare(
-    `INSERT INTO ${table} (${all.join(", ")}) VALUES (${all.map(() => "?").join(", ")})`,
-  );
+  const tuple = `(${all.map(() => "?").join(", ")})`;
+  const insert = w.prepare(`INSERT INTO ${table} (${all.join(", ")}) VALUES ${tuple}`);
+  const insertMany =
+    batch > 1
+      ? w.prepare(
+          `INSERT INTO ${table} (${all.join(", ")}) VALUES ${Array(batch).fill(tuple).join(", ")}`,
+        )
+      : insert;
+  /** New rows' values, one after another, until `batch` rows are held. */
+  let held: unknown[] = [];
+  const flush = (): void => {
+    for (let at = 0; at < held.length; at += all.length) {
+      insert.run(...held.slice(at, at + all.length));
+    }
+    held = [];
+  };
   const where = keys.map((k) => `${k} = ?`).join(" AND ");
   /** UPDATE statements by the set of columns they change. */
   const updates = new Map<string, Statement>();
-  return (row: Values, old: Values | undefined): void => {
+  const put = (row: Values, old: Values | undefined): void => {
     if (old === undefined) {
+      if (batch > 1) {
+        for (const value of row) held.push(value);
+        if (held.length === batch * all.length) {
+          insertMany.run(...held);
+          held = [];
+        }
+        return;
+      }
       // Spread, not passed as one array: better-sqlite3 binds an array's elements several
       // hundred nanoseconds a row slower (20 values, measured on wallet_bets).
       insert.run(...row);
@@ -331,7 +371,15 @@ function rowWriter(db: Db, table: string, keys: string[], columns: string[]) {
     }
     update.run(...changed.map((i) => row[i]), ...row.slice(0, keys.length));
   };
+  return Object.assign(put, { flush });
 }
+
+/**
+ * Rows per multi-row INSERT in a full rebuild. Measured alone, a wallet_bets row (20 values)
+ * took 2.84 µs inserted one statement at a time, 2.06 µs ten to a statement and 1.93 µs forty:
+ * each statement run has a fixed cost (binding aside) that a batch shares.
+ */
+const INSERT_BATCH = 32;
 
 /** A row's values in the order of `columns`, read by name. */
 const byName =
