@@ -361,6 +361,8 @@ function rowWriter(db: Db, table: string, keys: string[], columns: string[], bat
     const changed: number[] = [];
     for (let i = keys.length; i < all.length; i += 1) if (row[i] !== old[i]) changed.push(i);
     if (changed.length === 0) return;
+    // An update may be of a row still held: write those first.
+    if (held.length > 0) flush();
     const signature = changed.join(",");
     let update = updates.get(signature);
     if (update === undefined) {
