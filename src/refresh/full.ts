@@ -327,6 +327,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, hasFrozen: boolean) {
     },
   );
   frozenMarketsBefore(Number.POSITIVE_INFINITY);
+  // The base rates below read the bets back.
   writer.flush();
   watch.lap("markets");
   db.writer.exec(`INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
