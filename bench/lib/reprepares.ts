@@ -20,6 +20,8 @@ import { join } from "node:path";
 const HIT = "REPREPARE\t";
 const END = "END-REPREPARE";
 const READY = "WATCHING-REPREPARES";
+/** gdb's name for the register of a call's first argument, on the processors Node ships for. */
+const FIRST_ARGUMENT = process.arch === "arm64" ? "$x0" : "$rdi";
 
 /** Whether gdb is on PATH. */
 export function gdbAvailable(): boolean {
@@ -62,8 +64,9 @@ export async function watchReprepares(pid: number, timeoutMs = 60_000): Promise<
       "break sqlite3Reprepare",
       "commands",
       "silent",
-      // $rdi: the statement being prepared again (x86-64), whose text sqlite3_sql returns.
-      `printf "${HIT}%s\\n${END}\\n", (char*)sqlite3_sql($rdi)`,
+      // The first argument's register holds the statement being prepared again, whose text
+      // sqlite3_sql returns.
+      `printf "${HIT}%s\\n${END}\\n", (char*)sqlite3_sql(${FIRST_ARGUMENT})`,
       "continue",
       "end",
       `echo ${READY}\\n`,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { benchEndpoints, pickFromWorld } from "../../bench/lib/endpoints";
 import { nextTrades } from "../../bench/lib/next-trades";
 import { canWatchOwnProcess, watchReprepares } from "../../bench/lib/reprepares";
+import { openConnection } from "../../src/db/open";
 import { createIngest } from "../../src/ingest/ingest";
 import { refreshNow } from "../../src/jobs/refresh";
 import { seededTestApp, type TestApp } from "../helpers/app";
@@ -32,6 +33,8 @@ const ONE_OFF = ROUNDS + 1;
  * which is prepared again once after any schema change.
  */
 const NOT_OURS = /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|PRAGMA)\b|FROM 'main'\./;
+/** A statement that is prepared again on every run (a bare LIMIT): the watch must see it. */
+const CONTROL = "SELECT v FROM control ORDER BY v LIMIT ?";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -61,9 +64,16 @@ describe.skipIf(!canWatchOwnProcess())("statements prepared once", () => {
     const trades = nextTrades(t.db.reader, NOW, 600, MINUTE);
     const ingest = createIngest(t.db, t.clock, t.app.ingestHooks);
 
+    const control = openConnection(":memory:");
+    control.exec(
+      "CREATE TABLE control (v INTEGER PRIMARY KEY); INSERT INTO control VALUES (1), (2)",
+    );
+    const controlStatement = control.prepare(CONTROL);
+
     const watch = await watchReprepares(process.pid);
     let reprepared: Map<string, number>;
     try {
+      for (let limit = 0; limit < 5; limit += 1) controlStatement.all(limit);
       for (let round = 0; round < ROUNDS; round += 1) {
         for (let pass = 0; pass < PASSES; pass += 1) {
           // A new generation: answers kept for the last one are not served again.
@@ -91,9 +101,12 @@ describe.skipIf(!canWatchOwnProcess())("statements prepared once", () => {
       refreshNow(t.app, { full: true });
     } finally {
       reprepared = await watch.stop();
+      control.close();
     }
+    // The watch works: it saw the control prepared again on (nearly) every run.
+    expect(reprepared.get(CONTROL)).toBeGreaterThanOrEqual(4);
     const everyCall = [...reprepared]
-      .filter(([sql, n]) => n > ONE_OFF && !NOT_OURS.test(sql))
+      .filter(([sql, n]) => n > ONE_OFF && !NOT_OURS.test(sql) && sql !== CONTROL)
       .map(([sql, n]) => `${n}× ${sql}`);
     expect(everyCall).toEqual([]);
   }, 180_000);
