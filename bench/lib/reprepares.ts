@@ -106,7 +106,7 @@ export async function watchReprepares(pid: number, timeoutMs = 60_000): Promise<
 }
 
 /** Each hit's statement text (it may span lines), squeezed, counted. */
-export function countHits(text: string): Reprepares {
+function countHits(text: string): Reprepares {
   const counts: Reprepares = new Map();
   let sql: string[] | null = null;
   for (const line of text.split("\n")) {
