@@ -33,6 +33,7 @@ import { gzipSync } from "node:zlib";
 import { build, type Plugin } from "esbuild";
 import { NATIVE_ASSET } from "../src/db/native";
 import { SCALAR_ASSET } from "../src/http/docs-page";
+import { MODEL_WORKER_ASSET } from "../src/refresh/model-worker";
 import { LITESTREAM_ASSET } from "../src/replication/litestream";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -95,11 +96,15 @@ function embedSqlFiles(state: { swapped: number }): Plugin {
   };
 }
 
-async function bundle(file: string): Promise<void> {
+/**
+ * Bundles `entry` into one CommonJS file. `swapsSql`: whether the entry's modules read the
+ * migrations (the CLI's do; the refresh's model worker's do not).
+ */
+async function bundle(entry: string, file: string, swapsSql: boolean): Promise<void> {
   const state = { swapped: 0 };
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: [join(ROOT, "cli", "main.ts")],
+    entryPoints: [entry],
     outfile: file,
     bundle: true,
     platform: "node",
@@ -121,8 +126,10 @@ async function bundle(file: string): Promise<void> {
     const where = warning.location ? `${warning.location.file}:${warning.location.line}: ` : "";
     say(`esbuild warning: ${where}${warning.text}`);
   }
-  if (state.swapped !== 1) {
-    fail("src/db/sql-files.ts was not swapped for the embedded migrations: update embedSqlFiles");
+  if (state.swapped !== (swapsSql ? 1 : 0)) {
+    fail(
+      `${relative(ROOT, entry)}: src/db/sql-files.ts was ${swapsSql ? "not " : ""}swapped for the embedded migrations: update embedSqlFiles`,
+    );
   }
 }
 
@@ -191,8 +198,14 @@ async function main(): Promise<void> {
   const partial = `${OUTPUT}.partial`;
 
   let t = performance.now();
-  await bundle(bundleFile);
+  await bundle(join(ROOT, "cli", "main.ts"), bundleFile, true);
   say(`bundled cli/main.ts: ${mb(statSync(bundleFile).size)} (${seconds(t)})`);
+  // The full rebuild's worker thread loads its own bundle (src/refresh/model-worker.ts).
+  t = performance.now();
+  const modelWorkerEntry = join(ROOT, "src", "refresh", "model-worker.ts");
+  const modelWorkerFile = join(WORK, MODEL_WORKER_ASSET);
+  await bundle(modelWorkerEntry, modelWorkerFile, false);
+  say(`bundled the model worker: ${mb(statSync(modelWorkerFile).size)} (${seconds(t)})`);
 
   t = performance.now();
   const addon = nativeAddon();
@@ -210,6 +223,7 @@ async function main(): Promise<void> {
           [NATIVE_ASSET]: addon,
           [SCALAR_ASSET]: scalarViewerFile(),
           [LITESTREAM_ASSET]: litestream,
+          [MODEL_WORKER_ASSET]: modelWorkerFile,
         },
       },
       null,

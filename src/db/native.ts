@@ -7,7 +7,7 @@ import * as sea from "node:sea";
 /** Name of the SEA asset holding better-sqlite3's compiled addon (see build/build-binary.ts). */
 export const NATIVE_ASSET = "better_sqlite3.node";
 
-let loaded: object | undefined;
+let loaded: { file: string; exports: object } | undefined;
 
 /**
  * Inside the single executable, better-sqlite3 cannot `require` its addon: it travels as a SEA
@@ -15,15 +15,28 @@ let loaded: object | undefined;
  * From a checkout this returns undefined and better-sqlite3 finds its addon as usual.
  */
 export function nativeBinding(): object | undefined {
+  if (loaded) return loaded.exports;
   if (!sea.isSea()) return undefined;
-  if (loaded) return loaded;
   const bytes = Buffer.from(sea.getAsset(NATIVE_ASSET));
   const hash = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
-  const file = writeCached(bytes, `better_sqlite3-${hash}.node`, "the SQLite addon");
+  loadNativeBinding(writeCached(bytes, `better_sqlite3-${hash}.node`, "the SQLite addon"));
+  return loaded!.exports;
+}
+
+/**
+ * The addon's file when this process loaded it from the SEA asset, else undefined: a worker
+ * thread of the binary loads the same file (loadNativeBinding), since it has no asset to read.
+ */
+export function nativeBindingFile(): string | undefined {
+  nativeBinding();
+  return loaded?.file;
+}
+
+/** Loads the addon from `file` (nativeBindingFile of the thread that started this one). */
+export function loadNativeBinding(file: string): void {
   const module = { exports: {} as object };
   process.dlopen(module, file);
-  loaded = module.exports;
-  return loaded;
+  loaded = { file, exports: module.exports };
 }
 
 /**

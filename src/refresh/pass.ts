@@ -93,7 +93,11 @@ export function stopwatch() {
   };
 }
 
-export function contextFor(db: Db, now: number, prices: "series" | "seek"): WalletContext {
+export function contextFor(
+  db: Pick<Db, "writer">,
+  now: number,
+  prices: "series" | "seek",
+): WalletContext {
   const w = db.writer;
   const markets = new Map<number, MarketInfo>();
   for (const m of w
@@ -139,7 +143,7 @@ export function contextFor(db: Db, now: number, prices: "series" | "seek"): Wall
 }
 
 /** Wallets in an open investigation, when the funding-graph tables exist. */
-function investigationLookup(db: Db): (address: string) => boolean {
+function investigationLookup(db: Pick<Db, "writer">): (address: string) => boolean {
   const exists = db.writer
     .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'investigation_wallets'")
     .get();

@@ -70,7 +70,7 @@ export const isoHour = (hour: number) => new Date(hour * HOUR_MS).toISOString();
  * isoHour, each hour formatted once: markets share their hours. One string per distinct hour
  * asked about: a year of hours is 8,760.
  */
-function hourDates(): (hour: number) => string {
+export function hourDates(): (hour: number) => string {
   const dates = new Map<number, string>();
   return (hour) => {
     let date = dates.get(hour);

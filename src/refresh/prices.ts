@@ -19,7 +19,10 @@ export interface PriceLookup {
   yesPriceAt(marketId: number, ts: number): number | null;
 }
 
-export function createPriceLookup(db: Db, mode: "series" | "seek" = "series"): PriceLookup {
+export function createPriceLookup(
+  db: Pick<Db, "writer">,
+  mode: "series" | "seek" = "series",
+): PriceLookup {
   return mode === "series" ? seriesLookup(db) : seekLookup(db);
 }
 
@@ -51,7 +54,7 @@ function doubled(values: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
  * Seeking each market's fills along fills_by_market instead, on first use, was a tenth of the
  * large world's full rebuild (38 s of 364): one table lookup per fill, in index order.
  */
-function seriesLookup(db: Db): PriceLookup {
+function seriesLookup(db: Pick<Db, "writer">): PriceLookup {
   const series = new Map<number, PriceSeries>();
   // One market's fills as read, until the next market's first; grown as a market needs.
   let ts = new Float64Array(1024);
@@ -119,7 +122,7 @@ function seriesLookup(db: Db): PriceLookup {
   };
 }
 
-function seekLookup(db: Db): PriceLookup {
+function seekLookup(db: Pick<Db, "writer">): PriceLookup {
   // LIMIT 1 is written out: a bound LIMIT makes this SQLite re-prepare the statement per call.
   const last = db.writer
     .prepare<[number, Outcome], number>(

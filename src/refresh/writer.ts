@@ -19,100 +19,97 @@ export function addressPrefix(address: string): string {
   return address.slice(2, 10);
 }
 
+/** wallet_stats' columns: its key (the address), then the others. */
+const STATS_COLUMNS = [
+  "address",
+  "platform_name",
+  "trade_count",
+  "total_bets",
+  "resolved_bets",
+  "wins",
+  "win_rate",
+  "bayesian_win_rate",
+  "total_volume",
+  "ledger_pnl",
+  "total_pnl",
+  "pnl_source",
+  "pnl_as_of",
+  "markets_traded",
+  "expected_wins",
+  "p_value",
+  "z_score",
+  "counter_consensus_wins",
+  "smart_money_score",
+  "confidence",
+  "breakdown",
+  "wallet_type",
+  "first_trade_at",
+  "last_trade_at",
+  "refreshed_at",
+  "log10_p_value",
+];
+const CATEGORY_COLUMNS = [
+  "category",
+  "address_prefix",
+  "bets",
+  "resolved_bets",
+  "wins",
+  "win_rate",
+  "global_win_rate",
+  "edge",
+  "pnl",
+  "volume",
+  "counter_consensus_wins",
+];
+const MARKET_COLUMNS = [
+  "volume",
+  "trade_count",
+  "unique_wallets",
+  "last_yes_price",
+  "last_trade_at",
+  "sentiment",
+  "yes_ratio",
+  "yes_volume",
+  "no_volume",
+  "total_whale_volume",
+  "unique_whales",
+  "yes_implied_prob",
+  "no_implied_prob",
+  "implied_edge",
+  "implied_samples",
+  "implied_wallets",
+  "last_yes_trade",
+  "last_no_trade",
+];
+/** A wallet's wallet_stats values, in STATS_COLUMNS order. */
+export const statsValues = byName(STATS_COLUMNS);
+
+const categoryCounts = byName(CATEGORY_COLUMNS.slice(2));
+/** A wallet's category record as wallet_category_stats stores it: its key, then CATEGORY_COLUMNS. */
+export function categoryValues(walletId: number, prefix: string, row: WalletCategoryRow): Values {
+  return [walletId, row.category, prefix, ...categoryCounts(row)];
+}
+
+const marketFields = byName(MARKET_COLUMNS);
+/** A market's market_stats values: its id, then MARKET_COLUMNS. */
+export function marketValues(marketId: number, stats: MarketStatsRow): Values {
+  return [marketId, ...marketFields(stats)];
+}
+
 /**
  * The statements that replace one wallet's or one market's read-model rows.
- *
- * With `batchInserts` (a full rebuild, which only inserts into emptied tables), new rows are
- * held and written INSERT_BATCH at a time by one multi-row INSERT: `flush()` writes what is
- * held, and must run before anything reads the tables back.
+
  */
-export function createModelWriter(db: Db, options: { batchInserts?: boolean } = {}) {
+export function createModelWriter(db: Db) {
   const w = db.writer;
-  const batch = options.batchInserts ? INSERT_BATCH : 1;
-  const statsColumns = [
-    "address",
-    "platform_name",
-    "trade_count",
-    "total_bets",
-    "resolved_bets",
-    "wins",
-    "win_rate",
-    "bayesian_win_rate",
-    "total_volume",
-    "ledger_pnl",
-    "total_pnl",
-    "pnl_source",
-    "pnl_as_of",
-    "markets_traded",
-    "expected_wins",
-    "p_value",
-    "z_score",
-    "counter_consensus_wins",
-    "smart_money_score",
-    "confidence",
-    "breakdown",
-    "wallet_type",
-    "first_trade_at",
-    "last_trade_at",
-    "refreshed_at",
-    "log10_p_value",
-  ];
-  const categoryColumns = [
-    "category",
-    "address_prefix",
-    "bets",
-    "resolved_bets",
-    "wins",
-    "win_rate",
-    "global_win_rate",
-    "edge",
-    "pnl",
-    "volume",
-    "counter_consensus_wins",
-  ];
-  const marketColumns = [
-    "volume",
-    "trade_count",
-    "unique_wallets",
-    "last_yes_price",
-    "last_trade_at",
-    "sentiment",
-    "yes_ratio",
-    "yes_volume",
-    "no_volume",
-    "total_whale_volume",
-    "unique_whales",
-    "yes_implied_prob",
-    "no_implied_prob",
-    "implied_edge",
-    "implied_samples",
-    "implied_wallets",
-    "last_yes_trade",
-    "last_no_trade",
-  ];
-  const putStats = rowWriter(db, "wallet_stats", ["address"], statsColumns.slice(1), batch);
-  const statsValues = byName(statsColumns);
-  const putBet = rowWriter(
-    db,
-    "wallet_bets",
-    ["wallet_id", "market_id"],
-    STORED_BET_COLUMNS,
-    batch,
-  );
+  const putStats = rowWriter(db, "wallet_stats", ["address"], STATS_COLUMNS.slice(1));
+  const putBet = rowWriter(db, "wallet_bets", ["wallet_id", "market_id"], STORED_BET_COLUMNS);
   const putCategory = rowWriter(
     db,
     "wallet_category_stats",
     ["wallet_id", "category"],
-    categoryColumns.slice(1),
-    batch,
+    CATEGORY_COLUMNS.slice(1),
   );
-  const categoryCounts = byName(categoryColumns.slice(2));
-  const categoryValues = (walletId: number, prefix: string, row: WalletCategoryRow): Values => [
-    walletId,
-    row.category,
-    prefix,
-    ...categoryCounts(row),
-  ];
   const dropCategory = w.prepare(
     "DELETE FROM wallet_category_stats WHERE wallet_id = ? AND category = ?",
   );
@@ -128,13 +125,8 @@ export function createModelWriter(db: Db, options: { batchInserts?: boolean } = 
     if (timing === EMPTY_TIMING) dropTiming.run(walletId);
     else putTiming.run(walletId, timing);
   };
-  const putMarket = rowWriter(db, "market_stats", ["market_id"], marketColumns, batch);
-  const marketFields = byName(marketColumns);
-  const marketValues = (marketId: number, stats: MarketStatsRow): Values => [
-    marketId,
-    ...marketFields(stats),
-  ];
-  const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], STORED_HOUR_COLUMNS, batch);
+  const putMarket = rowWriter(db, "market_stats", ["market_id"], MARKET_COLUMNS);
+  const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], STORED_HOUR_COLUMNS);
   const dropHour = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour = ?");
   const history = createPriceHistoryWriter(w);
 
@@ -178,11 +170,6 @@ export function createModelWriter(db: Db, options: { batchInserts?: boolean } = 
     },
 
     timing: storeTiming,
-
-    /** Writes the rows held for a multi-row INSERT (with `batchInserts`). */
-    flush(): void {
-      for (const put of [putStats, putBet, putCategory, putMarket, putHour]) put.flush();
-    },
 
     /**
      * Writes the market's stats and its hours from `fromHour` on. `previous` holds the rows
@@ -255,7 +242,7 @@ const STORED_BET_COLUMNS = [
 ];
 
 /** A bet's values as wallet_bets stores them: its key, then STORED_BET_COLUMNS. */
-function betValues(walletId: number, bet: WalletBetRow): Values {
+export function betValues(walletId: number, bet: WalletBetRow): Values {
   return [
     walletId,
     bet.market_id,
@@ -291,7 +278,7 @@ const STORED_HOUR_COLUMNS = [
 ];
 
 /** An hour's values as market_hours stores them: its key, then STORED_HOUR_COLUMNS. */
-function hourValues(marketId: number, hour: MarketHourRow): Values {
+export function hourValues(marketId: number, hour: MarketHourRow): Values {
   return [
     marketId,
     hour.hour,
@@ -321,38 +308,17 @@ type Values = unknown[];
  * name (byName): a full rebuild writes nine million bets on the large world, and each used to be
  * spread into a keyed object, turned into its stored form, and read back column by column.
  */
-function rowWriter(db: Db, table: string, keys: string[], columns: string[], batch = 1) {
+function rowWriter(db: Db, table: string, keys: string[], columns: string[]) {
   const w = db.writer;
   const all = [...keys, ...columns];
-  const tuple = `(${all.map(() => "?").join(", ")})`;
-  const insert = w.prepare(`INSERT INTO ${table} (${all.join(", ")}) VALUES ${tuple}`);
-  const insertMany =
-    batch > 1
-      ? w.prepare(
-          `INSERT INTO ${table} (${all.join(", ")}) VALUES ${Array(batch).fill(tuple).join(", ")}`,
-        )
-      : insert;
-  /** New rows' values, one after another, until `batch` rows are held. */
-  let held: unknown[] = [];
-  const flush = (): void => {
-    for (let at = 0; at < held.length; at += all.length) {
-      insert.run(...held.slice(at, at + all.length));
-    }
-    held = [];
-  };
+  const insert = w.prepare(
+    `INSERT INTO ${table} (${all.join(", ")}) VALUES (${all.map(() => "?").join(", ")})`,
+  );
   const where = keys.map((k) => `${k} = ?`).join(" AND ");
   /** UPDATE statements by the set of columns they change. */
   const updates = new Map<string, Statement>();
-  const put = (row: Values, old: Values | undefined): void => {
+  return (row: Values, old: Values | undefined): void => {
     if (old === undefined) {
-      if (batch > 1) {
-        for (const value of row) held.push(value);
-        if (held.length === batch * all.length) {
-          insertMany.run(...held);
-          held = [];
-        }
-        return;
-      }
       // Spread, not passed as one array: better-sqlite3 binds an array's elements several
       // hundred nanoseconds a row slower (20 values, measured on wallet_bets).
       insert.run(...row);
@@ -361,8 +327,6 @@ function rowWriter(db: Db, table: string, keys: string[], columns: string[], bat
     const changed: number[] = [];
     for (let i = keys.length; i < all.length; i += 1) if (row[i] !== old[i]) changed.push(i);
     if (changed.length === 0) return;
-    // An update may be of a row still held: write those first.
-    if (held.length > 0) flush();
     const signature = changed.join(",");
     let update = updates.get(signature);
     if (update === undefined) {
@@ -373,18 +337,25 @@ function rowWriter(db: Db, table: string, keys: string[], columns: string[], bat
     }
     update.run(...changed.map((i) => row[i]), ...row.slice(0, keys.length));
   };
-  return Object.assign(put, { flush });
+}
+
+/** A row's values in the order of `columns`, read by name. */
+function byName(columns: readonly string[]): (row: Row) => Values {
+  return (row) => columns.map((c) => field(row, c));
 }
 
 /**
- * Rows per multi-row INSERT in a full rebuild. Measured alone, a wallet_bets row (20 values)
- * took 2.84 µs inserted one statement at a time, 2.06 µs ten to a statement and 1.93 µs forty:
- * each statement run has a fixed cost (binding aside) that a batch shares.
+ * The tables a full rebuild writes (src/refresh/full-rows.ts), each with its columns in the order
+ * of the values the functions above make for it.
  */
-const INSERT_BATCH = 32;
+export const FULL_REBUILD_TABLES = {
+  wallet_stats: STATS_COLUMNS,
+  wallet_bets: ["wallet_id", "market_id", ...STORED_BET_COLUMNS],
+  wallet_category_stats: ["wallet_id", ...CATEGORY_COLUMNS],
+  wallet_timing: ["wallet_id", "counts"],
+  market_stats: ["market_id", ...MARKET_COLUMNS],
+  market_hours: ["market_id", "hour", ...STORED_HOUR_COLUMNS],
+  market_price_history: ["market_id", "through_hour", "point_count", "points"],
+} as const;
 
-/** A row's values in the order of `columns`, read by name. */
-const byName =
-  (columns: readonly string[]) =>
-  (row: Row): Values =>
-    columns.map((c) => field(row, c));
+export type FullRebuildTable = keyof typeof FULL_REBUILD_TABLES;

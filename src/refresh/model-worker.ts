@@ -1,0 +1,213 @@
+/**
+ * The full rebuild's second thread. SQLite has one writer, and a full rebuild of the large world
+ * spends about half its time writing rows and building indexes on it, and the other half reading
+ * and sorting trades and building models, which need no write lock. So the models are built in a
+ * worker thread, on a read-only connection of its own, and sent as rows (full-rows.ts) to the
+ * writer, which stores them meanwhile (docs/architecture.md, "The full rebuild's model worker").
+ *
+ * The writer waits for the rows synchronously: the rebuild is one write transaction, and the jobs
+ * process must run nothing else on its connection until it commits. So the writer takes messages
+ * with receiveMessageOnPort and sleeps on a shared counter (Atomics.wait) between them, and the
+ * worker stops posting when MAX_IN_FLIGHT messages wait unread, so neither thread's memory grows
+ * with the world.
+ */
+import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
+import * as sea from "node:sea";
+import {
+  MessageChannel,
+  type MessagePort,
+  receiveMessageOnPort,
+  Worker,
+} from "node:worker_threads";
+import { loadNativeBinding, nativeBindingFile, writeCached } from "../db/native";
+import { type Connection, type Db, openConnection, overridePragmas } from "../db/open";
+import { buildFullModels, type FullModelsResult } from "./full-models";
+import { fullRowEncoder, type RowSink } from "./full-rows";
+import { FULL_REBUILD_TABLES, type FullRebuildTable } from "./writer";
+
+/** Name of the SEA asset holding this module's own bundle (build/build-binary.ts). */
+export const MODEL_WORKER_ASSET = "model-worker.cjs";
+
+/** Rows of one table per message. */
+const CHUNK_ROWS = 1024;
+/** Messages the worker may have posted that the writer has not taken yet. */
+const MAX_IN_FLIGHT = 16;
+
+/** Slots of the shared counters. */
+const POSTED = 0;
+const TAKEN = 1;
+const CANCELLED = 2;
+
+export interface ModelWorkerData {
+  path: string;
+  now: number;
+  /** Helper threads for the worker's sorts (PRAGMA threads). */
+  sorterThreads: number;
+  /** Int32Array slots POSTED, TAKEN, CANCELLED. */
+  shared: SharedArrayBuffer;
+  port: MessagePort;
+  /** The SQLite addon's file, in the single binary (nativeBindingFile). */
+  nativeFile: string | undefined;
+}
+
+type WorkerMessage =
+  | { rows: FullRebuildTable; values: unknown[] }
+  | { done: FullModelsResult }
+  | { error: string };
+
+/** Thrown in the worker when the writer gave up (an error of its own): nothing more is read. */
+class Cancelled extends Error {}
+
+/** The worker thread's work: build every model and post its rows, then `done` (or `error`). */
+export function runModelWorker(data: ModelWorkerData): void {
+  const signal = new Int32Array(data.shared);
+  const post = (message: WorkerMessage, wait: boolean) => {
+    for (;;) {
+      if (Atomics.load(signal, CANCELLED) === 1) throw new Cancelled();
+      const taken = Atomics.load(signal, TAKEN);
+      if (!wait || Atomics.load(signal, POSTED) - taken < MAX_IN_FLIGHT) break;
+      Atomics.wait(signal, TAKEN, taken);
+    }
+    data.port.postMessage(message);
+    Atomics.add(signal, POSTED, 1);
+    Atomics.notify(signal, POSTED);
+  };
+  let connection: Connection | undefined;
+  try {
+    if (data.nativeFile !== undefined) loadNativeBinding(data.nativeFile);
+    connection = openConnection(data.path, { readonly: true });
+    // As withBulkReads (full.ts) sets the writer's connections: sorts spill to temporary files,
+    // on helper threads, and the trades are read without the memory map.
+    overridePragmas(connection, { temp_store: 1, mmap_size: 0, threads: data.sorterThreads });
+    const held = new Map<FullRebuildTable, unknown[]>();
+    const send = (table: FullRebuildTable, values: unknown[]) => {
+      post({ rows: table, values }, true);
+      held.set(table, []);
+    };
+    const emit: RowSink = (table, values) => {
+      let rows = held.get(table);
+      if (rows === undefined) {
+        rows = [];
+        held.set(table, rows);
+      }
+      for (const value of values) rows.push(value);
+      if (rows.length >= CHUNK_ROWS * FULL_REBUILD_TABLES[table].length) send(table, rows);
+    };
+    const result = buildFullModels(connection, data.now, fullRowEncoder(emit));
+    for (const [table, rows] of held) if (rows.length > 0) send(table, rows);
+    post({ done: result }, true);
+  } catch (error) {
+    if (!(error instanceof Cancelled)) {
+      const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      post({ error: message }, false);
+    }
+  } finally {
+    connection?.close();
+    data.port.close();
+  }
+}
+
+/**
+ * Runs in the worker before this module is loaded: loads it (the bundle in the single binary,
+ * the source under tsx otherwise) and reports a failure to load as the module would report one.
+ */
+const BOOTSTRAP = `
+const { workerData } = require("node:worker_threads");
+const fail = (error) => {
+  workerData.port.postMessage({ error: String((error && error.stack) || error) });
+  const signal = new Int32Array(workerData.shared);
+  Atomics.add(signal, 0, 1);
+  Atomics.notify(signal, 0);
+  workerData.port.close();
+};
+try {
+  const entry = workerData.entry;
+  if (entry.tsx) require(entry.tsx).register();
+  const loaded = entry.bundle ? Promise.resolve(require(entry.bundle)) : import(entry.url);
+  loaded.then((module) => module.runModelWorker(workerData), fail);
+} catch (error) {
+  fail(error);
+}
+`;
+
+/** Where the worker finds this module, and the flags it needs to load it. */
+function workerEntry(): { entry: { bundle?: string; url?: string; tsx?: string } } {
+  if (sea.isSea()) {
+    const bytes = Buffer.from(sea.getAsset(MODEL_WORKER_ASSET));
+    const hash = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
+    const file = writeCached(bytes, `model-worker-${hash}.cjs`, "the refresh's model worker");
+    return { entry: { bundle: file } };
+  }
+  // From a checkout this file is TypeScript: the worker registers tsx's loader first (an eval
+  // worker does not run the --import flags a worker inherits).
+  return {
+    entry: { url: import.meta.url, tsx: createRequire(import.meta.url).resolve("tsx/esm/api") },
+  };
+}
+
+/**
+ * Builds the full rebuild's models in a worker thread and hands each batch of rows to `write`
+ * (on this thread, as they come), until the worker is done; `waitedMs` is how long this thread
+ * waited for rows. `db.path` must be a file: the worker
+ * opens it on a connection of its own. A failure on either side ends both and throws here.
+ */
+export function fullModelsInWorker(
+  db: Db,
+  now: number,
+  sorterThreads: number,
+  write: (table: FullRebuildTable, values: unknown[]) => void,
+): FullModelsResult & { waitedMs: number } {
+  if (db.path === ":memory:") {
+    throw new Error("a full rebuild needs a database file: its model worker opens the file");
+  }
+  const shared = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
+  const signal = new Int32Array(shared);
+  const { port1, port2 } = new MessageChannel();
+  const { entry } = workerEntry();
+  const workerData = {
+    path: db.path,
+    now,
+    sorterThreads,
+    shared,
+    port: port2,
+    nativeFile: nativeBindingFile(),
+    entry,
+  };
+  const worker = new Worker(BOOTSTRAP, {
+    eval: true,
+    workerData,
+    transferList: [port2],
+  });
+  // Failures come through the port; the event would otherwise crash this process.
+  worker.on("error", () => {});
+  worker.unref();
+  let waited = 0;
+  try {
+    for (;;) {
+      const posted = Atomics.load(signal, POSTED);
+      const received = receiveMessageOnPort(port1);
+      if (received === undefined) {
+        const from = performance.now();
+        Atomics.wait(signal, POSTED, posted);
+        waited += performance.now() - from;
+        continue;
+      }
+      const message = received.message as WorkerMessage;
+      if ("rows" in message) {
+        write(message.rows, message.values);
+        Atomics.add(signal, TAKEN, 1);
+        Atomics.notify(signal, TAKEN);
+      } else if ("error" in message) {
+        throw new Error(`the full rebuild's model worker failed: ${message.error}`);
+      } else {
+        return { ...message.done, waitedMs: Math.round(waited) };
+      }
+    }
+  } finally {
+    Atomics.store(signal, CANCELLED, 1);
+    Atomics.notify(signal, TAKEN);
+    port1.close();
+    void worker.terminate();
+  }
+}

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fullModelsInWorker } from "../../src/refresh/model-worker";
+import { refreshReadModels } from "../../src/refresh/refresh";
+import { seededTestApp, type TestApp } from "../helpers/app";
+import { readModelSnapshot } from "../helpers/read-models";
+import { until } from "../helpers/until";
+
+const NOW = Date.parse("2026-11-01T00:00:00.000Z");
+
+/**
+ * The full rebuild's worker thread (src/refresh/model-worker.ts). Every full rebuild in the suite
+ * goes through it, so the "incremental equals full" tests hold its rows to the incremental
+ * path's; these check how it fails.
+ */
+describe("the full rebuild's model worker", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    ({ t } = await seededTestApp({ now: NOW }));
+    // The seed's own refresh ran before its funding graph opened investigations (which make
+    // some wallets insiders): one more rebuild, and the next ones write the same rows.
+    refreshReadModels(t.db, NOW, { full: true });
+  });
+  afterAll(() => t?.close());
+
+  it("sends every row of the small world, in more messages than it may leave unread", () => {
+    const rows = new Map<string, number>();
+    let messages = 0;
+    const result = fullModelsInWorker(t.db, NOW, 1, (table, values) => {
+      messages += 1;
+      rows.set(table, (rows.get(table) ?? 0) + values.length);
+    });
+    // More than MAX_IN_FLIGHT (16) messages: the worker waited for the writer on the way.
+    expect(messages).toBeGreaterThan(16);
+    const count = (sql: string) => t.db.reader.prepare(sql).pluck().get() as number;
+    expect(rows.get("wallet_bets")).toBe(count("SELECT count(*) FROM wallet_bets") * 20);
+    expect(rows.get("market_hours")).toBe(count("SELECT count(*) FROM market_hours") * 8);
+    expect(result.markets).toBe(count("SELECT count(*) FROM market_stats"));
+    expect(result.fillsRead).toBe(2 * count("SELECT count(*) FROM fills"));
+  });
+
+  it("stops the worker and throws the writer's error when a write fails, with nothing left behind", async () => {
+    const before = readModelSnapshot(t.db.reader);
+    let calls = 0;
+    expect(() =>
+      fullModelsInWorker(t.db, NOW, 1, () => {
+        calls += 1;
+        if (calls === 3) throw new Error("disk full, say");
+      }),
+    ).toThrow("disk full, say");
+    // The worker was blocked on the writer (16 messages unread at most): it stops and closes its
+    // connection, whose read transaction would otherwise keep every checkpoint from finishing.
+    await until("the worker's connection to close", () => {
+      const [result] = t.db.writer.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+      return result!.busy === 0 ? true : null;
+    });
+    // And a rebuild after it runs whole.
+    refreshReadModels(t.db, NOW, { full: true });
+    expect(readModelSnapshot(t.db.reader)).toEqual(before);
+  });
+
+  it("fails the rebuild with the worker's own reason, and the read models stay as they were", () => {
+    const before = readModelSnapshot(t.db.reader);
+    const missing = { ...t.db, path: `${t.db.path}.missing` };
+    expect(() => fullModelsInWorker(missing, NOW, 1, () => {})).toThrow(
+      /the full rebuild's model worker failed: .*unable to open database file/,
+    );
+    expect(() => fullModelsInWorker({ ...t.db, path: ":memory:" }, NOW, 1, () => {})).toThrow(
+      "a full rebuild needs a database file",
+    );
+    expect(readModelSnapshot(t.db.reader)).toEqual(before);
+  });
+});
