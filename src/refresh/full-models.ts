@@ -5,7 +5,7 @@
  * rebuild's worker thread (model-worker.ts) while the writer stores the rows it sends.
  */
 
-import type { Connection, Db } from "../db/open";
+import type { Connection } from "../db/open";
 import { WHALE_VOLUME_USD } from "../domain";
 import type { fullRowEncoder } from "./full-rows";
 import { type MarketHourRow, type MarketStatsRow, marketModel } from "./market-model";
@@ -20,6 +20,7 @@ import {
   stopwatch,
   toFill,
 } from "./pass";
+import type { PriceLookup } from "./prices";
 import { type TradeFill, type WalletBetRow, walletModel } from "./wallet-model";
 
 /**
@@ -62,6 +63,13 @@ function peekable<T>(items: Iterator<T>) {
   };
 }
 
+/** The rows of an iterator whose first has been taken already (`first`). */
+function* startingWith<T>(first: IteratorResult<T>, rest: Iterator<T>): IterableIterator<T> {
+  if (first.done) return;
+  yield first.value;
+  for (let next = rest.next(); !next.done; next = rest.next()) yield next.value;
+}
+
 /** market_hours as served: the key and MarketHourRow's fields. */
 const SERVED_HOUR_COLUMNS =
   "market_id, hour, volume, whale_volume, trade_count, net_flow, open_yes, close_yes";
@@ -77,7 +85,8 @@ export interface FullModelsResult {
 
 /**
  * Builds every wallet's and market's model from all trades, as of `now`, and hands each to
- * `rows`. `connection` reads the database as it was before the rebuild began: the writer holds
+ * `rows`. `prices` gives the lookup of every market's price series (prices.ts), once the wallet
+ * pass's sort is done. `connection` reads the database as it was before the rebuild began: the writer holds
  * the write lock for the whole rebuild, so every read here sees the same committed state,
  * including the read models that the writer's uncommitted transaction has dropped.
  *
@@ -88,11 +97,20 @@ export function buildFullModels(
   connection: Connection,
   now: number,
   rows: ReturnType<typeof fullRowEncoder>,
+  prices: () => PriceLookup,
 ): FullModelsResult {
   const watch = stopwatch();
-  // Everything here reads: contextFor and the price series take a Db for its writer.
-  const db: Pick<Db, "writer"> = { writer: connection };
-  const ctx = contextFor(db, now, "series");
+  // In wallet id order, which is wallet_bets' key order: the writer appends its rows, never
+  // inserts into the middle of a page. The first row comes when the sort is done: it runs
+  // before the price series are asked for, which the writer's thread reads meanwhile.
+  const byWallet = connection
+    .prepare(`${ALL_FILLS} ORDER BY f.wallet_id, f.market_id, f.ts, f.id`)
+    .raw()
+    .iterate() as IterableIterator<FillRow>;
+  const first = byWallet.next();
+  watch.lap("wallet_sort");
+  // Everything here reads: contextFor takes a Db for its writer.
+  const ctx = contextFor({ writer: connection }, now, prices());
   watch.lap("context");
   const hasFrozen = connection.prepare(`${COMPACTED} LIMIT 1`).get() !== undefined;
   // Whales and insiders by wallet id (as a string), for the market models: what standings()
@@ -144,12 +162,6 @@ export function buildFullModels(
     while (frozen.peek()?.[0] === walletId) bets.push(betFromValues(frozen.take().slice(2)));
     return bets;
   };
-  // In wallet id order, which is wallet_bets' key order: the writer appends its rows, never
-  // inserts into the middle of a page.
-  const byWallet = connection
-    .prepare(`${ALL_FILLS} ORDER BY f.wallet_id, f.market_id, f.ts, f.id`)
-    .raw()
-    .iterate() as IterableIterator<FillRow>;
   // Each wallet's address, once: its fills come together.
   const addressOf = connection
     .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
@@ -164,7 +176,7 @@ export function buildFullModels(
     return address;
   };
   let fillsRead = forEachGroup(
-    byWallet,
+    startingWith(first, byWallet),
     (r) => r[9],
     walletAddress,
     (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, frozenUpTo(walletId)),

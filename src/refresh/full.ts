@@ -106,6 +106,7 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
     }
   });
   watch.lap("rows");
+  watch.phases.rows_series = models.seriesMs;
   watch.phases.rows_waiting = models.waitedMs;
   for (const [phase, ms] of Object.entries(models.phases)) watch.phases[`models_${phase}`] = ms;
   db.writer.exec(`INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)

@@ -24,6 +24,7 @@ import { loadNativeBinding, nativeBindingFile, writeCached } from "../db/native"
 import { type Connection, type Db, openConnection, overridePragmas } from "../db/open";
 import { buildFullModels, type FullModelsResult } from "./full-models";
 import { fullRowEncoder, type RowSink } from "./full-rows";
+import { type PriceSeries, readPriceSeries, seriesBuffers, seriesLookup } from "./prices";
 import { FULL_REBUILD_TABLES, type FullRebuildTable } from "./writer";
 
 /** Name of the SEA asset holding this module's own bundle (build/build-binary.ts). */
@@ -38,13 +39,16 @@ const MAX_IN_FLIGHT = 16;
 const POSTED = 0;
 const TAKEN = 1;
 const CANCELLED = 2;
+/** 1 once the writer has posted the price series to the worker. */
+const SERIES = 3;
+const SLOTS = 4;
 
 export interface ModelWorkerData {
   path: string;
   now: number;
   /** Helper threads for the worker's sorts (PRAGMA threads). */
   sorterThreads: number;
-  /** Int32Array slots POSTED, TAKEN, CANCELLED. */
+  /** Int32Array slots POSTED, TAKEN, CANCELLED, SERIES. */
   shared: SharedArrayBuffer;
   port: MessagePort;
   /** The SQLite addon's file, in the single binary (nativeBindingFile). */
@@ -94,7 +98,18 @@ export function runModelWorker(data: ModelWorkerData): void {
       for (const value of values) rows.push(value);
       if (rows.length >= CHUNK_ROWS * FULL_REBUILD_TABLES[table].length) send(table, rows);
     };
-    const result = buildFullModels(connection, data.now, fullRowEncoder(emit));
+    // The price series, which the writer reads while this thread sorts the fills by wallet.
+    const prices = () => {
+      for (;;) {
+        if (Atomics.load(signal, CANCELLED) === 1) throw new Cancelled();
+        if (Atomics.load(signal, SERIES) === 1) break;
+        Atomics.wait(signal, SERIES, 0);
+      }
+      const received = receiveMessageOnPort(data.port);
+      if (received === undefined) throw new Error("the price series were announced but not sent");
+      return seriesLookup((received.message as { series: Map<number, PriceSeries> }).series);
+    };
+    const result = buildFullModels(connection, data.now, fullRowEncoder(emit), prices);
     for (const [table, rows] of held) if (rows.length > 0) send(table, rows);
     post({ done: result }, true);
   } catch (error) {
@@ -148,8 +163,8 @@ function workerEntry(): { entry: { bundle?: string; url?: string; tsx?: string }
 
 /**
  * Builds the full rebuild's models in a worker thread and hands each batch of rows to `write`
- * (on this thread, as they come), until the worker is done; `waitedMs` is how long this thread
- * waited for rows. `db.path` must be a file: the worker
+ * (on this thread, as they come), until the worker is done. This thread reads the price series
+ * first, for the worker (`seriesMs`), and `waitedMs` is how long it then waited for rows. `db.path` must be a file: the worker
  * opens it on a connection of its own. A failure on either side ends both and throws here.
  */
 export function fullModelsInWorker(
@@ -157,11 +172,11 @@ export function fullModelsInWorker(
   now: number,
   sorterThreads: number,
   write: (table: FullRebuildTable, values: unknown[]) => void,
-): FullModelsResult & { waitedMs: number } {
+): FullModelsResult & { waitedMs: number; seriesMs: number } {
   if (db.path === ":memory:") {
     throw new Error("a full rebuild needs a database file: its model worker opens the file");
   }
-  const shared = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
+  const shared = new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT);
   const signal = new Int32Array(shared);
   const { port1, port2 } = new MessageChannel();
   const { entry } = workerEntry();
@@ -183,7 +198,16 @@ export function fullModelsInWorker(
   worker.on("error", () => {});
   worker.unref();
   let waited = 0;
+  let seriesMs = 0;
   try {
+    // The price series (the wallet models' marks and 24-hour moves), read here while the worker
+    // sorts every fill by wallet, and moved to it without a copy.
+    const seriesFrom = performance.now();
+    const series = readPriceSeries(db);
+    port1.postMessage({ series }, seriesBuffers(series));
+    Atomics.store(signal, SERIES, 1);
+    Atomics.notify(signal, SERIES);
+    seriesMs = performance.now() - seriesFrom;
     for (;;) {
       const posted = Atomics.load(signal, POSTED);
       const received = receiveMessageOnPort(port1);
@@ -201,12 +225,13 @@ export function fullModelsInWorker(
       } else if ("error" in message) {
         throw new Error(`the full rebuild's model worker failed: ${message.error}`);
       } else {
-        return { ...message.done, waitedMs: Math.round(waited) };
+        return { ...message.done, waitedMs: Math.round(waited), seriesMs: Math.round(seriesMs) };
       }
     }
   } finally {
     Atomics.store(signal, CANCELLED, 1);
     Atomics.notify(signal, TAKEN);
+    Atomics.notify(signal, SERIES);
     port1.close();
     void worker.terminate();
   }

@@ -6,7 +6,7 @@ import type { Db } from "../db/open";
 import { type Outcome, type TradeSide, WHALE_VOLUME_USD } from "../domain";
 import { decodedSql } from "../ingest/fill-codec";
 import type { WalletStanding } from "./market-model";
-import { createPriceLookup } from "./prices";
+import { createPriceLookup, type PriceLookup } from "./prices";
 import type { MarketInfo, TradeFill, WalletBetRow, WalletContext } from "./wallet-model";
 
 /** A fill as the refresh reads it: address, market, outcome, side, price, size, USD, time, id, wallet id. */
@@ -93,10 +93,14 @@ export function stopwatch() {
   };
 }
 
+/**
+ * `prices`: how the context's price lookup reads (createPriceLookup in prices.ts), or a lookup
+ * made already (the full rebuild's, from series read on another thread).
+ */
 export function contextFor(
   db: Pick<Db, "writer">,
   now: number,
-  prices: "series" | "seek",
+  prices: "series" | "seek" | PriceLookup,
 ): WalletContext {
   const w = db.writer;
   const markets = new Map<number, MarketInfo>();
@@ -135,7 +139,7 @@ export function contextFor(
   return {
     now,
     market: (id) => markets.get(id),
-    prices: createPriceLookup(db, prices),
+    prices: typeof prices === "string" ? createPriceLookup(db, prices) : prices,
     platform: (address) => platformOf.get(address),
     maxInsiderScore: (address) => insiderMax.get(address)?.score ?? null,
     inOpenInvestigation: investigated,

@@ -23,9 +23,8 @@ export function createPriceLookup(
   db: Pick<Db, "writer">,
   mode: "series" | "seek" = "series",
 ): PriceLookup {
-  return mode === "series" ? seriesLookup(db) : seekLookup(db);
+  return mode === "series" ? seriesLookup(readPriceSeries(db)) : seekLookup(db);
 }
-
 // Decoding of fills' columns (sql/0010), as the trades view does it.
 const OUTCOME = "CASE WHEN kind & 1 THEN 'NO' ELSE 'YES' END";
 const PRICE = decodedSql("price");
@@ -33,10 +32,10 @@ const PRICE = decodedSql("price");
 const yesEquivalent = (outcome: Outcome, price: number) => (outcome === "YES" ? price : 1 - price);
 
 /** One market's fills in (ts, id) order, reduced to what price lookups need. */
-interface PriceSeries {
-  ts: Float64Array;
+export interface PriceSeries {
+  ts: Float64Array<ArrayBuffer>;
   /** The YES-equivalent price of each fill (a NO fill at p means 1 − p). */
-  yes: Float64Array;
+  yes: Float64Array<ArrayBuffer>;
   lastYes: number | null;
   lastNo: number | null;
 }
@@ -54,7 +53,7 @@ function doubled(values: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
  * Seeking each market's fills along fills_by_market instead, on first use, was a tenth of the
  * large world's full rebuild (38 s of 364): one table lookup per fill, in index order.
  */
-function seriesLookup(db: Pick<Db, "writer">): PriceLookup {
+export function readPriceSeries(db: Pick<Db, "writer">): Map<number, PriceSeries> {
   const series = new Map<number, PriceSeries>();
   // One market's fills as read, until the next market's first; grown as a market needs.
   let ts = new Float64Array(1024);
@@ -95,6 +94,21 @@ function seriesLookup(db: Pick<Db, "writer">): PriceLookup {
     else lastNo = price;
   }
   close();
+  return series;
+}
+
+/**
+ * Every market's series as `ArrayBuffer`s, to move them to another thread without a copy
+ * (postMessage's transfer list): about 16 bytes a fill.
+ */
+export function seriesBuffers(series: ReadonlyMap<number, PriceSeries>): ArrayBuffer[] {
+  const buffers: ArrayBuffer[] = [];
+  for (const { ts, yes } of series.values()) buffers.push(ts.buffer, yes.buffer);
+  return buffers;
+}
+
+/** Answers from every market's series (readPriceSeries), by binary search. */
+export function seriesLookup(series: ReadonlyMap<number, PriceSeries>): PriceLookup {
   const none: PriceSeries = {
     ts: new Float64Array(0),
     yes: new Float64Array(0),
