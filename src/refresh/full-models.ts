@@ -85,7 +85,7 @@ export interface FullModelsResult {
 
 /**
  * Builds every wallet's and market's model from all trades, as of `now`, and hands each to
- * `rows`. `prices` gives the lookup of every market's price series (prices.ts), once the wallet
+ * `rows`, which hears when the wallets are done. `prices` gives the lookup of every market's price series (prices.ts), once the wallet
  * pass's sort is done. `connection` reads the database as it was before the rebuild began: the writer holds
  * the write lock for the whole rebuild, so every read here sees the same committed state,
  * including the read models that the writer's uncommitted transaction has dropped.
@@ -96,7 +96,7 @@ export interface FullModelsResult {
 export function buildFullModels(
   connection: Connection,
   now: number,
-  rows: ReturnType<typeof fullRowEncoder>,
+  rows: ReturnType<typeof fullRowEncoder> & { walletsDone(): void },
   prices: () => PriceLookup,
 ): FullModelsResult {
   const watch = stopwatch();
@@ -182,6 +182,7 @@ export function buildFullModels(
     (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, frozenUpTo(walletId)),
   );
   frozenUpTo(Number.POSITIVE_INFINITY);
+  rows.walletsDone();
   watch.lap("wallets");
   let markets = 0;
   // Compacted markets' stats and hours, in market id order with the others.
