@@ -17,6 +17,7 @@ import {
   completeSortedFill,
   contextFor,
   type FillRow,
+  type Stopwatch,
   stopwatch,
   toFill,
 } from "./pass";
@@ -85,10 +86,11 @@ export interface FullModelsResult {
 
 /**
  * Builds every wallet's and market's model from all trades, as of `now`, and hands each to
- * `rows`, which hears when the wallets are done. `prices` gives the lookup of every market's price series (prices.ts), once the wallet
- * pass's sort is done. `connection` reads the database as it was before the rebuild began: the writer holds
- * the write lock for the whole rebuild, so every read here sees the same committed state,
- * including the read models that the writer's uncommitted transaction has dropped.
+ * `rows`, which hears when the wallets are done. `prices` gives the lookup of every market's
+ * price series (prices.ts), asked for once the wallet pass's sort is done. `connection` reads
+ * the database as it was before the rebuild began: the writer holds the write lock for the
+ * whole rebuild, so every read here sees the same committed state, including the read models
+ * that the writer's uncommitted transaction has dropped.
  *
  * Markets compacted by fill retention (src/refresh/retention.ts) have lost their fills: their
  * bets, stats and hours are read from those previous read models and passed on as they were.
@@ -96,10 +98,39 @@ export interface FullModelsResult {
 export function buildFullModels(
   connection: Connection,
   now: number,
-  rows: ReturnType<typeof fullRowEncoder> & { walletsDone(): void },
+  rows: ModelRows,
   prices: () => PriceLookup,
 ): FullModelsResult {
   const watch = stopwatch();
+  const hasFrozen = connection.prepare(`${COMPACTED} LIMIT 1`).get() !== undefined;
+  const wallets = walletPass(connection, now, rows, prices, hasFrozen, watch);
+  rows.walletsDone();
+  watch.lap("wallets");
+  const markets = marketPass(connection, now, rows, wallets.standing, hasFrozen);
+  watch.lap("markets");
+  return {
+    markets: markets.count,
+    fillsRead: wallets.fillsRead + markets.fillsRead,
+    phases: watch.phases,
+  };
+}
+
+/** What the writer's side takes: the rows of each model, and the end of the wallet pass. */
+type ModelRows = ReturnType<typeof fullRowEncoder> & { walletsDone(): void };
+
+/**
+ * Builds every wallet's model, in wallet id order, and returns the whales' and insiders'
+ * standings for the market pass. Its own function, so that the price series (about 16 bytes a
+ * fill) can be collected as soon as it returns: the market pass does not need them.
+ */
+function walletPass(
+  connection: Connection,
+  now: number,
+  rows: ModelRows,
+  prices: () => PriceLookup,
+  hasFrozen: boolean,
+  watch: Stopwatch,
+) {
   // In wallet id order, which is wallet_bets' key order: the writer appends its rows, never
   // inserts into the middle of a page. The first row comes when the sort is done: it runs
   // before the price series are asked for, which the writer's thread reads meanwhile.
@@ -112,7 +143,6 @@ export function buildFullModels(
   // Everything here reads: contextFor takes a Db for its writer.
   const ctx = contextFor({ writer: connection }, now, prices());
   watch.lap("context");
-  const hasFrozen = connection.prepare(`${COMPACTED} LIMIT 1`).get() !== undefined;
   // Whales and insiders by wallet id (as a string), for the market models: what standings()
   // in pass.ts reads back from wallet_stats after an incremental run.
   const standing = new Map<string, CountingWallet>();
@@ -175,15 +205,24 @@ export function buildFullModels(
     }
     return address;
   };
-  let fillsRead = forEachGroup(
+  const fillsRead = forEachGroup(
     startingWith(first, byWallet),
     (r) => r[9],
     walletAddress,
     (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, frozenUpTo(walletId)),
   );
   frozenUpTo(Number.POSITIVE_INFINITY);
-  rows.walletsDone();
-  watch.lap("wallets");
+  return { standing, fillsRead };
+}
+/** Builds every market's model, in market id order, from its fills and the wallets' standings. */
+function marketPass(
+  connection: Connection,
+  now: number,
+  rows: ModelRows,
+  standing: ReadonlyMap<string, CountingWallet>,
+  hasFrozen: boolean,
+) {
+  const compacted = new Set(connection.prepare(COMPACTED).pluck().all() as number[]);
   let markets = 0;
   // Compacted markets' stats and hours, in market id order with the others.
   type FrozenStats = MarketStatsRow & { market_id: number };
@@ -226,20 +265,19 @@ export function buildFullModels(
     .prepare(`${ALL_FILLS} ORDER BY f.market_id, f.ts, f.id`)
     .raw()
     .iterate() as IterableIterator<FillRow>;
-  fillsRead += forEachGroup(
+  const fillsRead = forEachGroup(
     byMarket,
     (r) => r[1],
     (r) => String(r[9]),
     (marketId, fills) => {
       frozenMarketsBefore(marketId);
       // A compacted market's kept fills (named by signals): its rows are the frozen ones.
-      if (ctx.market(marketId)?.compacted) return;
+      if (compacted.has(marketId)) return;
       const model = marketModel(fills, now, (wallet) => standing.get(wallet));
       rows.market(marketId, model.stats, model.hours);
       markets += 1;
     },
   );
   frozenMarketsBefore(Number.POSITIVE_INFINITY);
-  watch.lap("markets");
-  return { markets, fillsRead, phases: watch.phases };
+  return { count: markets, fillsRead };
 }
