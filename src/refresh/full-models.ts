@@ -86,11 +86,11 @@ export interface FullModelsResult {
 
 /**
  * Builds every wallet's and market's model from all trades, as of `now`, and hands each to
- * `rows`, which hears when the wallets are done. `prices` gives the lookup of every market's
- * price series (prices.ts), asked for once the wallet pass's sort is done. `connection` reads
- * the database as it was before the rebuild began: the writer holds the write lock for the
- * whole rebuild, so every read here sees the same committed state, including the read models
- * that the writer's uncommitted transaction has dropped.
+ * `rows`. `prices` gives the lookup of every market's price series (prices.ts), asked for once
+ * the wallet pass's sort is done. `connection` reads the database as it was before the rebuild
+ * began: the writer holds the write lock for the whole rebuild, so every read here sees the same
+ * committed state, including the read models that the writer's uncommitted transaction has
+ * dropped.
  *
  * Markets compacted by fill retention (src/refresh/retention.ts) have lost their fills: their
  * bets, stats and hours are read from those previous read models and passed on as they were.
@@ -104,7 +104,6 @@ export function buildFullModels(
   const watch = stopwatch();
   const hasFrozen = connection.prepare(`${COMPACTED} LIMIT 1`).get() !== undefined;
   const wallets = walletPass(connection, now, rows, prices, hasFrozen, watch);
-  rows.walletsDone();
   watch.lap("wallets");
   const markets = marketPass(connection, now, rows, wallets.standing, hasFrozen);
   watch.lap("markets");
@@ -115,8 +114,8 @@ export function buildFullModels(
   };
 }
 
-/** What the writer's side takes: the rows of each model, and the end of the wallet pass. */
-type ModelRows = ReturnType<typeof fullRowEncoder> & { walletsDone(): void };
+/** What the writer's side takes: the rows of each model. */
+type ModelRows = ReturnType<typeof fullRowEncoder>;
 
 /**
  * Builds every wallet's model, in wallet id order, and returns the whales' and insiders'

@@ -10,7 +10,7 @@ import { fullModelsInWorker } from "./model-worker";
 import { type PassResult, type Stopwatch, stopwatch } from "./pass";
 import { FULL_REBUILD_TABLES } from "./writer";
 
-const REBUILT_TABLES: readonly string[] = [
+const REBUILT_TABLES = [
   "wallet_bets",
   "wallet_stats",
   "wallet_category_stats",
@@ -20,25 +20,20 @@ const REBUILT_TABLES: readonly string[] = [
   "market_price_history",
 ];
 
-/** Builds the secondary indexes of the rebuilt tables named, those not built yet; ms taken. */
-type IndexBuilder = (tables: readonly string[]) => number;
-
 /**
  * Runs a bulk rewrite of the read-model tables on empty copies of them with no secondary
  * indexes, then recreates each index from its own stored definition: building an index once
- * over sorted rows is far cheaper than updating it row by row. `work` may build a table's
- * indexes as soon as it has written all its rows (`buildIndexes`); the rest are built after it.
- * The old tables are dropped, not emptied: DELETE removes rows one at a time (83 s for the
- * large world's nine million bets and their indexes), DROP frees whole pages (3 s). All inside
- * the caller's transaction, so readers keep the previous tables, indexes included, until it
- * commits.
+ * over sorted rows is far cheaper than updating it row by row. The old tables are dropped, not
+ * emptied: DELETE removes rows one at a time (83 s for the large world's nine million bets and
+ * their indexes), DROP frees whole pages (3 s). All inside the caller's transaction, so readers
+ * keep the previous tables, indexes included, until it commits.
  */
-function onEmptyTables<T>(db: Db, watch: Stopwatch, work: (buildIndexes: IndexBuilder) => T): T {
+function onEmptyTables<T>(db: Db, watch: Stopwatch, work: () => T): T {
   const w = db.writer;
   const schema = (type: "table" | "index") =>
     w
-      .prepare<[string, string], { name: string; tbl_name: string; sql: string }>(
-        `SELECT name, tbl_name, sql FROM sqlite_master
+      .prepare<[string, string], { name: string; sql: string }>(
+        `SELECT name, sql FROM sqlite_master
           WHERE type = ? AND sql IS NOT NULL AND tbl_name IN (SELECT value FROM json_each(?))
           ORDER BY name`,
       )
@@ -50,28 +45,15 @@ function onEmptyTables<T>(db: Db, watch: Stopwatch, work: (buildIndexes: IndexBu
     w.exec(table.sql);
   }
   watch.lap("drop_tables");
-  const built = new Set<string>();
-  const buildIndexes: IndexBuilder = (names) => {
-    const from = performance.now();
-    for (const index of indexes) {
-      if (names.includes(index.tbl_name) && !built.has(index.name)) {
-        w.exec(index.sql);
-        built.add(index.name);
-      }
-    }
-    return Math.round(performance.now() - from);
-  };
-  const result = work(buildIndexes);
-  buildIndexes(REBUILT_TABLES);
+  const result = work();
+  for (const index of indexes) w.exec(index.sql);
   watch.lap("create_indexes");
   return result;
 }
 
 export function fullRebuild(db: Db, now: number): PassResult {
   const watch = stopwatch();
-  const result = onEmptyTables(db, watch, (buildIndexes) =>
-    rebuildAll(db, now, watch, buildIndexes),
-  );
+  const result = onEmptyTables(db, watch, () => rebuildAll(db, now, watch));
   return { ...result, phases: watch.phases };
 }
 
@@ -107,10 +89,7 @@ export function withBulkReads<T>(db: Db, work: () => T): T {
  */
 const SORTER_THREADS = Math.min(4, availableParallelism());
 
-/** The tables the wallet pass writes, whole once it ends. */
-const WALLET_TABLES = ["wallet_bets", "wallet_stats", "wallet_category_stats", "wallet_timing"];
-
-function rebuildAll(db: Db, now: number, watch: Stopwatch, buildIndexes: IndexBuilder) {
+function rebuildAll(db: Db, now: number, watch: Stopwatch) {
   db.writer.exec("DELETE FROM category_base_rates");
   const write = fullTableWriter(db);
   const walletStatsAddress = FULL_REBUILD_TABLES.wallet_stats.indexOf("address");
@@ -118,24 +97,15 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch, buildIndexes: IndexBu
   const wallets = new Set<string>();
   // The worker reads the database as committed before this transaction: the read models this
   // transaction has just dropped are still there for it (compacted markets' frozen rows).
-  let walletIndexesMs = 0;
-  const models = fullModelsInWorker(db, now, SORTER_THREADS, {
-    write(table, values) {
-      write(table, values);
-      if (table === "wallet_stats") {
-        for (let at = walletStatsAddress; at < values.length; at += walletStatsWidth) {
-          wallets.add(values[at] as string);
-        }
+  const models = fullModelsInWorker(db, now, SORTER_THREADS, (table, values) => {
+    write(table, values);
+    if (table === "wallet_stats") {
+      for (let at = walletStatsAddress; at < values.length; at += walletStatsWidth) {
+        wallets.add(values[at] as string);
       }
-    },
-    // The wallet tables' indexes are built while the worker sorts the fills by market for its
-    // second pass, when this thread would otherwise wait.
-    walletsDone() {
-      walletIndexesMs = buildIndexes(WALLET_TABLES);
-    },
+    }
   });
   watch.lap("rows");
-  watch.phases.rows_wallet_indexes = walletIndexesMs;
   watch.phases.rows_series = models.seriesMs;
   watch.phases.rows_waiting = models.waitedMs;
   for (const [phase, ms] of Object.entries(models.phases)) watch.phases[`models_${phase}`] = ms;

@@ -57,24 +57,8 @@ export interface ModelWorkerData {
 
 type WorkerMessage =
   | { rows: FullRebuildTable; values: unknown[] }
-  | { walletsDone: true }
   | { done: FullModelsResult }
   | { error: string };
-
-/** What the writer does with the worker's messages (fullModelsInWorker). */
-export interface FullRowsReceiver {
-  write(table: FullRebuildTable, values: unknown[]): void;
-  /** Every row of the wallet tables has been written (the wallet pass has ended). */
-  walletsDone(): void;
-}
-
-/** The tables whose rows the wallet pass makes (the market pass makes the others). */
-const WALLET_PASS_TABLES: readonly FullRebuildTable[] = [
-  "wallet_stats",
-  "wallet_bets",
-  "wallet_category_stats",
-  "wallet_timing",
-];
 
 /** Thrown in the worker when the writer gave up (an error of its own): nothing more is read. */
 class Cancelled extends Error {}
@@ -125,15 +109,7 @@ export function runModelWorker(data: ModelWorkerData): void {
       if (received === undefined) throw new Error("the price series were announced but not sent");
       return seriesLookup((received.message as { series: Map<number, PriceSeries> }).series);
     };
-    const encoder = fullRowEncoder(emit);
-    const walletsDone = () => {
-      for (const table of WALLET_PASS_TABLES) {
-        const rows = held.get(table);
-        if (rows !== undefined && rows.length > 0) send(table, rows);
-      }
-      post({ walletsDone: true }, true);
-    };
-    const result = buildFullModels(connection, data.now, { ...encoder, walletsDone }, prices);
+    const result = buildFullModels(connection, data.now, fullRowEncoder(emit), prices);
     for (const [table, rows] of held) if (rows.length > 0) send(table, rows);
     post({ done: result }, true);
   } catch (error) {
@@ -186,7 +162,7 @@ function workerEntry(): { entry: { bundle?: string; url?: string; tsx?: string }
 }
 
 /**
- * Builds the full rebuild's models in a worker thread and hands each batch of rows to `receiver`
+ * Builds the full rebuild's models in a worker thread and hands each batch of rows to `write`
  * (on this thread, as they come), until the worker is done. This thread reads the price series
  * first, for the worker (`seriesMs`), and `waitedMs` is how long it then waited for rows. `db.path` must be a file: the worker
  * opens it on a connection of its own. A failure on either side ends both and throws here.
@@ -195,7 +171,7 @@ export function fullModelsInWorker(
   db: Db,
   now: number,
   sorterThreads: number,
-  receiver: FullRowsReceiver,
+  write: (table: FullRebuildTable, values: unknown[]) => void,
 ): FullModelsResult & { waitedMs: number; seriesMs: number } {
   if (db.path === ":memory:") {
     throw new Error("a full rebuild needs a database file: its model worker opens the file");
@@ -242,9 +218,8 @@ export function fullModelsInWorker(
         continue;
       }
       const message = received.message as WorkerMessage;
-      if ("rows" in message || "walletsDone" in message) {
-        if ("rows" in message) receiver.write(message.rows, message.values);
-        else receiver.walletsDone();
+      if ("rows" in message) {
+        write(message.rows, message.values);
         Atomics.add(signal, TAKEN, 1);
         Atomics.notify(signal, TAKEN);
       } else if ("error" in message) {
