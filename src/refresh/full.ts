@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from "node:os";
 import { type Db, overridePragmas } from "../db/open";
-import { fullTableWriter } from "./full-rows";
+import { fullTableWriter, packedValue } from "./full-rows";
 import { fullModelsInWorker } from "./model-worker";
 import { type PassResult, type Stopwatch, stopwatch } from "./pass";
 import { FULL_REBUILD_TABLES } from "./writer";
@@ -97,11 +97,11 @@ function rebuildAll(db: Db, now: number, watch: Stopwatch) {
   const wallets = new Set<string>();
   // The worker reads the database as committed before this transaction: the read models this
   // transaction has just dropped are still there for it (compacted markets' frozen rows).
-  const models = fullModelsInWorker(db, now, SORTER_THREADS, (table, values) => {
-    write(table, values);
+  const models = fullModelsInWorker(db, now, SORTER_THREADS, (table, pack) => {
+    write(table, pack);
     if (table === "wallet_stats") {
-      for (let at = walletStatsAddress; at < values.length; at += walletStatsWidth) {
-        wallets.add(values[at] as string);
+      for (let at = walletStatsAddress; at < pack.length; at += walletStatsWidth) {
+        wallets.add(packedValue(pack, at) as string);
       }
     }
   });

@@ -23,7 +23,7 @@ import {
 import { loadNativeBinding, nativeBindingFile, writeCached } from "../db/native";
 import { type Connection, type Db, openConnection, overridePragmas } from "../db/open";
 import { buildFullModels, type FullModelsResult } from "./full-models";
-import { fullRowEncoder, type RowSink } from "./full-rows";
+import { fullRowEncoder, newRowPack, packValues, type RowPack, type RowSink } from "./full-rows";
 import { type PriceSeries, readPriceSeries, seriesBuffers, seriesLookup } from "./prices";
 import { FULL_REBUILD_TABLES, type FullRebuildTable } from "./writer";
 
@@ -56,7 +56,7 @@ export interface ModelWorkerData {
 }
 
 type WorkerMessage =
-  | { rows: FullRebuildTable; values: unknown[] }
+  | { rows: FullRebuildTable; pack: RowPack }
   | { done: FullModelsResult }
   | { error: string };
 
@@ -66,14 +66,14 @@ class Cancelled extends Error {}
 /** The worker thread's work: build every model and post its rows, then `done` (or `error`). */
 export function runModelWorker(data: ModelWorkerData): void {
   const signal = new Int32Array(data.shared);
-  const post = (message: WorkerMessage, wait: boolean) => {
+  const post = (message: WorkerMessage, wait: boolean, transfer: ArrayBuffer[] = []) => {
     for (;;) {
       if (Atomics.load(signal, CANCELLED) === 1) throw new Cancelled();
       const taken = Atomics.load(signal, TAKEN);
       if (!wait || Atomics.load(signal, POSTED) - taken < MAX_IN_FLIGHT) break;
       Atomics.wait(signal, TAKEN, taken);
     }
-    data.port.postMessage(message);
+    data.port.postMessage(message, transfer);
     Atomics.add(signal, POSTED, 1);
     Atomics.notify(signal, POSTED);
   };
@@ -84,19 +84,21 @@ export function runModelWorker(data: ModelWorkerData): void {
     // As withBulkReads (full.ts) sets the writer's connections: sorts spill to temporary files,
     // on helper threads, and the trades are read without the memory map.
     overridePragmas(connection, { temp_store: 1, mmap_size: 0, threads: data.sorterThreads });
-    const held = new Map<FullRebuildTable, unknown[]>();
-    const send = (table: FullRebuildTable, values: unknown[]) => {
-      post({ rows: table, values }, true);
-      held.set(table, []);
+    // Each table's rows until CHUNK_ROWS of them are held.
+    const held = new Map<FullRebuildTable, RowPack>();
+    const capacity = (table: FullRebuildTable) => CHUNK_ROWS * FULL_REBUILD_TABLES[table].length;
+    const send = (table: FullRebuildTable, pack: RowPack) => {
+      post({ rows: table, pack }, true, [pack.numbers.buffer, pack.kinds.buffer]);
+      held.delete(table);
     };
     const emit: RowSink = (table, values) => {
-      let rows = held.get(table);
-      if (rows === undefined) {
-        rows = [];
-        held.set(table, rows);
+      let pack = held.get(table);
+      if (pack === undefined) {
+        pack = newRowPack(capacity(table));
+        held.set(table, pack);
       }
-      for (const value of values) rows.push(value);
-      if (rows.length >= CHUNK_ROWS * FULL_REBUILD_TABLES[table].length) send(table, rows);
+      packValues(pack, values);
+      if (pack.length === capacity(table)) send(table, pack);
     };
     // The price series, which the writer reads while this thread sorts the fills by wallet.
     const prices = () => {
@@ -110,7 +112,7 @@ export function runModelWorker(data: ModelWorkerData): void {
       return seriesLookup((received.message as { series: Map<number, PriceSeries> }).series);
     };
     const result = buildFullModels(connection, data.now, fullRowEncoder(emit), prices);
-    for (const [table, rows] of held) if (rows.length > 0) send(table, rows);
+    for (const [table, pack] of held) send(table, pack);
     post({ done: result }, true);
   } catch (error) {
     if (!(error instanceof Cancelled)) {
@@ -171,7 +173,7 @@ export function fullModelsInWorker(
   db: Db,
   now: number,
   sorterThreads: number,
-  write: (table: FullRebuildTable, values: unknown[]) => void,
+  write: (table: FullRebuildTable, pack: RowPack) => void,
 ): FullModelsResult & { waitedMs: number; seriesMs: number } {
   if (db.path === ":memory:") {
     throw new Error("a full rebuild needs a database file: its model worker opens the file");
@@ -219,7 +221,7 @@ export function fullModelsInWorker(
       }
       const message = received.message as WorkerMessage;
       if ("rows" in message) {
-        write(message.rows, message.values);
+        write(message.rows, message.pack);
         Atomics.add(signal, TAKEN, 1);
         Atomics.notify(signal, TAKEN);
       } else if ("error" in message) {

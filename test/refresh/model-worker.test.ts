@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newRowPack, packedValue, packValues } from "../../src/refresh/full-rows";
 import { fullModelsInWorker } from "../../src/refresh/model-worker";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { seededTestApp, type TestApp } from "../helpers/app";
@@ -13,6 +14,40 @@ const ignore = () => {};
  * goes through it, so the "incremental equals full" tests hold its rows to the incremental
  * path's; these check how it fails.
  */
+describe("a row pack (full-rows.ts)", () => {
+  it("gives back every value as it was given, each kind bound as before", () => {
+    const values = [
+      0,
+      -0,
+      1.5,
+      -2.25e-7,
+      Number.MAX_SAFE_INTEGER,
+      1_500_000n,
+      -9_000_000_000_000_000n,
+      0n,
+      null,
+      "politics",
+      "",
+      new Uint8Array([1, 2, 3]),
+    ];
+    const pack = newRowPack(values.length);
+    packValues(pack, values);
+    expect(pack.length).toBe(values.length);
+    const back = values.map((_, at) => packedValue(pack, at));
+    expect(back).toEqual(values);
+    // -0 stays -0, and an integer stays a BigInt (SQLite stores it as an INTEGER).
+    expect(Object.is(back[1], -0)).toBe(true);
+    expect(typeof back[5]).toBe("bigint");
+  });
+
+  it("refuses what it cannot carry exactly", () => {
+    const pack = newRowPack(4);
+    expect(() => packValues(pack, [2n ** 53n])).toThrow("beyond 2^53");
+    expect(() => packValues(pack, [true])).toThrow("cannot pack a value of type boolean");
+    expect(() => packValues(pack, [undefined])).toThrow("cannot pack a value of type undefined");
+  });
+});
+
 describe("the full rebuild's model worker", () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -26,9 +61,9 @@ describe("the full rebuild's model worker", () => {
   it("sends every row of the small world, in more messages than it may leave unread", () => {
     const rows = new Map<string, number>();
     let messages = 0;
-    const result = fullModelsInWorker(t.db, NOW, 1, (table, values) => {
+    const result = fullModelsInWorker(t.db, NOW, 1, (table, pack) => {
       messages += 1;
-      rows.set(table, (rows.get(table) ?? 0) + values.length);
+      rows.set(table, (rows.get(table) ?? 0) + pack.length);
     });
     // More than MAX_IN_FLIGHT (16) messages: the worker waited for the writer on the way.
     expect(messages).toBeGreaterThan(16);
