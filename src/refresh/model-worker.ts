@@ -2,8 +2,8 @@
  * The full rebuild's second thread. SQLite has one writer, and a full rebuild of the large world
  * spends about half its time writing rows and building indexes on it, and the other half reading
  * and sorting trades and building models, which need no write lock. So the models are built in a
- * worker thread, on a read-only connection of its own, and sent as rows (full-rows.ts) to the
- * writer, which stores them meanwhile (docs/architecture.md, "The full rebuild's model worker").
+ * worker thread, on a read-only connection of its own, and sent as packed rows (full-rows.ts) to
+ * the writer, which stores them meanwhile (docs/architecture.md, "The full rebuild's model worker").
  *
  * The writer waits for the rows synchronously: the rebuild is one write transaction, and the jobs
  * process must run nothing else on its connection until it commits. So the writer takes messages
@@ -148,7 +148,7 @@ try {
 }
 `;
 
-/** Where the worker finds this module, and the flags it needs to load it. */
+/** Where the worker finds this module: the bundle's file, or the source and tsx's loader. */
 function workerEntry(): { entry: { bundle?: string; url?: string; tsx?: string } } {
   if (sea.isSea()) {
     const bytes = Buffer.from(sea.getAsset(MODEL_WORKER_ASSET));
@@ -166,8 +166,9 @@ function workerEntry(): { entry: { bundle?: string; url?: string; tsx?: string }
 /**
  * Builds the full rebuild's models in a worker thread and hands each batch of rows to `write`
  * (on this thread, as they come), until the worker is done. This thread reads the price series
- * first, for the worker (`seriesMs`), and `waitedMs` is how long it then waited for rows. `db.path` must be a file: the worker
- * opens it on a connection of its own. A failure on either side ends both and throws here.
+ * first, for the worker (`seriesMs`); `waitedMs` is how long it then waited for rows. `db.path`
+ * must be a file: the worker opens it on a connection of its own. A failure on either side ends
+ * both and throws here.
  */
 export function fullModelsInWorker(
   db: Db,
