@@ -1,12 +1,14 @@
 /**
  * Smoke test of the single executable: built by `npm run build`, pointed at by
  * SMARTMONEY_BINARY. It runs from an empty folder with an empty PATH (no node anywhere) and a
- * throwaway HOME, mints a key per tier, serves on a free port and answers for each key.
+ * throwaway HOME, mints a key per tier, serves on a free port and answers for each key; it also
+ * replicates and restores with the Litestream it carries, and seeds a world, whose full refresh
+ * runs the model worker from the bundle it carries.
  * CI sets SMARTMONEY_BINARY after building; without it the test fails under CI and is skipped
  * elsewhere, so a plain `npm test` in a checkout does not need a build.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -185,6 +187,29 @@ describe("the single executable", () => {
       expect(JSON.parse(keys.stdout)).toEqual([
         expect.objectContaining({ id: JSON.parse(minted.stdout).id }),
       ]);
+    },
+    60_000,
+  );
+
+  it.skipIf(!binary && !inCi)(
+    "carries the full rebuild's model worker: seed's full refresh runs its models in a thread",
+    () => {
+      if (!binary) throw new Error("SMARTMONEY_BINARY is not set");
+      const box = sandbox(binary);
+      const seeded = runOnce(box, ["seed", "--db", "./x.db"]);
+      expect(seeded.status, seeded.stderr).toBe(0);
+      expect(seeded.stdout).toMatch(/read models: [1-9]\d* wallets, [1-9]\d* markets/);
+      // The worker's bundle came out of the binary, as the SQLite addon did.
+      const cache = readdirSync(join(box.env.HOME!, ".cache", "smartmoney"));
+      expect(cache).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^model-worker-[0-9a-f]{16}\.cjs$/),
+          expect.stringMatching(/^better_sqlite3-[0-9a-f]{16}\.node$/),
+        ]),
+      );
+      const full = runOnce(box, ["jobs", "run", "refresh", "--full", "--db", "./x.db"]);
+      expect(full.status, full.stderr).toBe(0);
+      expect(full.stdout).toMatch(/kind full/);
     },
     60_000,
   );
