@@ -94,13 +94,13 @@ export function stopwatch() {
 }
 
 /**
- * `prices`: how the context's price lookup reads (createPriceLookup in prices.ts), or a lookup
- * made already (the full rebuild's, from series read on another thread).
+ * `prices`: "seek" to look prices up in the fills as asked (createPriceLookup in prices.ts), or
+ * a lookup made already (the full rebuild's, from every market's series, read on another thread).
  */
 export function contextFor(
   db: Pick<Db, "writer">,
   now: number,
-  prices: "series" | "seek" | PriceLookup,
+  prices: "seek" | PriceLookup,
 ): WalletContext {
   const w = db.writer;
   const markets = new Map<number, MarketInfo>();
