@@ -77,9 +77,18 @@ const SERVED_HOUR_COLUMNS =
 
 const COMPACTED = "SELECT id FROM markets WHERE compacted_at IS NOT NULL";
 
+/** A category's resolved bets and wins over every wallet's bets: a category_base_rates row. */
+export interface CategoryTally {
+  category: string;
+  resolvedBets: number;
+  wins: number;
+}
+
 export interface FullModelsResult {
   markets: number;
   fillsRead: number;
+  /** Resolved bets and wins by category, counted as the bets were built. */
+  categories: CategoryTally[];
   /** Where the models' time went, ms (stopwatch in pass.ts). */
   phases: Record<string, number>;
 }
@@ -110,6 +119,7 @@ export function buildFullModels(
   return {
     markets: markets.count,
     fillsRead: wallets.fillsRead + markets.fillsRead,
+    categories: [...wallets.categories.values()],
     phases: watch.phases,
   };
 }
@@ -145,6 +155,8 @@ function walletPass(
   // Whales and insiders by wallet id (as a string), for the market models: what standings()
   // in pass.ts reads back from wallet_stats after an incremental run.
   const standing = new Map<string, CountingWallet>();
+  // Every stored bet passes here, so the category base rates need no second read of them.
+  const categories = new Map<string, CategoryTally>();
   const buildWallet = (
     walletId: number,
     wallet: string,
@@ -155,6 +167,16 @@ function walletPass(
     // A wallet whose only fills are kept ones of compacted markets has only frozen bets.
     if (model.bets.length === 0) return;
     rows.wallet(walletId, model);
+    for (const bet of model.bets) {
+      if (bet.resolved !== 1 || bet.category === null) continue;
+      let tally = categories.get(bet.category);
+      if (tally === undefined) {
+        tally = { category: bet.category, resolvedBets: 0, wins: 0 };
+        categories.set(bet.category, tally);
+      }
+      tally.resolvedBets += 1;
+      tally.wins += bet.won ?? 0;
+    }
     const { stats } = model;
     if (stats.total_volume > WHALE_VOLUME_USD || stats.wallet_type === "insider") {
       standing.set(String(walletId), {
@@ -211,7 +233,7 @@ function walletPass(
     (walletId, fills) => buildWallet(walletId, fills[0]!.wallet, fills, frozenUpTo(walletId)),
   );
   frozenUpTo(Number.POSITIVE_INFINITY);
-  return { standing, fillsRead };
+  return { standing, fillsRead, categories };
 }
 /** Builds every market's model, in market id order, from its fills and the wallets' standings. */
 function marketPass(
