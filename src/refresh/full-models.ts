@@ -111,10 +111,10 @@ export function buildFullModels(
   prices: () => PriceLookup,
 ): FullModelsResult {
   const watch = stopwatch();
-  const hasFrozen = connection.prepare(`${COMPACTED} LIMIT 1`).get() !== undefined;
-  const wallets = walletPass(connection, now, rows, prices, hasFrozen, watch);
+  const compacted = new Set(connection.prepare(COMPACTED).pluck().all() as number[]);
+  const wallets = walletPass(connection, now, rows, prices, compacted.size > 0, watch);
   watch.lap("wallets");
-  const markets = marketPass(connection, now, rows, wallets.standing, hasFrozen);
+  const markets = marketPass(connection, now, rows, wallets.standing, compacted);
   watch.lap("markets");
   return {
     markets: markets.count,
@@ -241,9 +241,9 @@ function marketPass(
   now: number,
   rows: ModelRows,
   standing: ReadonlyMap<string, CountingWallet>,
-  hasFrozen: boolean,
+  compacted: ReadonlySet<number>,
 ) {
-  const compacted = new Set(connection.prepare(COMPACTED).pluck().all() as number[]);
+  const hasFrozen = compacted.size > 0;
   let markets = 0;
   // Compacted markets' stats and hours, in market id order with the others.
   type FrozenStats = MarketStatsRow & { market_id: number };

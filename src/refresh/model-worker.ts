@@ -134,8 +134,8 @@ const { workerData } = require("node:worker_threads");
 const fail = (error) => {
   workerData.port.postMessage({ error: String((error && error.stack) || error) });
   const signal = new Int32Array(workerData.shared);
-  Atomics.add(signal, 0, 1);
-  Atomics.notify(signal, 0);
+  Atomics.add(signal, ${POSTED}, 1);
+  Atomics.notify(signal, ${POSTED});
   workerData.port.close();
 };
 try {

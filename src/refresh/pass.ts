@@ -6,7 +6,7 @@ import type { Db } from "../db/open";
 import { type Outcome, type TradeSide, WHALE_VOLUME_USD } from "../domain";
 import { decodedSql } from "../ingest/fill-codec";
 import type { WalletStanding } from "./market-model";
-import { createPriceLookup, type PriceLookup } from "./prices";
+import { type PriceLookup, seekLookup } from "./prices";
 import type { MarketInfo, TradeFill, WalletBetRow, WalletContext } from "./wallet-model";
 
 /** A fill as the refresh reads it: address, market, outcome, side, price, size, USD, time, id, wallet id. */
@@ -94,7 +94,7 @@ export function stopwatch() {
 }
 
 /**
- * `prices`: "seek" to look prices up in the fills as asked (createPriceLookup in prices.ts), or
+ * `prices`: "seek" to look prices up in the fills as asked (seekLookup in prices.ts), or
  * a lookup made already (the full rebuild's, from every market's series, read on another thread).
  */
 export function contextFor(
@@ -139,7 +139,7 @@ export function contextFor(
   return {
     now,
     market: (id) => markets.get(id),
-    prices: typeof prices === "string" ? createPriceLookup(db, prices) : prices,
+    prices: prices === "seek" ? seekLookup(db) : prices,
     platform: (address) => platformOf.get(address),
     maxInsiderScore: (address) => insiderMax.get(address)?.score ?? null,
     inOpenInvestigation: investigated,

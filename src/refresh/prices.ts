@@ -6,9 +6,10 @@ import { decodedSql } from "../ingest/fill-codec";
  * Point-in-time prices for one refresh: the last trade of an outcome (the mark of open positions)
  * and the YES-equivalent price at a moment (for the timing signal). Both lookups give the same
  * answers; they differ in cost:
- * - `series` reads every market's fills once, up front, and answers by binary search: a full
- *   rebuild asks about nearly every market, and one index seek per bet was a quarter of its time;
- * - `seek` asks the fills_by_market index each time (answers for marks are kept for the run): an
+ * - `seriesLookup` answers from every market's fills, read once up front (readPriceSeries), by
+ *   binary search: a full rebuild asks about nearly every market, and one index seek per bet was
+ *   a quarter of its time;
+ * - `seekLookup` asks the fills_by_market index each time (answers for marks are kept for the run): an
  *   incremental refresh asks about few moments in many markets, and reading whole series would
  *   cost more than the rest of the run.
  */
@@ -19,12 +20,6 @@ export interface PriceLookup {
   yesPriceAt(marketId: number, ts: number): number | null;
 }
 
-export function createPriceLookup(
-  db: Pick<Db, "writer">,
-  mode: "series" | "seek" = "series",
-): PriceLookup {
-  return mode === "series" ? seriesLookup(readPriceSeries(db)) : seekLookup(db);
-}
 // Decoding of fills' columns (sql/0010), as the trades view does it.
 const OUTCOME = "CASE WHEN kind & 1 THEN 'NO' ELSE 'YES' END";
 const PRICE = decodedSql("price");
@@ -136,7 +131,8 @@ export function seriesLookup(series: ReadonlyMap<number, PriceSeries>): PriceLoo
   };
 }
 
-function seekLookup(db: Pick<Db, "writer">): PriceLookup {
+/** Answers from the fills_by_market index, as asked. */
+export function seekLookup(db: Pick<Db, "writer">): PriceLookup {
   // LIMIT 1 is written out: a bound LIMIT makes this SQLite re-prepare the statement per call.
   const last = db.writer
     .prepare<[number, Outcome], number>(

@@ -96,20 +96,12 @@ export function marketValues(marketId: number, stats: MarketStatsRow): Values {
   return [marketId, ...marketFields(stats)];
 }
 
-/**
- * The statements that replace one wallet's or one market's read-model rows.
-
- */
+/** The statements that replace one wallet's or one market's read-model rows. */
 export function createModelWriter(db: Db) {
   const w = db.writer;
-  const putStats = rowWriter(db, "wallet_stats", ["address"], STATS_COLUMNS.slice(1));
-  const putBet = rowWriter(db, "wallet_bets", ["wallet_id", "market_id"], STORED_BET_COLUMNS);
-  const putCategory = rowWriter(
-    db,
-    "wallet_category_stats",
-    ["wallet_id", "category"],
-    CATEGORY_COLUMNS.slice(1),
-  );
+  const putStats = rowWriter(db, "wallet_stats");
+  const putBet = rowWriter(db, "wallet_bets");
+  const putCategory = rowWriter(db, "wallet_category_stats");
   const dropCategory = w.prepare(
     "DELETE FROM wallet_category_stats WHERE wallet_id = ? AND category = ?",
   );
@@ -125,8 +117,8 @@ export function createModelWriter(db: Db) {
     if (timing === EMPTY_TIMING) dropTiming.run(walletId);
     else putTiming.run(walletId, timing);
   };
-  const putMarket = rowWriter(db, "market_stats", ["market_id"], MARKET_COLUMNS);
-  const putHour = rowWriter(db, "market_hours", ["market_id", "hour"], STORED_HOUR_COLUMNS);
+  const putMarket = rowWriter(db, "market_stats");
+  const putHour = rowWriter(db, "market_hours");
   const dropHour = w.prepare("DELETE FROM market_hours WHERE market_id = ? AND hour = ?");
   const history = createPriceHistoryWriter(w);
 
@@ -308,9 +300,10 @@ type Values = unknown[];
  * name (byName): a full rebuild writes nine million bets on the large world, and each used to be
  * spread into a keyed object, turned into its stored form, and read back column by column.
  */
-function rowWriter(db: Db, table: string, keys: string[], columns: string[]) {
+function rowWriter(db: Db, table: keyof typeof ROW_LAYOUTS) {
   const w = db.writer;
-  const all = [...keys, ...columns];
+  const { keys } = ROW_LAYOUTS[table];
+  const all = columnsOf(table);
   const insert = w.prepare(
     `INSERT INTO ${table} (${all.join(", ")}) VALUES (${all.map(() => "?").join(", ")})`,
   );
@@ -345,17 +338,36 @@ function byName(columns: readonly string[]): (row: Row) => Values {
 }
 
 /**
+ * The tables rowWriter writes: each row's key columns, then the others, in the order of the
+ * values the functions above make for it (statsValues, betValues, categoryValues, marketValues,
+ * hourValues).
+ */
+const ROW_LAYOUTS = {
+  wallet_stats: { keys: ["address"], columns: STATS_COLUMNS.slice(1) },
+  wallet_bets: { keys: ["wallet_id", "market_id"], columns: STORED_BET_COLUMNS },
+  wallet_category_stats: { keys: ["wallet_id", "category"], columns: CATEGORY_COLUMNS.slice(1) },
+  market_stats: { keys: ["market_id"], columns: MARKET_COLUMNS },
+  market_hours: { keys: ["market_id", "hour"], columns: STORED_HOUR_COLUMNS },
+};
+
+/** A table's columns in the order of a row's values: its keys, then the others. */
+const columnsOf = (table: keyof typeof ROW_LAYOUTS): string[] => [
+  ...ROW_LAYOUTS[table].keys,
+  ...ROW_LAYOUTS[table].columns,
+];
+
+/**
  * The tables a full rebuild writes (src/refresh/full-rows.ts), each with its columns in the order
  * of the values the functions above make for it.
  */
 export const FULL_REBUILD_TABLES = {
-  wallet_stats: STATS_COLUMNS,
-  wallet_bets: ["wallet_id", "market_id", ...STORED_BET_COLUMNS],
-  wallet_category_stats: ["wallet_id", ...CATEGORY_COLUMNS],
+  wallet_stats: columnsOf("wallet_stats"),
+  wallet_bets: columnsOf("wallet_bets"),
+  wallet_category_stats: columnsOf("wallet_category_stats"),
   wallet_timing: ["wallet_id", "counts"],
-  market_stats: ["market_id", ...MARKET_COLUMNS],
-  market_hours: ["market_id", "hour", ...STORED_HOUR_COLUMNS],
+  market_stats: columnsOf("market_stats"),
+  market_hours: columnsOf("market_hours"),
   market_price_history: ["market_id", "through_hour", "point_count", "points"],
-} as const;
+};
 
 export type FullRebuildTable = keyof typeof FULL_REBUILD_TABLES;
