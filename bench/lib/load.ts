@@ -22,6 +22,12 @@ export interface LoadSpec {
   body?: string;
   connections: number;
   seconds: number;
+  /**
+   * A pause after each response before the connection's next request, ms (wrk's Lua `delay`
+   * hook): a prober asking at a fixed pace rather than a load. Unset, each connection asks
+   * again as soon as it is answered.
+   */
+  delayMs?: number;
 }
 
 export interface LoadResult {
@@ -82,6 +88,9 @@ function script(spec: LoadSpec): string {
   for (const [name, value] of Object.entries(spec.headers)) {
     lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   }
+  if (spec.delayMs !== undefined) {
+    lines.push(`delay = function() return ${Math.round(spec.delayMs)} end`);
+  }
   lines.push(
     "done = function(summary, latency, requests)",
     "  local e = summary.errors",
@@ -104,8 +113,11 @@ function childCpuSeconds(timesOutput: string): number {
   return total;
 }
 
-/** Runs wrk for `spec.seconds` from core `cpu`, one thread, `spec.connections` connections. */
-export async function runLoad(spec: LoadSpec, cpu: number): Promise<LoadResult> {
+/**
+ * Runs wrk for `spec.seconds` from core `cpu` (null: wherever the kernel puts it), one thread,
+ * `spec.connections` connections.
+ */
+export async function runLoad(spec: LoadSpec, cpu: number | null): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), "smartmoney-wrk-"));
   const scriptPath = join(dir, "load.lua");
   writeFileSync(scriptPath, script(spec));
@@ -125,18 +137,10 @@ export async function runLoad(spec: LoadSpec, cpu: number): Promise<LoadResult> 
       stdout: string;
       stderr: string;
     }>((resolve, reject) => {
-      const child = spawn(
-        "taskset",
-        [
-          "-c",
-          String(cpu),
-          "bash",
-          "-c",
-          'wrk "$@"; status=$?; times >&2; exit $status',
-          "wrk",
-        ].concat(wrkArgs),
-        { stdio: ["ignore", "pipe", "pipe"] },
-      );
+      const measured = ["bash", "-c", 'wrk "$@"; status=$?; times >&2; exit $status', "wrk"];
+      const [command, ...args] =
+        cpu === null ? measured : ["taskset", "-c", String(cpu), ...measured];
+      const child = spawn(command!, args.concat(wrkArgs), { stdio: ["ignore", "pipe", "pipe"] });
       let out = "";
       let err = "";
       child.stdout.on("data", (chunk: Buffer) => {
