@@ -5,7 +5,7 @@ import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/open";
 import { sqliteTempDir } from "./db/storage";
-import { refreshFunding } from "./funding/refresh";
+import { fundingRefreshExtension } from "./funding/refresh";
 import { createFunding, type Funding } from "./funding/service";
 import type { IngestHooks } from "./ingest/ingest";
 import type { Log } from "./log";
@@ -15,6 +15,7 @@ import { createLeaderboardQueries, type LeaderboardQueries } from "./read/leader
 import { createMarketQueries, type MarketQueries } from "./read/markets";
 import { createTradeQueries, type TradeQueries } from "./read/trades";
 import { createWalletQueries, type WalletQueries } from "./read/wallets";
+import { coordinatedPairsInWorker } from "./refresh/model-worker";
 import type { RefreshExtension } from "./refresh/refresh";
 import { walletSearchRefresh } from "./refresh/wallet-search";
 import { createSignalDetector } from "./signals/detector";
@@ -88,14 +89,7 @@ export function createCore(deps: AppDeps): Core {
   // After the wallet and market models: cluster stats read wallet_stats. Wallet types read the
   // investigations as of the previous refresh, so an investigation types its wallets one
   // refresh after it opens.
-  app.refreshExtensions = [
-    walletSearchRefresh,
-    {
-      name: "funding",
-      run: (db, now, change) =>
-        refreshFunding(db, now, { force: change.full, changedWallets: change.wallets }),
-    },
-  ];
+  app.refreshExtensions = [walletSearchRefresh, fundingRefreshExtension(coordinatedPairsInWorker)];
   app.ingestHooks = createSignalDetector(deps.db, {
     whaleMinUsd: deps.config.whaleSignalUsd,
     enqueue: (signal) => webhooks.outbox.enqueueSignal(signal),

@@ -15,9 +15,10 @@
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Connection, Db } from "../db/open";
+import type { RefreshExtension } from "../refresh/refresh";
 import { rebuildClusters } from "./clusters";
 import { type InvestigationCounts, refreshInvestigations } from "./investigations";
-import { rebuildTimingConnections } from "./timing";
+import { type CoordinatedPair, readCoordinatedPairs, storeTimingConnections } from "./timing";
 import { rebuildTransferGraph, type TransferGraphCounts } from "./transfers";
 
 export interface RefreshFundingOptions {
@@ -25,6 +26,12 @@ export interface RefreshFundingOptions {
   force?: boolean;
   /** The wallets whose read models the refresh recomputed; without it, every cluster is. */
   changedWallets?: ReadonlySet<string>;
+  /**
+   * Where the coordinated pairs come from when coordinated timing is due: read elsewhere
+   * meanwhile (coordinatedPairsInWorker, src/refresh/model-worker.ts). Without it they are read
+   * here, on the writer's connection.
+   */
+  coordinatedPairs?: () => CoordinatedPair[];
 }
 
 /** Coordinated timing is rebuilt when it is this old (or on force). */
@@ -105,14 +112,12 @@ export function refreshFunding(
           : opts.changedWallets,
       ),
     );
-    const timingAt = Number(state.get(TIMING_KEY)?.value ?? Number.NaN);
-    const timingDue =
-      opts.force ||
-      !Number.isFinite(timingAt) ||
-      now - timingAt >= COORDINATED_TIMING_EVERY_MS ||
-      now < timingAt;
+    const timingDue = coordinatedTimingDue(db, now, opts.force === true);
     if (timingDue) {
-      timed("coordinated_timing", () => rebuildTimingConnections(conn));
+      const pairs = timed("coordinated_timing", () =>
+        (opts.coordinatedPairs ?? (() => readCoordinatedPairs(conn)))(),
+      );
+      timed("coordinated_timing_store", () => storeTimingConnections(conn, pairs));
       remember.run(TIMING_KEY, String(now));
     }
     const pairs = conn.prepare("SELECT COUNT(*) / 2 AS n FROM timing_connections").get() as {
@@ -152,6 +157,55 @@ export function refreshFunding(
       timings,
     } satisfies FundingRefreshSummary;
   })();
+}
+
+/** Whether this run rebuilds coordinated timing: an hour after the last (or never), or on force. */
+export function coordinatedTimingDue(db: Db, now: number, force: boolean): boolean {
+  const value = db.writer
+    .prepare<[string], string>("SELECT value FROM funding_state WHERE key = ?")
+    .pluck()
+    .get(TIMING_KEY);
+  const timingAt = Number(value ?? Number.NaN);
+  return (
+    force ||
+    !Number.isFinite(timingAt) ||
+    now - timingAt >= COORDINATED_TIMING_EVERY_MS ||
+    now < timingAt
+  );
+}
+
+/** Coordinated pairs being read off the writer's thread: coordinatedPairsInWorker's handle. */
+export interface PairsReader {
+  take(): CoordinatedPair[];
+  cancel(): void;
+}
+
+/**
+ * The funding graph as a refresh extension (src/refresh/refresh.ts). When coordinated timing is
+ * due, `readPairs` starts reading the pairs as soon as the read models are committed, so that
+ * the reading (seconds on a large installation: every bet) runs beside the extensions before
+ * this one and the transfer graph, and this run only waits for what is left of it.
+ */
+export function fundingRefreshExtension(readPairs: (db: Db) => PairsReader): RefreshExtension {
+  let reading: PairsReader | null = null;
+  return {
+    name: "funding",
+    begin(db, now, change) {
+      reading = coordinatedTimingDue(db, now, change.full) ? readPairs(db) : null;
+      return () => {
+        reading?.cancel();
+        reading = null;
+      };
+    },
+    run(db, now, change) {
+      const pairs = reading;
+      return refreshFunding(db, now, {
+        force: change.full,
+        changedWallets: change.wallets,
+        ...(pairs ? { coordinatedPairs: () => pairs.take() } : {}),
+      });
+    },
+  };
 }
 
 /**

@@ -74,32 +74,61 @@ function pairsOf(groups: Group[], wallets: string[]): CoordinatedPair[] {
   }
   const eligible = (k: number, g: Group) => metMarkets[g.wallet[k]!]! >= COORDINATION_MIN_MARKETS;
   // Pair key lo * 2^26 + hi stays a safe integer for up to 2^26 wallets.
-  const meetings = new Map<number, { count: number; first: number; last: number }>();
+  const pairKey = (g: Group, a: number, b: number) => {
+    const [wa, wb] = [g.wallet[a]!, g.wallet[b]!];
+    return Math.min(wa, wb) * 2 ** 26 + Math.max(wa, wb);
+  };
+  // Every meeting of two eligible wallets, as its pair's key, counted by sorting the keys: most
+  // pairs meet once or twice (669k of them on the large world, for 123 pairs kept), and an
+  // object per pair held about 100 bytes each where a key takes 8.
+  let keys = new Float64Array(1 << 16);
+  let meetings = 0;
   for (const g of groups) {
     forEachMeeting(g, (a, b) => {
       if (!eligible(a, g) || !eligible(b, g)) return;
-      const [wa, wb] = [g.wallet[a]!, g.wallet[b]!];
-      const key = Math.min(wa, wb) * 2 ** 26 + Math.max(wa, wb);
+      if (meetings === keys.length) {
+        const grown = new Float64Array(keys.length * 2);
+        grown.set(keys);
+        keys = grown;
+      }
+      keys[meetings++] = pairKey(g, a, b);
+    });
+  }
+  const sorted = keys.subarray(0, meetings).sort();
+  const markets = new Map<number, number>();
+  for (let i = 0; i < sorted.length; ) {
+    let j = i + 1;
+    while (j < sorted.length && sorted[j] === sorted[i]) j++;
+    if (j - i >= COORDINATION_MIN_MARKETS) markets.set(sorted[i]!, j - i);
+    i = j;
+  }
+  // The kept pairs' first and last meetings, in one more walk over the meetings.
+  const seen = new Map<number, { first: number; last: number }>();
+  for (const g of groups) {
+    forEachMeeting(g, (a, b) => {
+      const key = pairKey(g, a, b);
+      if (!markets.has(key)) return;
       const first = Math.min(g.ts[a]!, g.ts[b]!);
       const last = Math.max(g.ts[a]!, g.ts[b]!);
-      const seen = meetings.get(key);
-      if (seen) {
-        seen.count++;
-        seen.first = Math.min(seen.first, first);
-        seen.last = Math.max(seen.last, last);
+      const pair = seen.get(key);
+      if (pair) {
+        pair.first = Math.min(pair.first, first);
+        pair.last = Math.max(pair.last, last);
       } else {
-        meetings.set(key, { count: 1, first, last });
+        seen.set(key, { first, last });
       }
     });
   }
   const pairs: CoordinatedPair[] = [];
-  for (const [key, m] of meetings) {
-    if (m.count < COORDINATION_MIN_MARKETS) continue;
+  for (const [key, m] of seen) {
     const lo = Math.floor(key / 2 ** 26);
     const [a, b] = [wallets[lo]!, wallets[key - lo * 2 ** 26]!].sort();
-    pairs.push({ a: a!, b: b!, markets: m.count, firstSeen: m.first, lastSeen: m.last });
+    pairs.push({ a: a!, b: b!, markets: markets.get(key)!, firstSeen: m.first, lastSeen: m.last });
   }
-  return pairs;
+  // In one order whatever order the entries came in.
+  return pairs.sort((x, y) =>
+    x.a < y.a ? -1 : x.a > y.a ? 1 : x.b < y.b ? -1 : x.b > y.b ? 1 : 0,
+  );
 }
 
 /** Entries grouped by (market, side), each group sorted by time with its crowd flags set. */
@@ -109,22 +138,14 @@ function groupEntries(entries: Iterable<Entry>): { groups: Group[]; wallets: str
   return grouper.finish();
 }
 
-/** Entries per chunk of the grouper's intake: 64k entries, 1 MB. */
-const CHUNK = 65_536;
-
-/** A chunk of entries as they arrive: time, wallet number, group number. */
-interface Intake {
-  ts: Float64Array;
-  wallet: Int32Array;
-  group: Int32Array;
-}
-
 /**
  * Collects entries by (market, side) in typed arrays: a large installation has millions of bets,
  * and plain arrays of numbers (with an index array to sort them) held about 50 bytes per bet
- * at once, 450 MB for nine million. Entries arrive in fixed chunks (16 bytes each, no copying
- * as they grow); `finish` moves them, chunk by chunk, into one array per field ordered by group
- * (12 bytes each), releasing each chunk as it goes, and sorts each group's slice by time.
+ * at once, 450 MB for nine million. Entries go into one array per field (16 bytes each: time,
+ * wallet number, group number), sized from `capacity` or doubled as needed; `finish` moves each
+ * group's entries together in place (a bucket permutation: no second copy, where moving them
+ * into new arrays held 28 bytes per bet at once, 250 MB in the large world's peak of memory),
+ * and sorts each group's slice by time.
  */
 class EntryGrouper<W = string> {
   private readonly walletIds = new Map<W, number>();
@@ -132,8 +153,18 @@ class EntryGrouper<W = string> {
   /** market * 2 + side → group number, in order of first entry. */
   private readonly groupOf = new Map<number, number>();
   private readonly counts: number[] = [];
-  private readonly chunks: (Intake | null)[] = [];
-  private filled = CHUNK;
+  private ts: Float64Array;
+  private wallet: Int32Array;
+  private group: Int32Array;
+  private length = 0;
+
+  /** `capacity`: how many entries to make room for at first (the arrays double when full). */
+  constructor(capacity = 1024) {
+    const room = Math.max(1, capacity);
+    this.ts = new Float64Array(room);
+    this.wallet = new Int32Array(room);
+    this.group = new Int32Array(room);
+  }
 
   /** `sideCode`: 0 for YES, 1 for NO (wallet_bets.side_code). */
   add(marketId: number, sideCode: number, ts: number, wallet: W): void {
@@ -151,41 +182,60 @@ class EntryGrouper<W = string> {
       this.counts.push(0);
     }
     this.counts[group]!++;
-    if (this.filled === CHUNK) {
-      this.chunks.push({
-        ts: new Float64Array(CHUNK),
-        wallet: new Int32Array(CHUNK),
-        group: new Int32Array(CHUNK),
-      });
-      this.filled = 0;
-    }
-    const chunk = this.chunks[this.chunks.length - 1]!;
-    chunk.ts[this.filled] = ts;
-    chunk.wallet[this.filled] = id;
-    chunk.group[this.filled] = group;
-    this.filled++;
+    if (this.length === this.ts.length) this.grow();
+    this.ts[this.length] = ts;
+    this.wallet[this.length] = id;
+    this.group[this.length] = group;
+    this.length++;
+  }
+
+  private grow(): void {
+    const room = this.ts.length * 2;
+    const ts = new Float64Array(room);
+    ts.set(this.ts);
+    this.ts = ts;
+    const wallet = new Int32Array(room);
+    wallet.set(this.wallet);
+    this.wallet = wallet;
+    const group = new Int32Array(room);
+    group.set(this.group);
+    this.group = group;
   }
 
   finish(): { groups: Group[]; wallets: W[] } {
+    const { ts, wallet, group } = this;
     const starts: number[] = [];
     let total = 0;
     for (const count of this.counts) {
       starts.push(total);
       total += count;
     }
-    const ts = new Float64Array(total);
-    const wallet = new Int32Array(total);
+    // Each group's entries to its own range, in place: the entry at the next open place of a
+    // group that is not its own is swapped to the next open place of its own group, so every
+    // swap settles one entry for good. A group's order of entries is not kept; the time sort
+    // below orders them, and what it finds (who met whom, when) does not depend on the order
+    // of entries of the same time.
     const next = starts.slice();
-    // In arrival order, so each group's slice keeps its entries' arrival order.
-    for (let c = 0; c < this.chunks.length; c++) {
-      const chunk = this.chunks[c]!;
-      const length = c === this.chunks.length - 1 ? this.filled : CHUNK;
-      for (let i = 0; i < length; i++) {
-        const at = next[chunk.group[i]!]!++;
-        ts[at] = chunk.ts[i]!;
-        wallet[at] = chunk.wallet[i]!;
+    for (let g = 0; g < this.counts.length; g++) {
+      const end = starts[g]! + this.counts[g]!;
+      while (next[g]! < end) {
+        const at = next[g]!;
+        const owner = group[at]!;
+        if (owner === g) {
+          next[g] = at + 1;
+          continue;
+        }
+        const to = next[owner]!;
+        next[owner] = to + 1;
+        const t = ts[to]!;
+        ts[to] = ts[at]!;
+        ts[at] = t;
+        const w = wallet[to]!;
+        wallet[to] = wallet[at]!;
+        wallet[at] = w;
+        group[at] = group[to]!;
+        group[to] = owner;
       }
-      this.chunks[c] = null;
     }
     const groups: Group[] = [];
     this.counts.forEach((count, g) => {
@@ -232,12 +282,19 @@ function forEachMeeting(g: Group, meet: (a: number, b: number) => void): void {
   }
 }
 
-/** Rebuilds timing_connections from wallet_bets; returns the number of coordinated pairs. */
-export function rebuildTimingConnections(conn: Connection): number {
+/**
+ * The coordinated pairs of every stored bet (wallet_bets as `conn` reads it), each wallet named by
+ * its address. Reads only: a worker thread runs it on a read-only connection of its own while
+ * the writer goes on with the funding graph (coordinatedPairsInWorker, src/refresh/model-worker.ts).
+ */
+export function readCoordinatedPairs(conn: Connection): CoordinatedPair[] {
   // A plain table scan: SQLite's sort of millions of bets costs far more than grouping them here.
   // Bets name their wallet by id (sql/0012); each wallet's address is looked up once, after.
   // The stored columns, not the served `side` and `entry_ts` (sql/0021): generating those for
   // nine million bets, `side` as text, took 8.8 s of reading against 4.6 s (large world).
+  // Room for every bet (two-sided ones are few): counted from wallet_bets_by_market, 0.1 s for
+  // the large world's nine million, so the arrays are never copied to grow.
+  const bets = conn.prepare("SELECT count(*) FROM wallet_bets").pluck().get() as number;
   const rows = conn
     .prepare(
       `SELECT market_id, side_code, first_ts + entry_offset, wallet_id FROM wallet_bets
@@ -245,7 +302,7 @@ export function rebuildTimingConnections(conn: Connection): number {
     )
     .raw()
     .iterate() as IterableIterator<[number, number, number, number]>;
-  const grouper = new EntryGrouper<number>();
+  const grouper = new EntryGrouper<number>(bets);
   for (const [marketId, sideCode, ts, walletId] of rows) {
     grouper.add(marketId, sideCode, ts, walletId);
   }
@@ -253,8 +310,14 @@ export function rebuildTimingConnections(conn: Connection): number {
   const addressOf = conn
     .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
     .pluck();
-  const wallets = walletIds.map((id) => addressOf.get(id)!);
-  const pairs = pairsOf(groups, wallets);
+  return pairsOf(
+    groups,
+    walletIds.map((id) => addressOf.get(id)!),
+  );
+}
+
+/** Replaces timing_connections with `pairs` (both directions); returns how many pairs. */
+export function storeTimingConnections(conn: Connection, pairs: CoordinatedPair[]): number {
   conn.exec("DELETE FROM timing_connections");
   const insert = conn.prepare(
     `INSERT INTO timing_connections (address, confidence, last_seen, counterparty, markets, first_seen)
@@ -266,4 +329,9 @@ export function rebuildTimingConnections(conn: Connection): number {
     insert.run(p.b, confidence, p.lastSeen, p.a, p.markets, p.firstSeen);
   }
   return pairs.length;
+}
+
+/** Rebuilds timing_connections from wallet_bets on this thread; returns the number of pairs. */
+export function rebuildTimingConnections(conn: Connection): number {
+  return storeTimingConnections(conn, readCoordinatedPairs(conn));
 }

@@ -1,5 +1,8 @@
 /**
- * The full rebuild's second thread. SQLite has one writer, and a full rebuild of the large world
+ * The refresh's second thread, for two jobs: the full rebuild's models, and the funding graph's
+ * coordinated timing (coordinatedPairsInWorker, below).
+ *
+ * The full rebuild: SQLite has one writer, and a full rebuild of the large world
  * spends about half its time writing rows and building indexes on it, and the other half reading
  * and sorting trades and building models, which need no write lock. So the models are built in a
  * worker thread, on a read-only connection of its own, and sent as packed rows (full-rows.ts) to
@@ -22,6 +25,7 @@ import {
 } from "node:worker_threads";
 import { loadNativeBinding, nativeBindingFile, writeCached } from "../db/native";
 import { type Connection, type Db, openConnection, overridePragmas } from "../db/open";
+import { type CoordinatedPair, readCoordinatedPairs } from "../funding/timing";
 import { buildFullModels, type FullModelsResult } from "./full-models";
 import { fullRowEncoder, newRowPack, packValues, type RowPack, type RowSink } from "./full-rows";
 import { type PriceSeries, readPriceSeries, seriesBuffers, seriesLookup } from "./prices";
@@ -125,9 +129,44 @@ export function runModelWorker(data: ModelWorkerData): void {
   }
 }
 
+export interface TimingWorkerData {
+  path: string;
+  /** Int32Array slot POSTED: 1 once the result (or an error) is posted. */
+  shared: SharedArrayBuffer;
+  port: MessagePort;
+  nativeFile: string | undefined;
+}
+
+type TimingMessage = { pairs: CoordinatedPair[] } | { error: string };
+
+/** The worker thread's work for coordinatedPairsInWorker: the pairs, or the error. */
+export function runTimingWorker(data: TimingWorkerData): void {
+  let connection: Connection | undefined;
+  let message: TimingMessage;
+  try {
+    if (data.nativeFile !== undefined) loadNativeBinding(data.nativeFile);
+    connection = openConnection(data.path, { readonly: true });
+    // It reads every bet once, in table order: a page cache would never be read again (its
+    // default 64 MB would only add to the refresh's peak of memory), nor the memory map, which
+    // would count every page read against the jobs process's resident memory.
+    overridePragmas(connection, { mmap_size: 0, cache_size: -2048 });
+    message = { pairs: readCoordinatedPairs(connection) };
+  } catch (error) {
+    message = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  } finally {
+    connection?.close();
+  }
+  data.port.postMessage(message);
+  const signal = new Int32Array(data.shared);
+  Atomics.add(signal, POSTED, 1);
+  Atomics.notify(signal, POSTED);
+  data.port.close();
+}
+
 /**
  * Runs in the worker before this module is loaded: loads it (the bundle in the single binary,
- * the source under tsx otherwise) and reports a failure to load as the module would report one.
+ * the source under tsx otherwise), runs the task `workerData.task` names, and reports a failure
+ * to load as the module would report one.
  */
 const BOOTSTRAP = `
 const { workerData } = require("node:worker_threads");
@@ -142,7 +181,13 @@ try {
   const entry = workerData.entry;
   if (entry.tsx) require(entry.tsx).register();
   const loaded = entry.bundle ? Promise.resolve(require(entry.bundle)) : import(entry.url);
-  loaded.then((module) => module.runModelWorker(workerData), fail);
+  loaded.then(
+    (module) =>
+      workerData.task === "timing"
+        ? module.runTimingWorker(workerData)
+        : module.runModelWorker(workerData),
+    fail,
+  );
 } catch (error) {
   fail(error);
 }
@@ -184,6 +229,7 @@ export function fullModelsInWorker(
   const { port1, port2 } = new MessageChannel();
   const { entry } = workerEntry();
   const workerData = {
+    task: "models",
     path: db.path,
     now,
     sorterThreads,
@@ -238,4 +284,75 @@ export function fullModelsInWorker(
     port1.close();
     void worker.terminate();
   }
+}
+
+/** Coordinated pairs being read in a worker thread (coordinatedPairsInWorker). */
+export interface PendingPairs {
+  /** Waits (blocking this thread) for the pairs; throws the worker's error. Once. */
+  take(): CoordinatedPair[];
+  /** Stops the worker, if it is still running: the pairs are not wanted. */
+  cancel(): void;
+}
+
+/**
+ * Starts reading the coordinated pairs of the committed bets in a worker thread, on a read-only
+ * connection of its own, so the writer goes on with the rest of the funding graph meanwhile: on
+ * the large world the pairs take about 10 s (every one of nine million bets read and grouped),
+ * the transfer graph about 7 s and wallet search 2 s. The worker reads the bets as committed
+ * when it starts: call this after the read models' commit, before anything changes them
+ * again (only the refresh writes wallet_bets). With no database file (`:memory:`), `take` reads
+ * them on this thread.
+ */
+export function coordinatedPairsInWorker(db: Db): PendingPairs {
+  if (db.path === ":memory:") {
+    return { take: () => readCoordinatedPairs(db.writer), cancel: () => {} };
+  }
+  const shared = new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT);
+  const signal = new Int32Array(shared);
+  const { port1, port2 } = new MessageChannel();
+  const { entry } = workerEntry();
+  const worker = new Worker(BOOTSTRAP, {
+    eval: true,
+    workerData: {
+      task: "timing",
+      path: db.path,
+      shared,
+      port: port2,
+      nativeFile: nativeBindingFile(),
+      entry,
+    },
+    transferList: [port2],
+  });
+  worker.on("error", () => {}); // failures come through the port
+  worker.unref();
+  let done = false;
+  const cancel = () => {
+    if (done) return;
+    done = true;
+    port1.close();
+    void worker.terminate();
+  };
+  return {
+    take() {
+      if (done) throw new Error("the coordinated pairs were already taken");
+      try {
+        for (;;) {
+          const posted = Atomics.load(signal, POSTED);
+          const received = receiveMessageOnPort(port1);
+          if (received !== undefined) {
+            const message = received.message as TimingMessage;
+            if ("error" in message) {
+              throw new Error(`the coordinated-timing worker failed: ${message.error}`);
+            }
+            return message.pairs;
+          }
+          if (posted > 0) throw new Error("the coordinated-timing worker ended without its pairs");
+          Atomics.wait(signal, POSTED, 0);
+        }
+      } finally {
+        cancel();
+      }
+    },
+    cancel,
+  };
 }

@@ -14,10 +14,26 @@ export interface RefreshOptions {
   markBatch?: number;
 }
 
-/** A further read model refreshed inside the same transaction, after the wallet and market models. */
+/** What a refresh changed, as its extensions see it. */
+export interface RefreshChange {
+  full: boolean;
+  wallets: ReadonlySet<string>;
+}
+
+/**
+ * A further read model refreshed after the wallet and market models are committed, each in a
+ * transaction of its own, in order.
+ */
 export interface RefreshExtension {
   name: string;
-  run(db: Db, now: number, change: { full: boolean; wallets: ReadonlySet<string> }): unknown;
+  /**
+   * Called for every extension once the wallet and market models are committed, before the
+   * first extension runs: starts work that can go on off this thread meanwhile (a worker
+   * thread reading what was just committed). Returns what stops that work, called when the
+   * refresh ends, whether `run` took its result or an error came first.
+   */
+  begin?(db: Db, now: number, change: RefreshChange): () => void;
+  run(db: Db, now: number, change: RefreshChange): unknown;
 }
 
 export interface RefreshSummary {
@@ -96,11 +112,20 @@ export function refreshReadModels(
     const phases = { ...result.phases, commit: Math.round(performance.now() - passEnded) };
     const watch = stopwatch();
     const extensions: Record<string, unknown> = {};
-    for (const extension of options.extensions ?? []) {
-      extensions[extension.name] = w
-        .transaction(() => extension.run(db, now, { full, wallets: result.wallets }))
-        .immediate();
-      watch.lap(extension.name);
+    const change: RefreshChange = { full, wallets: result.wallets };
+    const stops: (() => void)[] = [];
+    try {
+      for (const extension of options.extensions ?? []) {
+        if (extension.begin) stops.push(extension.begin(db, now, change));
+      }
+      for (const extension of options.extensions ?? []) {
+        extensions[extension.name] = w
+          .transaction(() => extension.run(db, now, change))
+          .immediate();
+        watch.lap(extension.name);
+      }
+    } finally {
+      for (const stop of stops) stop();
     }
     Object.assign(phases, watch.phases);
     return { result, phases, extensions };

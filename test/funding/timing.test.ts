@@ -79,4 +79,65 @@ describe("coordinatedPairs", () => {
       { a: "0xa", b: "0xb", markets: 3, firstSeen: 0, lastSeen: 5 },
     ]);
   });
+
+  it("finds what the definition says, with many groups, equal times and any entry order", () => {
+    // A seeded stream: 40 markets, 60 wallets, entries on a coarse clock (many equal times),
+    // more than the grouper's first room (1,024 entries), so its arrays grow and its groups are
+    // moved into place from all over them.
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return Math.floor((seed / 2 ** 32) * n); // the high bits: an LCG's low bits cycle fast
+    };
+    const entries: Entry[] = [];
+    const taken = new Set<string>();
+    while (entries.length < 1_500) {
+      const [m, w] = [random(40), random(60)];
+      if (taken.has(`${m}/${w}`)) continue; // one bet per wallet and market
+      taken.add(`${m}/${w}`);
+      entries.push(entry(m, random(2) ? "YES" : "NO", random(60) * 15_000, `0x${w}`));
+    }
+    // The definition, directly: every two entries of a (market, side) within the window, neither
+    // in a crowd; pairs of wallets that each met someone on 3 markets, meeting on 3 themselves.
+    const within = (a: Entry, b: Entry) =>
+      a.marketId === b.marketId && a.side === b.side && Math.abs(a.ts - b.ts) <= 60_000;
+    const crowd = new Set(
+      entries.filter((e) => entries.filter((o) => o !== e && within(o, e)).length > 10),
+    );
+    const meetings = entries.flatMap((a, i) =>
+      entries
+        .slice(i + 1)
+        .filter((b) => b.wallet !== a.wallet && within(a, b) && !crowd.has(a) && !crowd.has(b))
+        .map((b) => [a, b] as const),
+    );
+    const metOn = new Map<string, Set<number>>();
+    for (const [a, b] of meetings) {
+      for (const w of [a.wallet, b.wallet]) {
+        metOn.set(w, (metOn.get(w) ?? new Set()).add(a.marketId));
+      }
+    }
+    const eligible = (w: string) => (metOn.get(w)?.size ?? 0) >= 3;
+    const byPair = new Map<string, { markets: number; first: number; last: number }>();
+    for (const [x, y] of meetings) {
+      if (!eligible(x.wallet) || !eligible(y.wallet)) continue;
+      const [a, b] = [x.wallet, y.wallet].sort();
+      const key = `${a} ${b}`;
+      const seen = byPair.get(key) ?? { markets: 0, first: Infinity, last: -Infinity };
+      byPair.set(key, {
+        markets: seen.markets + 1,
+        first: Math.min(seen.first, x.ts, y.ts),
+        last: Math.max(seen.last, x.ts, y.ts),
+      });
+    }
+    const expected = [...byPair]
+      .filter(([, p]) => p.markets >= 3)
+      .map(([key, p]) => {
+        const [a, b] = key.split(" ");
+        return { a: a!, b: b!, markets: p.markets, firstSeen: p.first, lastSeen: p.last };
+      })
+      .sort((x, y) => x.a.localeCompare(y.a) || x.b.localeCompare(y.b));
+    expect(expected.length).toBeGreaterThan(10);
+    expect(coordinatedPairs(entries)).toEqual(expected);
+    expect(coordinatedPairs(scrambled(entries))).toEqual(expected);
+  });
 });

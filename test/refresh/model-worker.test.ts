@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fundingRefreshExtension } from "../../src/funding/refresh";
+import { readCoordinatedPairs } from "../../src/funding/timing";
 import { newRowPack, packedValue, packValues } from "../../src/refresh/full-rows";
-import { fullModelsInWorker } from "../../src/refresh/model-worker";
+import { coordinatedPairsInWorker, fullModelsInWorker } from "../../src/refresh/model-worker";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { seededTestApp, type TestApp } from "../helpers/app";
 import { readModelSnapshot } from "../helpers/read-models";
@@ -104,5 +106,67 @@ describe("the full rebuild's model worker", () => {
       "a full rebuild needs a database file",
     );
     expect(readModelSnapshot(t.db.reader)).toEqual(before);
+  });
+});
+
+describe("coordinated timing read in a worker thread", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    ({ t } = await seededTestApp({ now: NOW }));
+  });
+  afterAll(() => t?.close());
+
+  const checkpointed = () =>
+    until("no reader left in the WAL", () => {
+      const [result] = t.db.writer.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+      return result!.busy === 0 ? true : null;
+    });
+
+  it("reads the same pairs as the writer's thread would", () => {
+    const here = readCoordinatedPairs(t.db.reader);
+    expect(here.length).toBeGreaterThan(0);
+    expect(coordinatedPairsInWorker(t.db).take()).toEqual(here);
+  });
+
+  it("gives the pairs once, and a refresh through the extension stores them", async () => {
+    const pending = coordinatedPairsInWorker(t.db);
+    pending.take();
+    expect(() => pending.take()).toThrow("already taken");
+    const expected = t.db.reader
+      .prepare("SELECT * FROM timing_connections ORDER BY address, counterparty")
+      .all();
+    expect(expected.length).toBeGreaterThan(0);
+    t.db.writer.exec("DELETE FROM timing_connections");
+    // A full refresh with the funding graph's extension, as the app has it: it starts the
+    // worker once the read models are committed and takes its pairs.
+    let started = 0;
+    const funding = fundingRefreshExtension((db) => {
+      started += 1;
+      return coordinatedPairsInWorker(db);
+    });
+    const summary = refreshReadModels(t.db, NOW, { full: true, extensions: [funding] });
+    expect(summary.extensions.funding).toMatchObject({ coordinated_timing: "rebuilt" });
+    expect(started).toBe(1);
+    // The next run is within the hour: no worker, the pairs stay.
+    const next = refreshReadModels(t.db, NOW, { extensions: [funding] });
+    expect(next.extensions.funding).toMatchObject({ coordinated_timing: "unchanged" });
+    expect(started).toBe(1);
+    expect(
+      t.db.reader.prepare("SELECT * FROM timing_connections ORDER BY address, counterparty").all(),
+    ).toEqual(expected);
+    await checkpointed();
+  });
+
+  it("fails with the worker's reason, and a cancelled worker lets go of the database", async () => {
+    const missing = coordinatedPairsInWorker({ ...t.db, path: `${t.db.path}.missing` });
+    expect(() => missing.take()).toThrow(
+      /the coordinated-timing worker failed: .*unable to open database file/,
+    );
+    coordinatedPairsInWorker(t.db).cancel();
+    await checkpointed();
+    // With no database file, the pairs are read on this thread.
+    expect(coordinatedPairsInWorker({ ...t.db, path: ":memory:" }).take()).toEqual(
+      readCoordinatedPairs(t.db.reader),
+    );
   });
 });
