@@ -1,8 +1,8 @@
 /**
- * A full rebuild's models: every trade streamed twice (by wallet, then by market), each time
+ * A full rebuild's models: every trade streamed twice (by wallet, and by market), each time
  * sorted by SQLite's sorter (ALL_FILLS in pass.ts), each wallet's and market's model built and
- * handed to `rows` (full-rows.ts). It only reads, on one read-only connection, and runs in the
- * rebuild's worker thread (model-worker.ts) while the writer stores the rows it sends.
+ * handed to `rows` (full-rows.ts). Each pass only reads, on a read-only connection of its own, in
+ * a worker thread of its own (model-worker.ts), while the writer stores the rows they send.
  */
 
 import type { Connection } from "../db/open";
@@ -84,44 +84,68 @@ export interface CategoryTally {
   wins: number;
 }
 
-export interface FullModelsResult {
-  markets: number;
+/** What the wallet pass hands over: the market pass's input and the rebuild's counts. */
+export interface WalletModelsResult {
+  /** Whales' and insiders' standings by wallet id (as a string), for the market models. */
+  standing: Map<string, CountingWallet>;
   fillsRead: number;
   /** Resolved bets and wins by category, counted as the bets were built. */
   categories: CategoryTally[];
-  /** Where the models' time went, ms (stopwatch in pass.ts). */
+  /** Where the pass's time went, ms (stopwatch in pass.ts). */
+  phases: Record<string, number>;
+}
+
+export interface MarketModelsResult {
+  markets: number;
+  fillsRead: number;
   phases: Record<string, number>;
 }
 
 /**
- * Builds every wallet's and market's model from all trades, as of `now`, and hands each to
- * `rows`. `prices` gives the lookup of every market's price series (prices.ts), asked for once
- * the wallet pass's sort is done. `connection` reads the database as it was before the rebuild
- * began: the writer holds the write lock for the whole rebuild, so every read here sees the same
- * committed state, including the read models that the writer's uncommitted transaction has
- * dropped.
+ * Builds every wallet's model from all trades, as of `now`, and hands each to `rows`. `prices`
+ * gives the lookup of every market's price series (prices.ts), asked for once the pass's sort is
+ * done. `connection` reads the database as it was before the rebuild began: the writer holds the
+ * write lock for the whole rebuild, so every read here sees the same committed state, including
+ * the read models that the writer's uncommitted transaction has dropped.
  *
  * Markets compacted by fill retention (src/refresh/retention.ts) have lost their fills: their
- * bets, stats and hours are read from those previous read models and passed on as they were.
+ * bets are read from those previous read models and passed on as they were.
  */
-export function buildFullModels(
+export function buildWalletModels(
   connection: Connection,
   now: number,
   rows: ModelRows,
   prices: () => PriceLookup,
-): FullModelsResult {
+): WalletModelsResult {
   const watch = stopwatch();
-  const compacted = new Set(connection.prepare(COMPACTED).pluck().all() as number[]);
-  const wallets = walletPass(connection, now, rows, prices, compacted.size > 0, watch);
+  const hasFrozen = connection.prepare(`${COMPACTED} LIMIT 1`).get() !== undefined;
+  const wallets = walletPass(connection, now, rows, prices, hasFrozen, watch);
   watch.lap("wallets");
-  const markets = marketPass(connection, now, rows, wallets.standing, compacted);
-  watch.lap("markets");
   return {
-    markets: markets.count,
-    fillsRead: wallets.fillsRead + markets.fillsRead,
+    standing: wallets.standing,
+    fillsRead: wallets.fillsRead,
     categories: [...wallets.categories.values()],
     phases: watch.phases,
   };
+}
+
+/**
+ * Builds every market's model from all trades, as of `now`, and hands each to `rows`. It sorts
+ * every fill by market first, then asks `standing` for the whales' and insiders' standings (the
+ * wallet pass's, which may still be running meanwhile on another thread). Compacted markets'
+ * stats and hours are read from the previous read models, as buildWalletModels reads their bets.
+ */
+export function buildMarketModels(
+  connection: Connection,
+  now: number,
+  rows: ModelRows,
+  standing: () => ReadonlyMap<string, CountingWallet>,
+): MarketModelsResult {
+  const watch = stopwatch();
+  const compacted = new Set(connection.prepare(COMPACTED).pluck().all() as number[]);
+  const markets = marketPass(connection, now, rows, standing, compacted, watch);
+  watch.lap("markets");
+  return { markets: markets.count, fillsRead: markets.fillsRead, phases: watch.phases };
 }
 
 /** What the writer's side takes: the rows of each model. */
@@ -240,8 +264,9 @@ function marketPass(
   connection: Connection,
   now: number,
   rows: ModelRows,
-  standing: ReadonlyMap<string, CountingWallet>,
+  standingOf: () => ReadonlyMap<string, CountingWallet>,
   compacted: ReadonlySet<number>,
+  watch: Stopwatch,
 ) {
   const hasFrozen = compacted.size > 0;
   let markets = 0;
@@ -286,8 +311,13 @@ function marketPass(
     .prepare(`${ALL_FILLS} ORDER BY f.market_id, f.ts, f.id`)
     .raw()
     .iterate() as IterableIterator<FillRow>;
+  // The first row comes when the sort is done, which may be before the wallet pass is.
+  const first = byMarket.next();
+  watch.lap("market_sort");
+  const standing = standingOf();
+  watch.lap("standing");
   const fillsRead = forEachGroup(
-    byMarket,
+    startingWith(first, byMarket),
     (r) => r[1],
     (r) => String(r[9]),
     (marketId, fills) => {

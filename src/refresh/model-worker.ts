@@ -1,21 +1,25 @@
 /**
- * The refresh's second thread, for two jobs: the full rebuild's models, and the funding graph's
- * coordinated timing (coordinatedPairsInWorker, below).
+ * The refresh's worker threads: the full rebuild's models (two workers, the wallet pass and the
+ * market pass), and the funding graph's coordinated timing (coordinatedPairsInWorker, below).
  *
- * The full rebuild: SQLite has one writer, and a full rebuild of the large world
- * spends about half its time writing rows and building indexes on it, and the other half reading
- * and sorting trades and building models, which need no write lock. So the models are built in a
- * worker thread, on a read-only connection of its own, and sent as packed rows (full-rows.ts) to
- * the writer, which stores them meanwhile (docs/architecture.md, "The full rebuild's model worker").
+ * The full rebuild: SQLite has one writer, and a full rebuild of the large world spends about
+ * half its time writing rows and building indexes on it, and the other half reading and sorting
+ * trades and building models, which need no write lock. So the models are built in worker
+ * threads, each on a read-only connection of its own, and sent as packed rows (full-rows.ts) to
+ * the writer, which stores them meanwhile (docs/architecture.md, "The full rebuild's model
+ * worker"). The market pass needs the wallet pass's standings (whales and insiders), but not to
+ * sort every fill by market, so its worker sorts while the wallet pass runs.
  *
  * The writer waits for the rows synchronously: the rebuild is one write transaction, and the jobs
  * process must run nothing else on its connection until it commits. So the writer takes messages
- * with receiveMessageOnPort and sleeps on a shared counter (Atomics.wait) between them, and the
- * worker stops posting when MAX_IN_FLIGHT messages wait unread, so neither thread's memory grows
- * with the world.
+ * with receiveMessageOnPort and sleeps on a shared counter (Atomics.wait) between them, and each
+ * worker stops posting when MAX_IN_FLIGHT of its messages wait unread, so no thread's memory
+ * grows with the world.
  */
 import { createHash } from "node:crypto";
+import { readlinkSync } from "node:fs";
 import { createRequire } from "node:module";
+import { setPriority } from "node:os";
 import * as sea from "node:sea";
 import {
   MessageChannel,
@@ -26,8 +30,14 @@ import {
 import { loadNativeBinding, nativeBindingFile, writeCached } from "../db/native";
 import { type Connection, type Db, openConnection, overridePragmas } from "../db/open";
 import { type CoordinatedPair, readCoordinatedPairs } from "../funding/timing";
-import { buildFullModels, type FullModelsResult } from "./full-models";
+import {
+  buildMarketModels,
+  buildWalletModels,
+  type MarketModelsResult,
+  type WalletModelsResult,
+} from "./full-models";
 import { fullRowEncoder, newRowPack, packValues, type RowPack, type RowSink } from "./full-rows";
+import type { CountingWallet } from "./pass";
 import { type PriceSeries, readPriceSeries, seriesBuffers, seriesLookup } from "./prices";
 import { FULL_REBUILD_TABLES, type FullRebuildTable } from "./writer";
 
@@ -39,47 +49,101 @@ const CHUNK_ROWS = 1024;
 /** Messages the worker may have posted that the writer has not taken yet. */
 const MAX_IN_FLIGHT = 16;
 
-/** Slots of the shared counters. */
-const POSTED = 0;
-const TAKEN = 1;
-const CANCELLED = 2;
-/** 1 once the writer has posted the price series to the worker. */
-const SERIES = 3;
-const SLOTS = 4;
+/**
+ * Slots of the shared counters. EVENTS moves on every message any worker posts: the writer
+ * sleeps on it. Each model worker counts its own messages posted and taken.
+ */
+const EVENTS = 0;
+const CANCELLED = 1;
+/** 1 once the writer has posted the price series to the wallet worker. */
+const SERIES = 2;
+/** 1 once the writer has posted the wallet pass's standings to the market worker. */
+const STANDING = 3;
+const WALLETS_POSTED = 4;
+const WALLETS_TAKEN = 5;
+const MARKETS_POSTED = 6;
+const MARKETS_TAKEN = 7;
+const SLOTS = 8;
+
+export type ModelTask = "wallets" | "markets";
+
+const COUNTERS: Record<ModelTask, { posted: number; taken: number }> = {
+  wallets: { posted: WALLETS_POSTED, taken: WALLETS_TAKEN },
+  markets: { posted: MARKETS_POSTED, taken: MARKETS_TAKEN },
+};
 
 export interface ModelWorkerData {
+  task: ModelTask;
   path: string;
   now: number;
   /** Helper threads for the worker's sorts (PRAGMA threads). */
   sorterThreads: number;
-  /** Int32Array slots POSTED, TAKEN, CANCELLED, SERIES. */
+  /** Int32Array slots EVENTS … MARKETS_TAKEN, shared by the writer and both workers. */
   shared: SharedArrayBuffer;
   port: MessagePort;
+  /** The slot this worker counts its posted messages in (the bootstrap's, on a failure). */
+  postedSlot: number;
   /** The SQLite addon's file, in the single binary (nativeBindingFile). */
   nativeFile: string | undefined;
 }
 
 type WorkerMessage =
   | { rows: FullRebuildTable; pack: RowPack }
-  | { done: FullModelsResult }
+  | { done: WalletModelsResult | MarketModelsResult }
   | { error: string };
 
-/** Thrown in the worker when the writer gave up (an error of its own): nothing more is read. */
+/** Thrown in a worker when the writer gave up (an error of its own): nothing more is read. */
 class Cancelled extends Error {}
 
-/** The worker thread's work: build every model and post its rows, then `done` (or `error`). */
+/** The market worker's page cache, KB, for its sort beside the wallet pass. */
+const MARKET_SORT_CACHE_KB = 16_384;
+
+/**
+ * Lowers the calling thread to the lowest CPU priority (niceness 19), and with it the sort's
+ * helper threads, which start from it. Linux keeps a niceness per thread; elsewhere, or when
+ * refused, nothing changes.
+ */
+function lowerThisThreadsPriority(): void {
+  try {
+    // "/proc/thread-self" links to "<pid>/task/<tid>".
+    const thread = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (Number.isInteger(thread) && thread > 0) setPriority(thread, 19);
+  } catch {}
+}
+
+/** Sleeps until `slot` is set to 1 by the writer, or the writer gives up. */
+function waitForFlag(signal: Int32Array, slot: number): void {
+  for (;;) {
+    if (Atomics.load(signal, CANCELLED) === 1) throw new Cancelled();
+    if (Atomics.load(signal, slot) === 1) return;
+    Atomics.wait(signal, slot, 0);
+  }
+}
+
+/**
+ * A model worker thread's work: the wallet pass or the market pass, posting its rows, then
+ * `done` (or `error`).
+ */
 export function runModelWorker(data: ModelWorkerData): void {
   const signal = new Int32Array(data.shared);
+  const { posted, taken } = COUNTERS[data.task];
   const post = (message: WorkerMessage, wait: boolean, transfer: ArrayBuffer[] = []) => {
     for (;;) {
       if (Atomics.load(signal, CANCELLED) === 1) throw new Cancelled();
-      const taken = Atomics.load(signal, TAKEN);
-      if (!wait || Atomics.load(signal, POSTED) - taken < MAX_IN_FLIGHT) break;
-      Atomics.wait(signal, TAKEN, taken);
+      const takenSoFar = Atomics.load(signal, taken);
+      if (!wait || Atomics.load(signal, posted) - takenSoFar < MAX_IN_FLIGHT) break;
+      Atomics.wait(signal, taken, takenSoFar);
     }
     data.port.postMessage(message, transfer);
-    Atomics.add(signal, POSTED, 1);
-    Atomics.notify(signal, POSTED);
+    Atomics.add(signal, posted, 1);
+    Atomics.add(signal, EVENTS, 1);
+    Atomics.notify(signal, EVENTS);
+  };
+  // What the writer posts to this worker, once its flag is set.
+  const received = <T>(what: string): T => {
+    const message = receiveMessageOnPort(data.port);
+    if (message === undefined) throw new Error(`${what} were announced but not sent`);
+    return message.message as T;
   };
   let connection: Connection | undefined;
   try {
@@ -104,18 +168,32 @@ export function runModelWorker(data: ModelWorkerData): void {
       packValues(pack, values);
       if (pack.length === capacity(table)) send(table, pack);
     };
-    // The price series, which the writer reads while this thread sorts the fills by wallet.
-    const prices = () => {
-      for (;;) {
-        if (Atomics.load(signal, CANCELLED) === 1) throw new Cancelled();
-        if (Atomics.load(signal, SERIES) === 1) break;
-        Atomics.wait(signal, SERIES, 0);
-      }
-      const received = receiveMessageOnPort(data.port);
-      if (received === undefined) throw new Error("the price series were announced but not sent");
-      return seriesLookup((received.message as { series: Map<number, PriceSeries> }).series);
-    };
-    const result = buildFullModels(connection, data.now, fullRowEncoder(emit), prices);
+    const rows = fullRowEncoder(emit);
+    let result: WalletModelsResult | MarketModelsResult;
+    if (data.task === "wallets") {
+      // The price series, which the writer reads while this thread sorts the fills by wallet.
+      const prices = () => {
+        waitForFlag(signal, SERIES);
+        return seriesLookup(
+          received<{ series: Map<number, PriceSeries> }>("the price series").series,
+        );
+      };
+      result = buildWalletModels(connection, data.now, rows, prices);
+    } else {
+      // Its sort waits for the series to be read: the wallet pass waits for those. It then runs
+      // at the lowest CPU priority, in what the wallet pass and the writer leave of the cores,
+      // with a smaller page cache (SQLite sorts in runs of the cache's size): on the large
+      // world a third busy thread slowed the wallet pass by more than the sort saved, and a
+      // second full-sized sort beside the wallet pass took the rebuild past 1 GB.
+      waitForFlag(signal, SERIES);
+      lowerThisThreadsPriority();
+      overridePragmas(connection, { cache_size: -MARKET_SORT_CACHE_KB });
+      const standing = () => {
+        waitForFlag(signal, STANDING);
+        return received<{ standing: Map<string, CountingWallet> }>("the standings").standing;
+      };
+      result = buildMarketModels(connection, data.now, rows, standing);
+    }
     for (const [table, pack] of held) send(table, pack);
     post({ done: result }, true);
   } catch (error) {
@@ -131,7 +209,7 @@ export function runModelWorker(data: ModelWorkerData): void {
 
 export interface TimingWorkerData {
   path: string;
-  /** Int32Array slot POSTED: 1 once the result (or an error) is posted. */
+  /** Int32Array slot EVENTS: 1 once the result (or an error) is posted. */
   shared: SharedArrayBuffer;
   port: MessagePort;
   nativeFile: string | undefined;
@@ -158,8 +236,8 @@ export function runTimingWorker(data: TimingWorkerData): void {
   }
   data.port.postMessage(message);
   const signal = new Int32Array(data.shared);
-  Atomics.add(signal, POSTED, 1);
-  Atomics.notify(signal, POSTED);
+  Atomics.add(signal, EVENTS, 1);
+  Atomics.notify(signal, EVENTS);
   data.port.close();
 }
 
@@ -173,8 +251,9 @@ const { workerData } = require("node:worker_threads");
 const fail = (error) => {
   workerData.port.postMessage({ error: String((error && error.stack) || error) });
   const signal = new Int32Array(workerData.shared);
-  Atomics.add(signal, ${POSTED}, 1);
-  Atomics.notify(signal, ${POSTED});
+  if (workerData.postedSlot !== undefined) Atomics.add(signal, workerData.postedSlot, 1);
+  Atomics.add(signal, ${EVENTS}, 1);
+  Atomics.notify(signal, ${EVENTS});
   workerData.port.close();
 };
 try {
@@ -208,82 +287,131 @@ function workerEntry(): { entry: { bundle?: string; url?: string; tsx?: string }
   };
 }
 
+/** What the full rebuild's models give the writer, besides their rows. */
+export interface FullModelsResult {
+  markets: number;
+  fillsRead: number;
+  /** Resolved bets and wins by category, counted as the bets were built. */
+  categories: WalletModelsResult["categories"];
+  /** Each worker's steps, ms: the wallet pass's, then the market pass's. */
+  phases: Record<string, number>;
+  /** How long this thread waited for rows, ms. */
+  waitedMs: number;
+  /** How long this thread read the price series for, ms. */
+  seriesMs: number;
+}
+
 /**
- * Builds the full rebuild's models in a worker thread and hands each batch of rows to `write`
- * (on this thread, as they come), until the worker is done. This thread reads the price series
- * first, for the worker (`seriesMs`); `waitedMs` is how long it then waited for rows. `db.path`
- * must be a file: the worker opens it on a connection of its own. A failure on either side ends
- * both and throws here.
+ * Builds the full rebuild's models in two worker threads, the wallet pass in one and the market
+ * pass in the other, and hands each batch of rows to `write` (on this thread, as they come), the
+ * wallet pass's first, until both are done. This thread reads the price series first, for the
+ * wallet pass (`seriesMs`); `waitedMs` is how long it then waited for rows. The market pass
+ * sorts every fill by market while the wallet pass runs, and starts its models when this thread
+ * hands it the wallet pass's standings. `db.path` must be a file: each worker opens it on a
+ * connection of its own. A failure on any side ends all three and throws here.
  */
 export function fullModelsInWorker(
   db: Db,
   now: number,
   sorterThreads: number,
   write: (table: FullRebuildTable, pack: RowPack) => void,
-): FullModelsResult & { waitedMs: number; seriesMs: number } {
+): FullModelsResult {
   if (db.path === ":memory:") {
-    throw new Error("a full rebuild needs a database file: its model worker opens the file");
+    throw new Error("a full rebuild needs a database file: its model workers open the file");
   }
   const shared = new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT);
   const signal = new Int32Array(shared);
-  const { port1, port2 } = new MessageChannel();
   const { entry } = workerEntry();
-  const workerData = {
-    task: "models",
-    path: db.path,
-    now,
-    sorterThreads,
-    shared,
-    port: port2,
-    nativeFile: nativeBindingFile(),
-    entry,
+  const start = (task: ModelTask) => {
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(BOOTSTRAP, {
+      eval: true,
+      workerData: {
+        task,
+        path: db.path,
+        now,
+        sorterThreads,
+        shared,
+        port: port2,
+        postedSlot: COUNTERS[task].posted,
+        nativeFile: nativeBindingFile(),
+        entry,
+      },
+      transferList: [port2],
+    });
+    // Failures come through the port; the event would otherwise crash this process.
+    worker.on("error", () => {});
+    worker.unref();
+    return { task, port: port1, worker };
   };
-  const worker = new Worker(BOOTSTRAP, {
-    eval: true,
-    workerData,
-    transferList: [port2],
-  });
-  // Failures come through the port; the event would otherwise crash this process.
-  worker.on("error", () => {});
-  worker.unref();
+  const walletWorker = start("wallets");
+  const marketWorker = start("markets");
   let waited = 0;
   let seriesMs = 0;
-  try {
-    // The price series (the wallet models' marks and 24-hour moves), read here while the worker
-    // sorts every fill by wallet, and moved to it without a copy.
-    const seriesFrom = performance.now();
-    const series = readPriceSeries(db);
-    port1.postMessage({ series }, seriesBuffers(series));
-    Atomics.store(signal, SERIES, 1);
-    Atomics.notify(signal, SERIES);
-    seriesMs = performance.now() - seriesFrom;
+  /** Inserts `from`'s rows until it is done; any message from the other is its error. */
+  const drain = (from: typeof walletWorker, other: typeof walletWorker) => {
     for (;;) {
-      const posted = Atomics.load(signal, POSTED);
-      const received = receiveMessageOnPort(port1);
+      const events = Atomics.load(signal, EVENTS);
+      const received = receiveMessageOnPort(from.port);
       if (received === undefined) {
-        const from = performance.now();
-        Atomics.wait(signal, POSTED, posted);
-        waited += performance.now() - from;
+        const early = receiveMessageOnPort(other.port);
+        if (early !== undefined) failed(other.task, early.message as WorkerMessage);
+        const waitFrom = performance.now();
+        Atomics.wait(signal, EVENTS, events);
+        waited += performance.now() - waitFrom;
         continue;
       }
       const message = received.message as WorkerMessage;
       if ("rows" in message) {
         write(message.rows, message.pack);
-        Atomics.add(signal, TAKEN, 1);
-        Atomics.notify(signal, TAKEN);
-      } else if ("error" in message) {
-        throw new Error(`the full rebuild's model worker failed: ${message.error}`);
+        Atomics.add(signal, COUNTERS[from.task].taken, 1);
+        Atomics.notify(signal, COUNTERS[from.task].taken);
+      } else if ("done" in message) {
+        return message.done;
       } else {
-        return { ...message.done, waitedMs: Math.round(waited), seriesMs: Math.round(seriesMs) };
+        failed(from.task, message);
       }
     }
+  };
+  try {
+    // The price series (the wallet models' marks and 24-hour moves), read here while the wallet
+    // worker sorts every fill by wallet, and moved to it without a copy.
+    const seriesFrom = performance.now();
+    const series = readPriceSeries(db);
+    walletWorker.port.postMessage({ series }, seriesBuffers(series));
+    Atomics.store(signal, SERIES, 1);
+    Atomics.notify(signal, SERIES);
+    seriesMs = performance.now() - seriesFrom;
+    const wallets = drain(walletWorker, marketWorker) as WalletModelsResult;
+    marketWorker.port.postMessage({ standing: wallets.standing });
+    Atomics.store(signal, STANDING, 1);
+    Atomics.notify(signal, STANDING);
+    void walletWorker.worker.terminate();
+    const markets = drain(marketWorker, walletWorker) as MarketModelsResult;
+    return {
+      markets: markets.markets,
+      fillsRead: wallets.fillsRead + markets.fillsRead,
+      categories: wallets.categories,
+      phases: { ...wallets.phases, ...markets.phases },
+      waitedMs: Math.round(waited),
+      seriesMs: Math.round(seriesMs),
+    };
   } finally {
     Atomics.store(signal, CANCELLED, 1);
-    Atomics.notify(signal, TAKEN);
-    Atomics.notify(signal, SERIES);
-    port1.close();
-    void worker.terminate();
+    for (const slot of [WALLETS_TAKEN, MARKETS_TAKEN, SERIES, STANDING]) {
+      Atomics.notify(signal, slot);
+    }
+    for (const { port, worker } of [walletWorker, marketWorker]) {
+      port.close();
+      void worker.terminate();
+    }
   }
+}
+
+/** Throws a worker's error (or what it sent instead of rows) as the rebuild's. */
+function failed(task: ModelTask, message: WorkerMessage): never {
+  const reason = "error" in message ? message.error : "a message out of turn";
+  throw new Error(`the full rebuild's ${task} worker failed: ${reason}`);
 }
 
 /** Coordinated pairs being read in a worker thread (coordinatedPairsInWorker). */
@@ -337,7 +465,7 @@ export function coordinatedPairsInWorker(db: Db): PendingPairs {
       if (done) throw new Error("the coordinated pairs were already taken");
       try {
         for (;;) {
-          const posted = Atomics.load(signal, POSTED);
+          const posted = Atomics.load(signal, EVENTS);
           const received = receiveMessageOnPort(port1);
           if (received !== undefined) {
             const message = received.message as TimingMessage;
@@ -347,7 +475,7 @@ export function coordinatedPairsInWorker(db: Db): PendingPairs {
             return message.pairs;
           }
           if (posted > 0) throw new Error("the coordinated-timing worker ended without its pairs");
-          Atomics.wait(signal, POSTED, 0);
+          Atomics.wait(signal, EVENTS, 0);
         }
       } finally {
         cancel();

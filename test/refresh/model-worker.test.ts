@@ -100,7 +100,7 @@ describe("the full rebuild's model worker", () => {
     const before = readModelSnapshot(t.db.reader);
     const missing = { ...t.db, path: `${t.db.path}.missing` };
     expect(() => fullModelsInWorker(missing, NOW, 1, ignore)).toThrow(
-      /the full rebuild's model worker failed: .*unable to open database file/,
+      /the full rebuild's (wallets|markets) worker failed: .*unable to open database file/,
     );
     expect(() => fullModelsInWorker({ ...t.db, path: ":memory:" }, NOW, 1, ignore)).toThrow(
       "a full rebuild needs a database file",
