@@ -17,7 +17,7 @@
  * grows with the world.
  */
 import { createHash } from "node:crypto";
-import { readlinkSync } from "node:fs";
+import { existsSync, readlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { setPriority } from "node:os";
 import * as sea from "node:sea";
@@ -46,8 +46,13 @@ export const MODEL_WORKER_ASSET = "model-worker.cjs";
 
 /** Rows of one table per message. */
 const CHUNK_ROWS = 1024;
-/** Messages the worker may have posted that the writer has not taken yet. */
-const MAX_IN_FLIGHT = 16;
+/**
+ * Messages a worker may have posted that the writer has not taken yet. The market pass's may
+ * run further ahead (512 messages of hours, about 37 MB at most): the writer builds the wallet
+ * tables' indexes between its messages, each for up to a second or two, and the market pass
+ * goes on meanwhile.
+ */
+const MAX_IN_FLIGHT: Record<ModelTask, number> = { wallets: 16, markets: 512 };
 
 /**
  * Slots of the shared counters. EVENTS moves on every message any worker posts: the writer
@@ -131,7 +136,7 @@ export function runModelWorker(data: ModelWorkerData): void {
     for (;;) {
       if (Atomics.load(signal, CANCELLED) === 1) throw new Cancelled();
       const takenSoFar = Atomics.load(signal, taken);
-      if (!wait || Atomics.load(signal, posted) - takenSoFar < MAX_IN_FLIGHT) break;
+      if (!wait || Atomics.load(signal, posted) - takenSoFar < MAX_IN_FLIGHT[data.task]) break;
       Atomics.wait(signal, taken, takenSoFar);
     }
     data.port.postMessage(message, transfer);
@@ -207,7 +212,9 @@ export function runModelWorker(data: ModelWorkerData): void {
   }
 }
 
-export interface TimingWorkerData {
+/** A one-shot worker's data (coordinatedPairsInWorker, checkpointInWorker). */
+export interface OneShotWorkerData {
+  task: OneShotTask;
   path: string;
   /** Int32Array slot EVENTS: 1 once the result (or an error) is posted. */
   shared: SharedArrayBuffer;
@@ -215,24 +222,54 @@ export interface TimingWorkerData {
   nativeFile: string | undefined;
 }
 
-type TimingMessage = { pairs: CoordinatedPair[] } | { error: string };
+/** What a WAL checkpoint reports (`PRAGMA wal_checkpoint`): its frames, and those copied back. */
+export interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
 
-/** The worker thread's work for coordinatedPairsInWorker: the pairs, or the error. */
-export function runTimingWorker(data: TimingWorkerData): void {
-  let connection: Connection | undefined;
-  let message: TimingMessage;
+/** The one-shot tasks, each with the connection it opens and what it returns. */
+const ONE_SHOT = {
+  /** The funding graph's coordinated pairs, from the committed bets. */
+  timing: (path: string): CoordinatedPair[] => {
+    const connection = openConnection(path, { readonly: true });
+    try {
+      // It reads every bet once, in table order: a page cache would never be read again (its
+      // default 64 MB would only add to the refresh's peak of memory), nor the memory map,
+      // which would count every page read against the jobs process's resident memory.
+      overridePragmas(connection, { mmap_size: 0, cache_size: -2048 });
+      return readCoordinatedPairs(connection);
+    } finally {
+      connection.close();
+    }
+  },
+  /** A PASSIVE checkpoint: a checkpoint writes the database file, so not read-only. */
+  checkpoint: (path: string): CheckpointResult => {
+    // A read-write open would create a missing file.
+    if (!existsSync(path)) throw new Error(`no database at ${path}`);
+    const connection = openConnection(path);
+    try {
+      const [result] = connection.pragma("wal_checkpoint(PASSIVE)") as CheckpointResult[];
+      return result!;
+    } finally {
+      connection.close();
+    }
+  },
+};
+
+export type OneShotTask = keyof typeof ONE_SHOT;
+
+type OneShotMessage = { result: unknown } | { error: string };
+
+/** A one-shot worker thread's work: its task's result, or the error. */
+export function runOneShotWorker(data: OneShotWorkerData): void {
+  let message: OneShotMessage;
   try {
     if (data.nativeFile !== undefined) loadNativeBinding(data.nativeFile);
-    connection = openConnection(data.path, { readonly: true });
-    // It reads every bet once, in table order: a page cache would never be read again (its
-    // default 64 MB would only add to the refresh's peak of memory), nor the memory map, which
-    // would count every page read against the jobs process's resident memory.
-    overridePragmas(connection, { mmap_size: 0, cache_size: -2048 });
-    message = { pairs: readCoordinatedPairs(connection) };
+    message = { result: ONE_SHOT[data.task](data.path) };
   } catch (error) {
     message = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
-  } finally {
-    connection?.close();
   }
   data.port.postMessage(message);
   const signal = new Int32Array(data.shared);
@@ -262,9 +299,9 @@ try {
   const loaded = entry.bundle ? Promise.resolve(require(entry.bundle)) : import(entry.url);
   loaded.then(
     (module) =>
-      workerData.task === "timing"
-        ? module.runTimingWorker(workerData)
-        : module.runModelWorker(workerData),
+      workerData.task === "wallets" || workerData.task === "markets"
+        ? module.runModelWorker(workerData)
+        : module.runOneShotWorker(workerData),
     fail,
   );
 } catch (error) {
@@ -295,8 +332,8 @@ export interface FullModelsResult {
   categories: WalletModelsResult["categories"];
   /** Each worker's steps, ms: the wallet pass's, then the market pass's. */
   phases: Record<string, number>;
-  /** How long this thread waited for rows, ms. */
-  waitedMs: number;
+  /** How long this thread waited for rows, ms: in all, and for each pass's. */
+  waitedMs: { wallets: number; markets: number };
   /** How long this thread read the price series for, ms. */
   seriesMs: number;
 }
@@ -315,6 +352,7 @@ export function fullModelsInWorker(
   now: number,
   sorterThreads: number,
   write: (table: FullRebuildTable, pack: RowPack) => void,
+  whileMarketsWait: () => boolean = () => false,
 ): FullModelsResult {
   if (db.path === ":memory:") {
     throw new Error("a full rebuild needs a database file: its model workers open the file");
@@ -346,7 +384,7 @@ export function fullModelsInWorker(
   };
   const walletWorker = start("wallets");
   const marketWorker = start("markets");
-  let waited = 0;
+  const waited = { wallets: 0, markets: 0 };
   let seriesMs = 0;
   /** Inserts `from`'s rows until it is done; any message from the other is its error. */
   const drain = (from: typeof walletWorker, other: typeof walletWorker) => {
@@ -356,9 +394,11 @@ export function fullModelsInWorker(
       if (received === undefined) {
         const early = receiveMessageOnPort(other.port);
         if (early !== undefined) failed(other.task, early.message as WorkerMessage);
+        // The writer's own work, rather than waiting for the market pass's rows.
+        if (from.task === "markets" && whileMarketsWait()) continue;
         const waitFrom = performance.now();
         Atomics.wait(signal, EVENTS, events);
-        waited += performance.now() - waitFrom;
+        waited[from.task] += performance.now() - waitFrom;
         continue;
       }
       const message = received.message as WorkerMessage;
@@ -393,7 +433,7 @@ export function fullModelsInWorker(
       fillsRead: wallets.fillsRead + markets.fillsRead,
       categories: wallets.categories,
       phases: { ...wallets.phases, ...markets.phases },
-      waitedMs: Math.round(waited),
+      waitedMs: { wallets: Math.round(waited.wallets), markets: Math.round(waited.markets) },
       seriesMs: Math.round(seriesMs),
     };
   } finally {
@@ -414,27 +454,16 @@ function failed(task: ModelTask, message: WorkerMessage): never {
   throw new Error(`the full rebuild's ${task} worker failed: ${reason}`);
 }
 
-/** Coordinated pairs being read in a worker thread (coordinatedPairsInWorker). */
-export interface PendingPairs {
-  /** Waits (blocking this thread) for the pairs; throws the worker's error. Once. */
-  take(): CoordinatedPair[];
-  /** Stops the worker, if it is still running: the pairs are not wanted. */
+/** A one-shot task's result being made in a worker thread. */
+export interface Pending<T> {
+  /** Waits (blocking this thread) for the result; throws the worker's error. Once. */
+  take(): T;
+  /** Stops the worker, if it is still running: the result is not wanted. */
   cancel(): void;
 }
 
-/**
- * Starts reading the coordinated pairs of the committed bets in a worker thread, on a read-only
- * connection of its own, so the writer goes on with the rest of the funding graph meanwhile: on
- * the large world the pairs take about 10 s (every one of nine million bets read and grouped),
- * the transfer graph about 7 s and wallet search 2 s. The worker reads the bets as committed
- * when it starts: call this after the read models' commit, before anything changes them
- * again (only the refresh writes wallet_bets). With no database file (`:memory:`), `take` reads
- * them on this thread.
- */
-export function coordinatedPairsInWorker(db: Db): PendingPairs {
-  if (db.path === ":memory:") {
-    return { take: () => readCoordinatedPairs(db.writer), cancel: () => {} };
-  }
+/** Runs a one-shot task in a worker thread of its own; `what` names it in errors. */
+function oneShotInWorker<T>(db: Db, task: OneShotTask, what: string): Pending<T> {
   const shared = new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT);
   const signal = new Int32Array(shared);
   const { port1, port2 } = new MessageChannel();
@@ -442,7 +471,7 @@ export function coordinatedPairsInWorker(db: Db): PendingPairs {
   const worker = new Worker(BOOTSTRAP, {
     eval: true,
     workerData: {
-      task: "timing",
+      task,
       path: db.path,
       shared,
       port: port2,
@@ -462,19 +491,17 @@ export function coordinatedPairsInWorker(db: Db): PendingPairs {
   };
   return {
     take() {
-      if (done) throw new Error("the coordinated pairs were already taken");
+      if (done) throw new Error(`the ${what} was already taken`);
       try {
         for (;;) {
           const posted = Atomics.load(signal, EVENTS);
           const received = receiveMessageOnPort(port1);
           if (received !== undefined) {
-            const message = received.message as TimingMessage;
-            if ("error" in message) {
-              throw new Error(`the coordinated-timing worker failed: ${message.error}`);
-            }
-            return message.pairs;
+            const message = received.message as OneShotMessage;
+            if ("error" in message) throw new Error(`the ${what} worker failed: ${message.error}`);
+            return message.result as T;
           }
-          if (posted > 0) throw new Error("the coordinated-timing worker ended without its pairs");
+          if (posted > 0) throw new Error(`the ${what} worker ended without its result`);
           Atomics.wait(signal, EVENTS, 0);
         }
       } finally {
@@ -483,4 +510,35 @@ export function coordinatedPairsInWorker(db: Db): PendingPairs {
     },
     cancel,
   };
+}
+
+/** Coordinated pairs being read in a worker thread (coordinatedPairsInWorker). */
+export type PendingPairs = Pending<CoordinatedPair[]>;
+
+/**
+ * Starts reading the coordinated pairs of the committed bets in a worker thread, on a read-only
+ * connection of its own, so the writer goes on with the rest of the funding graph meanwhile: on
+ * the large world the pairs take about 10 s (every one of nine million bets read and grouped),
+ * the transfer graph about 7 s and wallet search 2 s. The worker reads the bets as committed
+ * when it starts: call this after the read models' commit, before anything changes them
+ * again (only the refresh writes wallet_bets). With no database file (`:memory:`), `take` reads
+ * them on this thread.
+ */
+export function coordinatedPairsInWorker(db: Db): PendingPairs {
+  if (db.path === ":memory:") {
+    return { take: () => readCoordinatedPairs(db.writer), cancel: () => {} };
+  }
+  return oneShotInWorker(db, "timing", "coordinated-timing");
+}
+
+/**
+ * Starts a PASSIVE checkpoint of the database's WAL in a worker thread, on a connection of its
+ * own: a full rebuild leaves gigabytes of pages in the WAL, and copying them back into the
+ * database took the rebuild's commit 3–4 s on the large world, on the writer's thread. Beside
+ * it, the writer goes on with the refresh's extensions. A PASSIVE checkpoint never waits: it
+ * copies what no reader still needs, and the writer's own checkpoints do the rest later.
+ */
+export function checkpointInWorker(db: Db): Pending<CheckpointResult> {
+  if (db.path === ":memory:") throw new Error("an in-memory database has no WAL to checkpoint");
+  return oneShotInWorker(db, "checkpoint", "WAL checkpoint");
 }

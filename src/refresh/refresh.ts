@@ -1,6 +1,7 @@
 import { type Db, overridePragmas } from "../db/open";
 import { fullRebuild, withBulkReads } from "./full";
 import { incremental, MARK_BATCH } from "./incremental";
+import { type CheckpointResult, checkpointInWorker, type Pending } from "./model-worker";
 import { type PassResult, stopwatch } from "./pass";
 
 export { MARK_BATCH, MARK_MAX_AGE_MS } from "./incremental";
@@ -46,6 +47,11 @@ export interface RefreshSummary {
   /** Where the time went, ms: each step of the pass, then the commit and each extension. */
   phases: Record<string, number>;
   extensions: Record<string, unknown>;
+  /**
+   * A full rebuild's WAL checkpoint, run in a worker thread after its commit: the WAL's frames
+   * and how many were copied back (what no reader still needed), or why it failed.
+   */
+  wal_checkpoint?: CheckpointResult | { error: string };
 }
 
 /**
@@ -84,6 +90,7 @@ export function refreshReadModels(
     options.full === true || last === undefined || last.max_trade_id === null || last.as_of > now;
   let maxTradeId = 0;
   let passEnded = 0;
+  let walCheckpoint: RefreshSummary["wal_checkpoint"];
   const refresh = () => {
     const run = w.transaction(() => {
       maxTradeId = (w.prepare("SELECT max(id) FROM fills").pluck().get() as number | null) ?? 0;
@@ -103,11 +110,26 @@ export function refreshReadModels(
     // world. The pragma cannot change inside a transaction, so it is set around this one only;
     // the extensions below keep their checks (and their cascades).
     const restoreKeys = full ? overridePragmas(w, { foreign_keys: 0 }) : () => {};
+    // A full rebuild leaves gigabytes of pages in the WAL, and its commit would copy them back
+    // into the database on this thread (3–4 s on the large world). A worker thread does that
+    // instead, beside the extensions (checkpointInWorker); the writer's own checkpoints resume
+    // once it is done.
+    const walInWorker = full && db.path !== ":memory:";
+    const restoreCheckpoints = walInWorker
+      ? overridePragmas(w, { wal_autocheckpoint: 0 })
+      : () => {};
     let result: PassResult;
+    let checkpoint: Pending<CheckpointResult> | null = null;
     try {
-      result = run.immediate();
-    } finally {
-      restoreKeys();
+      try {
+        result = run.immediate();
+      } finally {
+        restoreKeys();
+      }
+      if (walInWorker) checkpoint = checkpointInWorker(db);
+    } catch (error) {
+      restoreCheckpoints();
+      throw error;
     }
     const phases = { ...result.phases, commit: Math.round(performance.now() - passEnded) };
     const watch = stopwatch();
@@ -126,6 +148,17 @@ export function refreshReadModels(
       }
     } finally {
       for (const stop of stops) stop();
+      if (checkpoint) {
+        // Its copy is maintenance: a failed one leaves the pages for the writer's next
+        // checkpoint, so it is reported, not thrown.
+        try {
+          walCheckpoint = checkpoint.take();
+        } catch (error) {
+          walCheckpoint = { error: error instanceof Error ? error.message : String(error) };
+        }
+        watch.lap("wal_checkpoint");
+      }
+      restoreCheckpoints();
     }
     Object.assign(phases, watch.phases);
     return { result, phases, extensions };
@@ -141,6 +174,7 @@ export function refreshReadModels(
     duration_ms: Math.round(performance.now() - started),
     phases,
     extensions,
+    ...(walCheckpoint ? { wal_checkpoint: walCheckpoint } : {}),
   };
   w.prepare(
     `INSERT INTO refresh_runs (kind, started_at, finished_at, summary, max_trade_id)

@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fundingRefreshExtension } from "../../src/funding/refresh";
 import { readCoordinatedPairs } from "../../src/funding/timing";
 import { newRowPack, packedValue, packValues } from "../../src/refresh/full-rows";
-import { coordinatedPairsInWorker, fullModelsInWorker } from "../../src/refresh/model-worker";
+import {
+  checkpointInWorker,
+  coordinatedPairsInWorker,
+  fullModelsInWorker,
+} from "../../src/refresh/model-worker";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { seededTestApp, type TestApp } from "../helpers/app";
 import { readModelSnapshot } from "../helpers/read-models";
@@ -147,9 +151,16 @@ describe("coordinated timing read in a worker thread", () => {
     const summary = refreshReadModels(t.db, NOW, { full: true, extensions: [funding] });
     expect(summary.extensions.funding).toMatchObject({ coordinated_timing: "rebuilt" });
     expect(started).toBe(1);
+    // The rebuild's commit left its pages in the WAL, and a worker copied them back: every
+    // frame, as no reader held an older snapshot.
+    const copied = summary.wal_checkpoint as { log: number; checkpointed: number };
+    expect(copied.log).toBeGreaterThan(100);
+    expect(copied.checkpointed).toBe(copied.log);
+    expect(summary.phases.wal_checkpoint).toBeGreaterThanOrEqual(0);
     // The next run is within the hour: no worker, the pairs stay.
     const next = refreshReadModels(t.db, NOW, { extensions: [funding] });
     expect(next.extensions.funding).toMatchObject({ coordinated_timing: "unchanged" });
+    expect(next.wal_checkpoint).toBeUndefined(); // an incremental run commits as usual
     expect(started).toBe(1);
     expect(
       t.db.reader.prepare("SELECT * FROM timing_connections ORDER BY address, counterparty").all(),
@@ -161,6 +172,9 @@ describe("coordinated timing read in a worker thread", () => {
     const missing = coordinatedPairsInWorker({ ...t.db, path: `${t.db.path}.missing` });
     expect(() => missing.take()).toThrow(
       /the coordinated-timing worker failed: .*unable to open database file/,
+    );
+    expect(() => checkpointInWorker({ ...t.db, path: `${t.db.path}.missing` }).take()).toThrow(
+      /the WAL checkpoint worker failed: .*no database at/,
     );
     coordinatedPairsInWorker(t.db).cancel();
     await checkpointed();
