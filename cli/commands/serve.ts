@@ -153,8 +153,14 @@ async function runServer(session: Session, options: ServeOptions): Promise<void>
         })
       : null;
   // The jobs checkpoint the rate-limit ledger (checkpointLedgerForServer): this thread does only
-  // if they stop for a while.
-  if (jobs) app.deps.db.limits.pragma(`wal_autocheckpoint = ${SERVER_LEDGER_AUTOCHECKPOINT}`);
+  // if they stop for a while. And they alone checkpoint the main database: after a full
+  // rebuild its WAL holds gigabytes until a worker thread of theirs has copied them back
+  // (src/refresh/refresh.ts), and a webhook write of this thread's, committing meanwhile, would
+  // otherwise copy them on the request thread. This thread's own writes to it are a few rows.
+  if (jobs) {
+    app.deps.db.limits.pragma(`wal_autocheckpoint = ${SERVER_LEDGER_AUTOCHECKPOINT}`);
+    app.deps.db.writer.pragma("wal_autocheckpoint = 0");
+  }
   // Refreshes happen in that process (or the CLI's): notice them, for as-of headers and caches.
   const watch = setInterval(() => app.syncReadModels(), READ_MODEL_POLL_MS);
   watch.unref();
