@@ -15,6 +15,7 @@
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Connection, Db } from "../db/open";
+import type { PendingPairs } from "../refresh/model-worker";
 import type { RefreshExtension } from "../refresh/refresh";
 import { rebuildClusters } from "./clusters";
 import { type InvestigationCounts, refreshInvestigations } from "./investigations";
@@ -174,20 +175,14 @@ export function coordinatedTimingDue(db: Db, now: number, force: boolean): boole
   );
 }
 
-/** Coordinated pairs being read off the writer's thread: coordinatedPairsInWorker's handle. */
-export interface PairsReader {
-  take(): CoordinatedPair[];
-  cancel(): void;
-}
-
 /**
  * The funding graph as a refresh extension (src/refresh/refresh.ts). When coordinated timing is
  * due, `readPairs` starts reading the pairs as soon as the read models are committed, so that
  * the reading (seconds on a large installation: every bet) runs beside the extensions before
  * this one and the transfer graph, and this run only waits for what is left of it.
  */
-export function fundingRefreshExtension(readPairs: (db: Db) => PairsReader): RefreshExtension {
-  let reading: PairsReader | null = null;
+export function fundingRefreshExtension(readPairs: (db: Db) => PendingPairs): RefreshExtension {
+  let reading: PendingPairs | null = null;
   return {
     name: "funding",
     begin(db, now, change) {

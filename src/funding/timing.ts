@@ -9,6 +9,7 @@
  */
 
 import type { Connection } from "../db/open";
+import { doubled } from "../typed-arrays";
 
 export const COORDINATION_WINDOW_MS = 60_000;
 export const COORDINATION_MIN_MARKETS = 3;
@@ -86,11 +87,7 @@ function pairsOf(groups: Group[], wallets: string[]): CoordinatedPair[] {
   for (const g of groups) {
     forEachMeeting(g, (a, b) => {
       if (!eligible(a, g) || !eligible(b, g)) return;
-      if (meetings === keys.length) {
-        const grown = new Float64Array(keys.length * 2);
-        grown.set(keys);
-        keys = grown;
-      }
+      if (meetings === keys.length) keys = doubled(keys);
       keys[meetings++] = pairKey(g, a, b);
     });
   }
@@ -153,9 +150,9 @@ class EntryGrouper<W = string> {
   /** market * 2 + side → group number, in order of first entry. */
   private readonly groupOf = new Map<number, number>();
   private readonly counts: number[] = [];
-  private ts: Float64Array;
-  private wallet: Int32Array;
-  private group: Int32Array;
+  private ts: Float64Array<ArrayBuffer>;
+  private wallet: Int32Array<ArrayBuffer>;
+  private group: Int32Array<ArrayBuffer>;
   private length = 0;
 
   /** `capacity`: how many entries to make room for at first (the arrays double when full). */
@@ -182,24 +179,15 @@ class EntryGrouper<W = string> {
       this.counts.push(0);
     }
     this.counts[group]!++;
-    if (this.length === this.ts.length) this.grow();
+    if (this.length === this.ts.length) {
+      this.ts = doubled(this.ts);
+      this.wallet = doubled(this.wallet);
+      this.group = doubled(this.group);
+    }
     this.ts[this.length] = ts;
     this.wallet[this.length] = id;
     this.group[this.length] = group;
     this.length++;
-  }
-
-  private grow(): void {
-    const room = this.ts.length * 2;
-    const ts = new Float64Array(room);
-    ts.set(this.ts);
-    this.ts = ts;
-    const wallet = new Int32Array(room);
-    wallet.set(this.wallet);
-    this.wallet = wallet;
-    const group = new Int32Array(room);
-    group.set(this.group);
-    this.group = group;
   }
 
   finish(): { groups: Group[]; wallets: W[] } {

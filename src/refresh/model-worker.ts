@@ -100,6 +100,11 @@ type WorkerMessage =
 /** Thrown in a worker when the writer gave up (an error of its own): nothing more is read. */
 class Cancelled extends Error {}
 
+/** An error as a worker sends it to the thread that started it: its stack, which names it. */
+function errorText(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
 /** The market worker's page cache, KB, for its sort beside the wallet pass. */
 const MARKET_SORT_CACHE_KB = 16_384;
 
@@ -202,10 +207,7 @@ export function runModelWorker(data: ModelWorkerData): void {
     for (const [table, pack] of held) send(table, pack);
     post({ done: result }, true);
   } catch (error) {
-    if (!(error instanceof Cancelled)) {
-      const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-      post({ error: message }, false);
-    }
+    if (!(error instanceof Cancelled)) post({ error: errorText(error) }, false);
   } finally {
     connection?.close();
     data.port.close();
@@ -269,7 +271,7 @@ export function runOneShotWorker(data: OneShotWorkerData): void {
     if (data.nativeFile !== undefined) loadNativeBinding(data.nativeFile);
     message = { result: ONE_SHOT[data.task](data.path) };
   } catch (error) {
-    message = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+    message = { error: errorText(error) };
   }
   data.port.postMessage(message);
   const signal = new Int32Array(data.shared);
@@ -324,6 +326,36 @@ function workerEntry(): { entry: { bundle?: string; url?: string; tsx?: string }
   };
 }
 
+/**
+ * Starts a worker thread on this module for `task`: the worker gets `data` with the database's
+ * path, the SQLite addon's file and where to load this module from, and a port whose other end
+ * is returned. Failures come through the port (the bootstrap's `fail`, the task's `error`), so
+ * the worker's error event is ignored: it would otherwise crash this process. Unref'd: a worker
+ * keeps nothing alive.
+ */
+function startWorker(
+  db: Db,
+  task: ModelTask | OneShotTask,
+  data: { shared: SharedArrayBuffer } & Record<string, unknown>,
+): { port: MessagePort; worker: Worker } {
+  const { port1, port2 } = new MessageChannel();
+  const worker = new Worker(BOOTSTRAP, {
+    eval: true,
+    workerData: {
+      ...data,
+      task,
+      path: db.path,
+      port: port2,
+      nativeFile: nativeBindingFile(),
+      entry: workerEntry().entry,
+    },
+    transferList: [port2],
+  });
+  worker.on("error", () => {});
+  worker.unref();
+  return { port: port1, worker };
+}
+
 /** What the full rebuild's models give the writer, besides their rows. */
 export interface FullModelsResult {
   markets: number;
@@ -359,29 +391,10 @@ export function fullModelsInWorker(
   }
   const shared = new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT);
   const signal = new Int32Array(shared);
-  const { entry } = workerEntry();
-  const start = (task: ModelTask) => {
-    const { port1, port2 } = new MessageChannel();
-    const worker = new Worker(BOOTSTRAP, {
-      eval: true,
-      workerData: {
-        task,
-        path: db.path,
-        now,
-        sorterThreads,
-        shared,
-        port: port2,
-        postedSlot: COUNTERS[task].posted,
-        nativeFile: nativeBindingFile(),
-        entry,
-      },
-      transferList: [port2],
-    });
-    // Failures come through the port; the event would otherwise crash this process.
-    worker.on("error", () => {});
-    worker.unref();
-    return { task, port: port1, worker };
-  };
+  const start = (task: ModelTask) => ({
+    task,
+    ...startWorker(db, task, { now, sorterThreads, shared, postedSlot: COUNTERS[task].posted }),
+  });
   const walletWorker = start("wallets");
   const marketWorker = start("markets");
   const waited = { wallets: 0, markets: 0 };
@@ -466,27 +479,12 @@ export interface Pending<T> {
 function oneShotInWorker<T>(db: Db, task: OneShotTask, what: string): Pending<T> {
   const shared = new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT);
   const signal = new Int32Array(shared);
-  const { port1, port2 } = new MessageChannel();
-  const { entry } = workerEntry();
-  const worker = new Worker(BOOTSTRAP, {
-    eval: true,
-    workerData: {
-      task,
-      path: db.path,
-      shared,
-      port: port2,
-      nativeFile: nativeBindingFile(),
-      entry,
-    },
-    transferList: [port2],
-  });
-  worker.on("error", () => {}); // failures come through the port
-  worker.unref();
+  const { port, worker } = startWorker(db, task, { shared });
   let done = false;
   const cancel = () => {
     if (done) return;
     done = true;
-    port1.close();
+    port.close();
     void worker.terminate();
   };
   return {
@@ -495,7 +493,7 @@ function oneShotInWorker<T>(db: Db, task: OneShotTask, what: string): Pending<T>
       try {
         for (;;) {
           const posted = Atomics.load(signal, EVENTS);
-          const received = receiveMessageOnPort(port1);
+          const received = receiveMessageOnPort(port);
           if (received !== undefined) {
             const message = received.message as OneShotMessage;
             if ("error" in message) throw new Error(`the ${what} worker failed: ${message.error}`);

@@ -1,6 +1,7 @@
 import type { Outcome } from "../analytics/fill";
 import type { Db } from "../db/open";
 import { decodedSql } from "../ingest/fill-codec";
+import { doubled } from "../typed-arrays";
 
 /**
  * Point-in-time prices for one refresh: the last trade of an outcome (the mark of open positions)
@@ -33,13 +34,6 @@ export interface PriceSeries {
   yes: Float64Array<ArrayBuffer>;
   lastYes: number | null;
   lastNo: number | null;
-}
-
-/** A copy of `values` in an array twice its length. */
-function doubled(values: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
-  const grown = new Float64Array(values.length * 2);
-  grown.set(values);
-  return grown;
 }
 
 /**
@@ -135,26 +129,30 @@ export function seriesLookup(series: ReadonlyMap<number, PriceSeries>): PriceLoo
       const s = byId[marketId];
       if (s === undefined) return null;
       // The blocks whose first time is at or before `ts`...
-      const { sampled } = s;
-      let lo = 0;
-      let hi = sampled.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (sampled[mid]! <= ts) lo = mid + 1;
-        else hi = mid;
-      }
-      if (lo === 0) return null;
+      const blocks = firstAfter(s.sampled, ts, 0, s.sampled.length);
+      if (blocks === 0) return null;
       // ...and the first entry after `ts` is in the last of them, or just past it.
-      hi = Math.min(lo * BLOCK, s.ts.length);
-      lo = (lo - 1) * BLOCK;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (s.ts[mid]! <= ts) lo = mid + 1;
-        else hi = mid;
-      }
-      return s.yes[lo - 1]!;
+      const after = firstAfter(
+        s.ts,
+        ts,
+        (blocks - 1) * BLOCK,
+        Math.min(blocks * BLOCK, s.ts.length),
+      );
+      return s.yes[after - 1]!;
     },
   };
+}
+
+/** The first position in `times[from, to)` (sorted) whose time is after `ts`; `to` if none is. */
+function firstAfter(times: Float64Array, ts: number, from: number, to: number): number {
+  let lo = from;
+  let hi = to;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (times[mid]! <= ts) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Answers from the fills_by_market index, as asked. */
