@@ -4,8 +4,13 @@
  */
 import { DAY_MS, type Fill, HOUR_MS, type Outcome } from "../analytics/fill";
 import type { Db } from "../db/open";
-import { WHALE_VOLUME_USD } from "../domain";
 import { decodedSql } from "../ingest/fill-codec";
+import {
+  type WalletChanges,
+  type WalletTotals,
+  type WalletUpdate,
+  walletRecompute,
+} from "./incremental-wallets";
 import {
   appendToMarket,
   type MarketHourRow,
@@ -13,36 +18,32 @@ import {
   marketModel,
   SENTIMENT_WINDOW_MS,
 } from "./market-model";
+import { incrementalWalletsInWorker } from "./model-worker";
 import {
-  BET_FIELDS,
-  betFromValues,
   contextFor,
   FILL_COLUMNS,
   FILLS_BY_MARKET,
   FILLS_BY_WALLET,
   type FillRow,
   type PassResult,
-  sameBet,
   standings,
   stopwatch,
   toFill,
 } from "./pass";
 import { type NewestFills, withStoredMarks } from "./prices";
-import {
-  betFromFills,
-  timingOf,
-  type WalletBetRow,
-  type WalletCategoryRow,
-  type WalletContext,
-  type WalletStatsRow,
-  walletFromBets,
-} from "./wallet-model";
+import type { WalletContext } from "./wallet-model";
 import { createModelWriter } from "./writer";
 
 /** A wallet's open positions are marked again at least this often (a stale mark). */
 export const MARK_MAX_AGE_MS = 60 * 60_000;
 /** At most this many wallets are marked again per run only because their mark was stale. */
 export const MARK_BATCH = 2_500;
+/**
+ * From this many wallets on, a run reads and models them in a worker thread while this one
+ * writes (recomputeWallets). Starting the worker costs about a tenth of a second (loading its
+ * module, reading the markets), what a run of a few hundred wallets takes in all.
+ */
+export const WALLETS_IN_WORKER_FROM = 2_000;
 
 export interface IncrementalRun {
   /** When the last run happened, and the largest trade id it had seen. */
@@ -51,6 +52,8 @@ export interface IncrementalRun {
   /** The largest trade id now: this run's watermark. */
   maxTradeId: number;
   markBatch: number;
+  /** From this many wallets on, the wallet step reads and models in a worker thread. */
+  walletsInWorkerFrom: number;
 }
 
 /** Adds `value` to the set at `key`. */
@@ -61,17 +64,11 @@ function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
 }
 
 /** What changed since the last run, and so what this one recomputes. */
-interface Changes {
-  /** The bets to recompute: wallet → markets. */
-  pairs: Map<string, Set<number>>;
+interface Changes extends WalletChanges {
   /** Per market with new fills: the earliest new fill, the new fills' wallets, the newest of each outcome. */
   fresh: Map<number, FreshMarket>;
   /** Markets whose outcome or facts changed: every bet in them is in `pairs`. */
   changedMarkets: Set<number>;
-  /** Wallets whose timing buckets (trades in resolved markets) may have changed. */
-  timingChanged: Set<string>;
-  /** Every wallet to recompute: those of `pairs`, dirty ones and the stalest marks. */
-  wallets: Set<string>;
 }
 
 /** A market's new fills since the last run. */
@@ -82,16 +79,9 @@ interface FreshMarket {
 }
 
 /** What recomputing the wallets tells the market step and the base rates. */
-interface WalletPass {
-  fillsRead: number;
+interface WalletPass extends WalletTotals {
   /** Markets to rebuild from all their fills. */
   marketsToRebuild: Set<number>;
-  /** Markets of wallets whose standing changed, with the hours whose whale volume moved. */
-  restanded: Map<number, Set<number>>;
-  /** Per market: wallets that had never traded it before this run's fills. */
-  newWalletsIn: Map<number, number>;
-  /** Per category: resolved bets and wins gained (or lost) by the recomputed bets. */
-  baseRateDelta: Map<string, { bets: number; wins: number }>;
 }
 
 type Writer = ReturnType<typeof createModelWriter>;
@@ -104,7 +94,7 @@ export function incremental(db: Db, now: number, run: IncrementalRun): PassResul
   const newest = new Map([...changes.fresh].map(([marketId, f]) => [marketId, f.newest]));
   const ctx = { ...seek, prices: withStoredMarks(db, seek.prices, newest) };
   watch.lap("select");
-  const pass = recomputeWallets(db, ctx, writer, changes);
+  const pass = recomputeWallets(db, ctx, writer, changes, run, newest);
   watch.lap("wallets");
   const markets = refreshMarkets(db, ctx, now, run, writer, changes, pass);
   watch.lap("markets");
@@ -208,140 +198,42 @@ function selectChanges(db: Db, now: number, run: IncrementalRun): Changes {
 
 /**
  * Each wallet: the bets of its pairs recomputed from their fills, then its stats, score, type
- * and categories from all its bets, marked now; only what changed is written.
+ * and categories from all its bets, marked now; only what changed is written. The reading and
+ * modelling (walletRecompute) run in a worker thread beside this one's writing when the run is
+ * large enough to pay for starting one (`run.walletsInWorkerFrom`) and the database is a file.
  */
 function recomputeWallets(
   db: Db,
   ctx: WalletContext,
   writer: Writer,
   changes: Changes,
+  run: IncrementalRun,
+  newest: ReadonlyMap<number, NewestFills>,
 ): WalletPass {
-  const w = db.writer;
-  const { pairs, changedMarkets, timingChanged, wallets } = changes;
-  let fillsRead = 0;
-  // Arrays, made into objects here: better-sqlite3 builds row objects several times slower, and
-  // these reads (every bet of every wallet recomputed) are most of an incremental run's reading.
-  const idOf = w.prepare<[string], number>("SELECT id FROM wallet_ids WHERE address = ?").pluck();
-  const betsOf = w
-    .prepare<[number], unknown[]>(
-      `SELECT ${BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet_id = +? ORDER BY market_id`,
-    )
-    .raw();
-  const oldStats = w.prepare<[string], WalletStatsRow>(
-    "SELECT * FROM wallet_stats WHERE address = ?",
-  );
-  const oldCategories = w.prepare<[number], WalletCategoryRow>(
-    "SELECT * FROM wallet_category_stats WHERE wallet_id = ?",
-  );
-  const pairFills = db.reader
-    .prepare(
-      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET}
-        WHERE f.wallet_id = +? AND f.market_id = +? ORDER BY f.ts, f.id`,
-    )
-    .raw();
-  const walletFills = db.reader
-    .prepare(
-      `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE f.wallet_id = +? ORDER BY f.ts, f.id`,
-    )
-    .raw();
-  const baseRateDelta = new Map<string, { bets: number; wins: number }>();
-  const bump = (bet: WalletBetRow, sign: 1 | -1) => {
-    if (bet.resolved !== 1 || bet.category === null) return;
-    const d = baseRateDelta.get(bet.category) ?? { bets: 0, wins: 0 };
-    d.bets += sign;
-    d.wins += sign * (bet.won ?? 0);
-    baseRateDelta.set(bet.category, d);
+  // What the worker needs of the changes: the rest stays on this thread.
+  const walletChanges: WalletChanges = {
+    pairs: changes.pairs,
+    timingChanged: changes.timingChanged,
+    wallets: changes.wallets,
   };
-  // A compacted market's rows are frozen: its facts may change, its stats and hours do not.
-  const marketsToRebuild = new Set([...changedMarkets].filter((id) => !ctx.market(id)?.compacted));
-  /** Markets of wallets whose standing changed, with the hours whose whale volume moved. */
-  const restanded = new Map<number, Set<number>>();
-  /** Per market: wallets that had never traded it before this run's fills. */
-  const newWalletsIn = new Map<number, number>();
-
-  for (const wallet of wallets) {
-    // A wallet with no fills (marked dirty by funding or labels alone) has no id and no bets.
-    const walletId = idOf.get(wallet);
-    if (walletId === undefined) continue;
-    const before = oldStats.get(wallet);
-    const bets = new Map<number, WalletBetRow>();
-    for (const values of betsOf.all(walletId)) {
-      const bet = betFromValues(values);
-      bets.set(bet.market_id, bet);
+  const store = (update: WalletUpdate) =>
+    writer.wallet(update.walletId, update.model, update.changed, update.previous);
+  let totals: WalletTotals;
+  if (db.path !== ":memory:" && changes.wallets.size >= run.walletsInWorkerFrom) {
+    totals = incrementalWalletsInWorker(db, ctx.now, walletChanges, newest, store);
+  } else {
+    const recompute = walletRecompute(db.writer, db.reader, ctx, walletChanges);
+    for (const wallet of changes.wallets) {
+      const update = recompute.next(wallet);
+      if (update !== undefined) store(update);
     }
-    const previous = {
-      stats: before,
-      bets: new Map(bets),
-      categories: new Map(oldCategories.all(walletId).map((c) => [c.category, c])),
-    };
-    const changed: WalletBetRow[] = [];
-    let resolvedChanged = before === undefined;
-    // A new wallet has no timing row yet; others change only with trades in resolved markets.
-    let timing = before === undefined || timingChanged.has(wallet);
-    for (const marketId of pairs.get(wallet) ?? []) {
-      // A compacted market's bet is frozen as it was: its fills are gone.
-      if (ctx.market(marketId)?.compacted) continue;
-      const fills = (pairFills.all(walletId, marketId) as FillRow[]).map(toFill);
-      fillsRead += fills.length;
-      const old = bets.get(marketId);
-      if (fills.length === 0) continue;
-      const bet = betFromFills(wallet, marketId, fills, ctx);
-      if (old === undefined) newWalletsIn.set(marketId, (newWalletsIn.get(marketId) ?? 0) + 1);
-      if (old?.resolved === 1 || bet.resolved === 1) {
-        resolvedChanged = true;
-        timing = true;
-      }
-      if (old === undefined || !sameBet(old, bet)) {
-        if (old !== undefined) bump(old, -1);
-        bump(bet, 1);
-        changed.push(bet);
-        bets.set(marketId, bet);
-      }
-    }
-    let timingJson: string | null = null;
-    if (timing) {
-      const fills = (walletFills.all(walletId) as FillRow[]).map(toFill);
-      fillsRead += fills.length;
-      timingJson = timingOf(fills, ctx);
-    }
-    const rows = [...bets.values()].sort((a, b) => a.market_id - b.market_id);
-    if (rows.length === 0) continue;
-    const model = walletFromBets(wallet, rows, ctx, {
-      timing: timingJson,
-      winsTest: resolvedChanged ? undefined : { log10PValue: before!.log10_p_value },
-    });
-    writer.wallet(walletId, model, changed, previous);
-    const after = model.stats;
-    const standingChanged =
-      !before ||
-      before.bayesian_win_rate !== after.bayesian_win_rate ||
-      before.total_volume > WHALE_VOLUME_USD !== after.total_volume > WHALE_VOLUME_USD ||
-      (before.wallet_type === "insider") !== (after.wallet_type === "insider");
-    const counts =
-      after.total_volume > WHALE_VOLUME_USD ||
-      after.wallet_type === "insider" ||
-      (before !== undefined &&
-        (before.total_volume > WHALE_VOLUME_USD || before.wallet_type === "insider"));
-    if (standingChanged && counts) {
-      // Its markets' sentiment weighs it differently; if its whale flag flipped, the hours it
-      // traded in gain or lose its whale volume. Nothing else about those markets changes.
-      const whaleFlipped =
-        before === undefined ||
-        before.total_volume > WHALE_VOLUME_USD !== after.total_volume > WHALE_VOLUME_USD;
-      for (const bet of rows) {
-        // A compacted market's stats and hours are frozen with it.
-        if (ctx.market(bet.market_id)?.compacted) continue;
-        const hours = restanded.get(bet.market_id) ?? new Set<number>();
-        restanded.set(bet.market_id, hours);
-        if (!whaleFlipped) continue;
-        for (const row of pairFills.all(walletId, bet.market_id) as FillRow[]) {
-          hours.add(Math.floor(row[7] / HOUR_MS));
-        }
-      }
-    }
+    totals = recompute.totals;
   }
-
-  return { fillsRead, marketsToRebuild, restanded, newWalletsIn, baseRateDelta };
+  // A compacted market's rows are frozen: its facts may change, its stats and hours do not.
+  const marketsToRebuild = new Set(
+    [...changes.changedMarkets].filter((id) => !ctx.market(id)?.compacted),
+  );
+  return { ...totals, marketsToRebuild };
 }
 
 /**

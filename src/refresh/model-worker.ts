@@ -37,8 +37,21 @@ import {
   type WalletModelsResult,
 } from "./full-models";
 import { fullRowEncoder, newRowPack, packValues, type RowPack, type RowSink } from "./full-rows";
-import type { CountingWallet } from "./pass";
-import { type PriceSeries, readPriceSeries, seriesBuffers, seriesLookup } from "./prices";
+import {
+  type WalletChanges,
+  type WalletTotals,
+  type WalletUpdate,
+  walletRecompute,
+} from "./incremental-wallets";
+import { type CountingWallet, contextFor } from "./pass";
+import {
+  type NewestFills,
+  type PriceSeries,
+  readPriceSeries,
+  seriesBuffers,
+  seriesLookup,
+  withStoredMarks,
+} from "./prices";
 import { FULL_REBUILD_TABLES, type FullRebuildTable } from "./writer";
 
 /** Name of the SEA asset holding this module's own bundle (build/build-binary.ts). */
@@ -52,7 +65,7 @@ const CHUNK_ROWS = 1024;
  * tables' indexes between its messages, each for up to a second or two, and the market pass
  * goes on meanwhile.
  */
-const MAX_IN_FLIGHT: Record<ModelTask, number> = { wallets: 16, markets: 512 };
+const MAX_IN_FLIGHT: Record<StreamingTask, number> = { wallets: 16, markets: 512, incremental: 16 };
 
 /**
  * Slots of the shared counters. EVENTS moves on every message any worker posts: the writer
@@ -71,10 +84,15 @@ const MARKETS_TAKEN = 7;
 const SLOTS = 8;
 
 export type ModelTask = "wallets" | "markets";
+/** The tasks that stream messages to the writer: the full rebuild's and the incremental's. */
+type StreamingTask = ModelTask | "incremental";
 
-const COUNTERS: Record<ModelTask, { posted: number; taken: number }> = {
+// The incremental refresh's one worker counts in the wallet pass's slots: the two never share
+// a set of counters.
+const COUNTERS: Record<StreamingTask, { posted: number; taken: number }> = {
   wallets: { posted: WALLETS_POSTED, taken: WALLETS_TAKEN },
   markets: { posted: MARKETS_POSTED, taken: MARKETS_TAKEN },
+  incremental: { posted: WALLETS_POSTED, taken: WALLETS_TAKEN },
 };
 
 export interface ModelWorkerData {
@@ -131,24 +149,33 @@ function waitForFlag(signal: Int32Array, slot: number): void {
 }
 
 /**
+ * How a worker posts to the writer: each message counted in its task's slots and announced on
+ * EVENTS. With `wait`, it first sleeps while MAX_IN_FLIGHT of its messages wait unread; it
+ * throws Cancelled once the writer has given up.
+ */
+function poster<M>(signal: Int32Array, port: MessagePort, task: StreamingTask) {
+  const { posted, taken } = COUNTERS[task];
+  return (message: M, wait: boolean, transfer: ArrayBuffer[] = []): void => {
+    for (;;) {
+      if (Atomics.load(signal, CANCELLED) === 1) throw new Cancelled();
+      const takenSoFar = Atomics.load(signal, taken);
+      if (!wait || Atomics.load(signal, posted) - takenSoFar < MAX_IN_FLIGHT[task]) break;
+      Atomics.wait(signal, taken, takenSoFar);
+    }
+    port.postMessage(message, transfer);
+    Atomics.add(signal, posted, 1);
+    Atomics.add(signal, EVENTS, 1);
+    Atomics.notify(signal, EVENTS);
+  };
+}
+
+/**
  * A model worker thread's work: the wallet pass or the market pass, posting its rows, then
  * `done` (or `error`).
  */
 export function runModelWorker(data: ModelWorkerData): void {
   const signal = new Int32Array(data.shared);
-  const { posted, taken } = COUNTERS[data.task];
-  const post = (message: WorkerMessage, wait: boolean, transfer: ArrayBuffer[] = []) => {
-    for (;;) {
-      if (Atomics.load(signal, CANCELLED) === 1) throw new Cancelled();
-      const takenSoFar = Atomics.load(signal, taken);
-      if (!wait || Atomics.load(signal, posted) - takenSoFar < MAX_IN_FLIGHT[data.task]) break;
-      Atomics.wait(signal, taken, takenSoFar);
-    }
-    data.port.postMessage(message, transfer);
-    Atomics.add(signal, posted, 1);
-    Atomics.add(signal, EVENTS, 1);
-    Atomics.notify(signal, EVENTS);
-  };
+  const post = poster<WorkerMessage>(signal, data.port, data.task);
   // What the writer posts to this worker, once its flag is set.
   const received = <T>(what: string): T => {
     const message = receiveMessageOnPort(data.port);
@@ -211,6 +238,117 @@ export function runModelWorker(data: ModelWorkerData): void {
   } finally {
     connection?.close();
     data.port.close();
+  }
+}
+
+/** The incremental wallet worker's page cache, KB: the B-trees' upper pages, mostly. */
+const INCREMENTAL_CACHE_KB = 8_192;
+/** Wallets whose rows go to the writer in one message. */
+const UPDATES_PER_MESSAGE = 64;
+
+/** The incremental refresh's wallet worker's data. */
+export interface IncrementalWorkerData {
+  path: string;
+  now: number;
+  changes: WalletChanges;
+  /** Each market's newest new fills, for the marks (withStoredMarks). */
+  newest: ReadonlyMap<number, NewestFills>;
+  shared: SharedArrayBuffer;
+  port: MessagePort;
+  nativeFile: string | undefined;
+}
+
+type IncrementalMessage = { updates: WalletUpdate[] } | { done: WalletTotals } | { error: string };
+
+/**
+ * The incremental refresh's wallet worker: each wallet of `changes` recomputed on a read-only
+ * connection of its own, with the context the writer's thread would build (contextFor, the
+ * stored marks), posted to the writer UPDATES_PER_MESSAGE wallets at a time, then the totals.
+ */
+export function runIncrementalWorker(data: IncrementalWorkerData): void {
+  const signal = new Int32Array(data.shared);
+  const post = poster<IncrementalMessage>(signal, data.port, "incremental");
+  let connection: Connection | undefined;
+  try {
+    if (data.nativeFile !== undefined) loadNativeBinding(data.nativeFile);
+    connection = openConnection(data.path, { readonly: true });
+    // Each wallet's bets and fills are read once, so a page cache would hardly be read again,
+    // and the memory map would count every page read against the jobs process's memory.
+    overridePragmas(connection, { mmap_size: 0, cache_size: -INCREMENTAL_CACHE_KB });
+    const db = { writer: connection };
+    const seek = contextFor(db, data.now, "seek");
+    const ctx = { ...seek, prices: withStoredMarks(db, seek.prices, data.newest) };
+    const recompute = walletRecompute(connection, connection, ctx, data.changes);
+    let updates: WalletUpdate[] = [];
+    for (const wallet of data.changes.wallets) {
+      const update = recompute.next(wallet);
+      if (update === undefined) continue;
+      updates.push(update);
+      if (updates.length === UPDATES_PER_MESSAGE) {
+        post({ updates }, true);
+        updates = [];
+      }
+    }
+    if (updates.length > 0) post({ updates }, true);
+    post({ done: recompute.totals }, true);
+  } catch (error) {
+    if (!(error instanceof Cancelled)) post({ error: errorText(error) }, false);
+  } finally {
+    connection?.close();
+    data.port.close();
+  }
+}
+
+/**
+ * The incremental refresh's wallet step with its reading and modelling (walletRecompute) in a
+ * worker thread, and `store` called here, on the writer's thread, for each wallet's rows as they
+ * come. On the large world, 10,000 new trades touch about 8,400 wallets: reading their 400k
+ * bets and modelling them took about 2.4 s, writing their rows about 1.8 s, one after the other
+ * on one thread. The worker reads the database as committed before this refresh, which is what
+ * the step would read here: the writer holds the write lock (the refresh's transaction is
+ * IMMEDIATE) and writes nothing the step reads before it ends. `db.path` must be a file.
+ */
+export function incrementalWalletsInWorker(
+  db: Db,
+  now: number,
+  changes: WalletChanges,
+  newest: ReadonlyMap<number, NewestFills>,
+  store: (update: WalletUpdate) => void,
+): WalletTotals {
+  const shared = new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT);
+  const signal = new Int32Array(shared);
+  const { posted, taken } = COUNTERS.incremental;
+  const { port, worker } = startWorker(db, "incremental", {
+    now,
+    changes,
+    newest,
+    shared,
+    postedSlot: posted,
+  });
+  try {
+    for (;;) {
+      const events = Atomics.load(signal, EVENTS);
+      const received = receiveMessageOnPort(port);
+      if (received === undefined) {
+        Atomics.wait(signal, EVENTS, events);
+        continue;
+      }
+      const message = received.message as IncrementalMessage;
+      if ("updates" in message) {
+        for (const update of message.updates) store(update);
+        Atomics.add(signal, taken, 1);
+        Atomics.notify(signal, taken);
+      } else if ("done" in message) {
+        return message.done;
+      } else {
+        throw new Error(`the incremental refresh's wallet worker failed: ${message.error}`);
+      }
+    }
+  } finally {
+    Atomics.store(signal, CANCELLED, 1);
+    Atomics.notify(signal, taken);
+    port.close();
+    void worker.terminate();
   }
 }
 
@@ -303,7 +441,9 @@ try {
     (module) =>
       workerData.task === "wallets" || workerData.task === "markets"
         ? module.runModelWorker(workerData)
-        : module.runOneShotWorker(workerData),
+        : workerData.task === "incremental"
+          ? module.runIncrementalWorker(workerData)
+          : module.runOneShotWorker(workerData),
     fail,
   );
 } catch (error) {
@@ -335,7 +475,7 @@ function workerEntry(): { entry: { bundle?: string; url?: string; tsx?: string }
  */
 function startWorker(
   db: Db,
-  task: ModelTask | OneShotTask,
+  task: StreamingTask | OneShotTask,
   data: { shared: SharedArrayBuffer } & Record<string, unknown>,
 ): { port: MessagePort; worker: Worker } {
   const { port1, port2 } = new MessageChannel();

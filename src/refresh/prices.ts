@@ -202,7 +202,7 @@ export type NewestFills = Partial<Record<Outcome, { ts: number; id: number; pric
  * was more than a tenth of it.
  */
 export function withStoredMarks(
-  db: Db,
+  db: Pick<Db, "writer">,
   lookup: PriceLookup,
   newest: ReadonlyMap<number, NewestFills>,
 ): PriceLookup {

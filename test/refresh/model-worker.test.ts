@@ -1,15 +1,20 @@
+import { copyFileSync, rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDb } from "../../src/db/open";
 import { fundingRefreshExtension } from "../../src/funding/refresh";
 import { readCoordinatedPairs } from "../../src/funding/timing";
+import { createIngest } from "../../src/ingest/ingest";
 import { newRowPack, packedValue, packValues } from "../../src/refresh/full-rows";
 import {
   checkpointInWorker,
   coordinatedPairsInWorker,
   fullModelsInWorker,
+  incrementalWalletsInWorker,
 } from "../../src/refresh/model-worker";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { seededTestApp, type TestApp } from "../helpers/app";
 import { readModelSnapshot } from "../helpers/read-models";
+import { newTrade } from "../helpers/trades";
 import { until } from "../helpers/until";
 
 const NOW = Date.parse("2026-11-01T00:00:00.000Z");
@@ -182,5 +187,97 @@ describe("coordinated timing read in a worker thread", () => {
     expect(coordinatedPairsInWorker({ ...t.db, path: ":memory:" }).take()).toEqual(
       readCoordinatedPairs(t.db.reader),
     );
+  });
+});
+
+describe("the incremental refresh's wallet worker", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    ({ t } = await seededTestApp({ now: NOW }));
+  });
+  afterAll(() => t?.close());
+
+  /** Trades by some of the world's wallets in some of its markets, a minute after `at`. */
+  const newTrades = (at: number) => {
+    const wallets = t.db.reader
+      .prepare("SELECT address FROM wallet_stats ORDER BY address LIMIT 40")
+      .pluck()
+      .all() as string[];
+    const markets = t.db.reader
+      .prepare("SELECT id FROM markets WHERE resolved_outcome IS NULL ORDER BY id LIMIT 7")
+      .pluck()
+      .all() as number[];
+    t.db.writer.transaction(() => {
+      createIngest(t.db, t.clock).insertTrades(
+        wallets.map((wallet, i) =>
+          newTrade(
+            wallet,
+            markets[i % markets.length]!,
+            i % 3 ? "YES" : "NO",
+            "BUY",
+            0.42,
+            10 + i,
+            at + i,
+          ),
+        ),
+      );
+    })();
+  };
+
+  it("fails the refresh with the worker's reason, and nothing of the run is kept", () => {
+    newTrades(NOW + 1_000);
+    const before = readModelSnapshot(t.db.reader);
+    const runs = () => t.db.reader.prepare("SELECT count(*) FROM refresh_runs").pluck().get();
+    const runsBefore = runs();
+    const missing = { ...t.db, path: `${t.db.path}.missing` };
+    expect(() => refreshReadModels(missing, NOW + 60_000, { walletsInWorkerFrom: 0 })).toThrow(
+      /the incremental refresh's wallet worker failed: .*unable to open database file/,
+    );
+    expect(readModelSnapshot(t.db.reader)).toEqual(before);
+    expect(runs()).toBe(runsBefore);
+  });
+
+  it("stops the worker when the writer fails, and lets go of the database", async () => {
+    const changes = {
+      pairs: new Map(),
+      timingChanged: new Set<string>(),
+      wallets: new Set<string>(),
+    };
+    for (const address of t.db.reader.prepare("SELECT address FROM wallet_stats").pluck().all()) {
+      changes.wallets.add(address as string);
+    }
+    expect(changes.wallets.size).toBeGreaterThan(1_000);
+    let stored = 0;
+    expect(() =>
+      incrementalWalletsInWorker(t.db, NOW, changes, new Map(), () => {
+        stored += 1;
+        throw new Error("the disk is full");
+      }),
+    ).toThrow("the disk is full");
+    expect(stored).toBe(1);
+    await until("no reader left in the WAL", () => {
+      const [result] = t.db.writer.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+      return result!.busy === 0 ? true : null;
+    });
+  });
+
+  it("gives what the writer's thread gives for the same run", () => {
+    newTrades(NOW + 120_000);
+    const copy = `${t.db.path}.copy`;
+    t.db.writer.pragma("wal_checkpoint(TRUNCATE)");
+    copyFileSync(t.db.path, copy);
+    const other = openDb(copy);
+    try {
+      const here = refreshReadModels(other, NOW + 180_000, {
+        walletsInWorkerFrom: Number.POSITIVE_INFINITY,
+      });
+      const there = refreshReadModels(t.db, NOW + 180_000, { walletsInWorkerFrom: 0 });
+      expect(there.wallets).toBe(here.wallets);
+      expect(there.wallets).toBeGreaterThan(0);
+      expect(readModelSnapshot(t.db.reader)).toEqual(readModelSnapshot(other.reader));
+    } finally {
+      other.close();
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${copy}${suffix}`, { force: true });
+    }
   });
 });

@@ -246,94 +246,104 @@ const TABLES = READ_MODEL_TABLES;
 const snapshot = () => readModelSnapshot(t.db.writer);
 
 describe("incremental refresh", () => {
-  it("gives the same tables as a full rebuild after trades, resolutions, a new whale and time passing", () => {
-    const { ingest, markets, round } = randomWorld(7);
-    const t1 = NOW - 40 * DAY;
-    round(t1 - 60 * DAY, t1, 2500);
-    // Quiet corners that nothing touches later, so only the time-driven rules can update them:
-    // an entry 2 h before the first refresh (its 24-hour-later price appears afterwards) and a
-    // whale's fills 10 days before it (they leave the 30-day sentiment window afterwards).
-    const quiet = "0x00000000000000000000000000000000000000f1";
-    const quietWhale = "0x00000000000000000000000000000000000000f2";
-    // A wallet that later turns whale elsewhere: its old market q3 gets no new trades, yet its
-    // hours' whale volume and its sentiment change.
-    const risingWhale = "0x00000000000000000000000000000000000000f5";
-    let q3 = 0;
-    t.db.writer.transaction(() => {
-      const ids = ["q1", "q2", "q3"].map((slug, i) => {
-        const r = ingest.upsertMarket({
-          slug,
-          title: slug,
-          category: "culture",
-          condition_id: `0x${"f".repeat(63)}${i}`,
+  // The wallet step reads and models on the writer's thread for a small run, in a worker thread
+  // for a large one (WALLETS_IN_WORKER_FROM): both must give what a full rebuild gives.
+  it.each([
+    ["on the writer's thread", Number.POSITIVE_INFINITY],
+    ["in a worker thread", 0],
+  ])(
+    "gives the same tables as a full rebuild after trades, resolutions, a new whale and time passing, its wallets modelled %s",
+    (_, walletsInWorkerFrom) => {
+      const { ingest, markets, round } = randomWorld(7);
+      const t1 = NOW - 40 * DAY;
+      round(t1 - 60 * DAY, t1, 2500);
+      // Quiet corners that nothing touches later, so only the time-driven rules can update them:
+      // an entry 2 h before the first refresh (its 24-hour-later price appears afterwards) and a
+      // whale's fills 10 days before it (they leave the 30-day sentiment window afterwards).
+      const quiet = "0x00000000000000000000000000000000000000f1";
+      const quietWhale = "0x00000000000000000000000000000000000000f2";
+      // A wallet that later turns whale elsewhere: its old market q3 gets no new trades, yet its
+      // hours' whale volume and its sentiment change.
+      const risingWhale = "0x00000000000000000000000000000000000000f5";
+      let q3 = 0;
+      t.db.writer.transaction(() => {
+        const ids = ["q1", "q2", "q3"].map((slug, i) => {
+          const r = ingest.upsertMarket({
+            slug,
+            title: slug,
+            category: "culture",
+            condition_id: `0x${"f".repeat(63)}${i}`,
+            end_date: null,
+            created_at: 0,
+            resolved_outcome: null,
+            resolved_at: null,
+          });
+          if (!r.ok) throw new Error(r.reason);
+          return r.id;
+        });
+        ingest.insertTrades([
+          trade(quiet, ids[0]!, "YES", "BUY", 0.3, 100, t1 - 2 * HOUR),
+          trade(quietWhale, ids[1]!, "YES", "BUY", 0.6, 100_000, t1 - 10 * DAY),
+          trade(quiet, ids[0]!, "YES", "BUY", 0.35, 10, t1 - HOUR),
+          trade(risingWhale, ids[2]!, "NO", "BUY", 0.4, 500, t1 - 3 * DAY),
+          trade(quietWhale, ids[2]!, "YES", "BUY", 0.6, 1000, t1 - 3 * DAY + HOUR),
+        ]);
+        q3 = ids[2]!;
+        ingest.resolveMarket(markets[0]!, "YES", t1 - 5 * DAY);
+        ingest.resolveMarket(markets[1]!, "NO", t1 - 2 * DAY);
+      })();
+      const first = refreshReadModels(t.db, t1);
+      expect(first.kind).toBe("full");
+
+      // Later: more trades (wallet 0 becomes a whale), two more resolutions, and enough time for
+      // entries to age past 24 h and fills to leave the 30-day sentiment window.
+      const t2 = NOW;
+      round(t1, t2, 1500, 30_000);
+      // Late arrivals dated before the first refresh: they reorder ledgers and can become the last
+      // trade before an earlier entry's 24-hour mark.
+      round(t1 - 5 * DAY, t1, 60);
+      t.db.writer.transaction(() => {
+        ingest.insertTrades([
+          trade(risingWhale, markets[5]!, "YES", "BUY", 0.5, 120_000, t2 - HOUR),
+        ]);
+      })();
+      t.db.writer.transaction(() => {
+        ingest.resolveMarket(markets[2]!, "YES", t2 - DAY);
+        ingest.resolveMarket(markets[3]!, "NO", t2 - HOUR);
+        // A market moved to another category: every bet in it (and two base rates) changes.
+        const moved = ingest.upsertMarket({
+          slug: "m7",
+          title: "M7",
+          category: "weather",
+          condition_id: `0x${(7).toString(16).padStart(64, "0")}`,
           end_date: null,
           created_at: 0,
           resolved_outcome: null,
           resolved_at: null,
         });
-        if (!r.ok) throw new Error(r.reason);
-        return r.id;
-      });
-      ingest.insertTrades([
-        trade(quiet, ids[0]!, "YES", "BUY", 0.3, 100, t1 - 2 * HOUR),
-        trade(quietWhale, ids[1]!, "YES", "BUY", 0.6, 100_000, t1 - 10 * DAY),
-        trade(quiet, ids[0]!, "YES", "BUY", 0.35, 10, t1 - HOUR),
-        trade(risingWhale, ids[2]!, "NO", "BUY", 0.4, 500, t1 - 3 * DAY),
-        trade(quietWhale, ids[2]!, "YES", "BUY", 0.6, 1000, t1 - 3 * DAY + HOUR),
-      ]);
-      q3 = ids[2]!;
-      ingest.resolveMarket(markets[0]!, "YES", t1 - 5 * DAY);
-      ingest.resolveMarket(markets[1]!, "NO", t1 - 2 * DAY);
-    })();
-    const first = refreshReadModels(t.db, t1);
-    expect(first.kind).toBe("full");
-
-    // Later: more trades (wallet 0 becomes a whale), two more resolutions, and enough time for
-    // entries to age past 24 h and fills to leave the 30-day sentiment window.
-    const t2 = NOW;
-    round(t1, t2, 1500, 30_000);
-    // Late arrivals dated before the first refresh: they reorder ledgers and can become the last
-    // trade before an earlier entry's 24-hour mark.
-    round(t1 - 5 * DAY, t1, 60);
-    t.db.writer.transaction(() => {
-      ingest.insertTrades([trade(risingWhale, markets[5]!, "YES", "BUY", 0.5, 120_000, t2 - HOUR)]);
-    })();
-    t.db.writer.transaction(() => {
-      ingest.resolveMarket(markets[2]!, "YES", t2 - DAY);
-      ingest.resolveMarket(markets[3]!, "NO", t2 - HOUR);
-      // A market moved to another category: every bet in it (and two base rates) changes.
-      const moved = ingest.upsertMarket({
-        slug: "m7",
-        title: "M7",
-        category: "weather",
-        condition_id: `0x${(7).toString(16).padStart(64, "0")}`,
-        end_date: null,
-        created_at: 0,
-        resolved_outcome: null,
-        resolved_at: null,
-      });
-      if (!moved.ok || moved.status !== "updated") throw new Error("m7 was not updated");
-    })();
-    const second = refreshReadModels(t.db, t2);
-    expect(second.kind).toBe("incremental");
-    const incremental = snapshot();
-    expect(incremental.wallet_stats?.length).toBe(63);
-    const q3Hours = t.db.writer
-      .prepare("SELECT whale_volume FROM market_hours WHERE market_id = ? ORDER BY hour")
-      .pluck()
-      .all(q3);
-    expect(q3Hours).toEqual([200, 600]);
-    expect(
-      t.db.writer
-        .prepare("SELECT last_trade_at FROM market_stats WHERE market_id = ?")
+        if (!moved.ok || moved.status !== "updated") throw new Error("m7 was not updated");
+      })();
+      const second = refreshReadModels(t.db, t2, { walletsInWorkerFrom });
+      expect(second.kind).toBe("incremental");
+      const incremental = snapshot();
+      expect(incremental.wallet_stats?.length).toBe(63);
+      const q3Hours = t.db.writer
+        .prepare("SELECT whale_volume FROM market_hours WHERE market_id = ? ORDER BY hour")
         .pluck()
-        .get(q3),
-    ).toBe(t1 - 3 * DAY + HOUR);
+        .all(q3);
+      expect(q3Hours).toEqual([200, 600]);
+      expect(
+        t.db.writer
+          .prepare("SELECT last_trade_at FROM market_stats WHERE market_id = ?")
+          .pluck()
+          .get(q3),
+      ).toBe(t1 - 3 * DAY + HOUR);
 
-    refreshReadModels(t.db, t2, { full: true });
-    const full = snapshot();
-    for (const [table] of TABLES) expect(incremental[table], table).toEqual(full[table]);
-  });
+      refreshReadModels(t.db, t2, { full: true });
+      const full = snapshot();
+      for (const [table] of TABLES) expect(incremental[table], table).toEqual(full[table]);
+    },
+  );
 
   it("marks at the last trade when a new fill is dated before it", () => {
     const { b } = world();
