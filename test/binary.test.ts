@@ -3,16 +3,18 @@
  * SMARTMONEY_BINARY. It runs from an empty folder with an empty PATH (no node anywhere) and a
  * throwaway HOME, mints a key per tier, serves on a free port and answers for each key; it also
  * replicates and restores with the Litestream it carries, and seeds a world, whose full refresh
- * runs the model worker from the bundle it carries.
+ * runs the model worker from the bundle it carries, as does an incremental one after trades by
+ * more wallets than WALLETS_IN_WORKER_FROM.
  * CI sets SMARTMONEY_BINARY after building; without it the test fails under CI and is skipped
  * elsewhere, so a plain `npm test` in a checkout does not need a build.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TIERS, type Tier } from "../src/auth/tiers";
+import { WALLETS_IN_WORKER_FROM } from "../src/refresh/incremental";
 
 const binary = process.env.SMARTMONEY_BINARY;
 const inCi = Boolean(process.env.CI);
@@ -192,7 +194,7 @@ describe("the single executable", () => {
   );
 
   it.skipIf(!binary && !inCi)(
-    "carries the full rebuild's model worker: seed's full refresh runs its models in a thread",
+    "carries the refresh's model workers: seed's full refresh, and an incremental one after trades by many wallets, run their models in threads",
     () => {
       if (!binary) throw new Error("SMARTMONEY_BINARY is not set");
       const box = sandbox(binary);
@@ -210,6 +212,49 @@ describe("the single executable", () => {
       const full = runOnce(box, ["jobs", "run", "refresh", "--full", "--db", "./x.db"]);
       expect(full.status, full.stderr).toBe(0);
       expect(full.stdout).toMatch(/kind full/);
+
+      // Trades by more new wallets than WALLETS_IN_WORKER_FROM: the incremental refresh after
+      // them models its wallets in the worker too, and copies its WAL back in another.
+      const market = "0x".padEnd(66, "7");
+      const at = Date.now() - 60_000;
+      const lines = [
+        JSON.stringify({
+          type: "market",
+          slug: "binary-worker-market",
+          title: "Binary worker market",
+          category: "crypto",
+          condition_id: market,
+          end_date: at + 86_400_000,
+          created_at: at - 86_400_000,
+        }),
+      ];
+      for (let i = 1; i <= WALLETS_IN_WORKER_FROM + 100; i += 1) {
+        lines.push(
+          JSON.stringify({
+            type: "trade",
+            tx_hash: `0x${i.toString(16).padStart(64, "0")}`,
+            log_index: 0,
+            wallet: `0x${(i + 0xabc000).toString(16).padStart(40, "0")}`,
+            condition_id: market,
+            outcome: i % 2 ? "YES" : "NO",
+            side: "BUY",
+            price: 0.5,
+            size: 10,
+            usd_value: 5,
+            timestamp: at + i,
+          }),
+        );
+      }
+      writeFileSync(join(box.dir, "new.jsonl"), `${lines.join("\n")}\n`);
+      const imported = runOnce(box, ["import", "./new.jsonl", "--db", "./x.db"]);
+      expect(imported.status, imported.stderr).toBe(0);
+      const incremental = runOnce(box, ["jobs", "run", "refresh", "--db", "./x.db", "--json"]);
+      expect(incremental.status, incremental.stderr).toBe(0);
+      const summary = JSON.parse(incremental.stdout);
+      expect(summary).toMatchObject({ kind: "incremental" });
+      expect(summary.wallets).toBeGreaterThanOrEqual(WALLETS_IN_WORKER_FROM + 100);
+      expect(summary.wal_checkpoint.log).toBeGreaterThan(0);
+      expect(summary.wal_checkpoint.checkpointed).toBe(summary.wal_checkpoint.log);
     },
     60_000,
   );
