@@ -1,8 +1,19 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createHash, randomUUID } from "node:crypto";
+import {
+  copyFileSync,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { type Connection, openConnection } from "../../src/db/open";
 import { verifySignature } from "../../src/webhooks/signer";
@@ -145,6 +156,59 @@ function fixCommonPrefixes(store: { listObjects: ListObjects }): void {
   };
 }
 
+interface PutObject {
+  bucket: string;
+  key: string;
+  metadata: unknown;
+  content: Buffer | NodeJS.ReadableStream;
+}
+interface FilesystemStore {
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
+  putObject(object: PutObject): Promise<{ size: number; md5: string }>;
+}
+
+/**
+ * s3rver 3.7.1 writes an object's bytes straight into its file as they arrive, and answers the
+ * PUT once they have passed through, before the file necessarily holds them all: an upload cut
+ * off by the killed machine leaves a truncated object behind, and a restore then failed with
+ * Litestream's "cannot download wal …: EOF". S3 stores an object whole or not at all. Here an
+ * object is written to a file of its own and renamed into place once complete, after its
+ * metadata, so a listing or a GET sees it whole or not at all.
+ */
+function atomicPuts(store: FilesystemStore): void {
+  store.putObject = async (object) => {
+    const path = store.getResourcePath(object.bucket, object.key, "object");
+    mkdirSync(dirname(path), { recursive: true });
+    const partial = `${path}.${randomUUID()}.partial`;
+    const md5 = createHash("md5");
+    let size = 0;
+    try {
+      if (Buffer.isBuffer(object.content)) {
+        writeFileSync(partial, object.content);
+        md5.update(object.content);
+        size = object.content.length;
+      } else {
+        const count = new Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            md5.update(chunk);
+            size += chunk.length;
+            done(null, chunk);
+          },
+        });
+        await pipeline(object.content, count, createWriteStream(partial));
+      }
+      const digest = md5.digest("hex");
+      await store.putMetadata(object.bucket, object.key, object.metadata, digest);
+      renameSync(partial, path);
+      return { size, md5: digest };
+    } catch (error) {
+      rmSync(partial, { force: true });
+      throw error;
+    }
+  };
+}
+
 let receiver: Receiver;
 let api: ApiServer;
 let s3: { close(): Promise<void>; port: number };
@@ -166,6 +230,7 @@ beforeAll(async () => {
     configureBuckets: [{ name: "smartmoney" }],
   });
   fixCommonPrefixes(server.store);
+  atomicPuts(server.store);
   const address = (await server.run()) as { port: number };
   s3 = { port: address.port, close: () => server.close() };
 });
