@@ -1,6 +1,8 @@
 /**
  * The refresh's worker threads: the full rebuild's models (two workers, the wallet pass and the
- * market pass), and the funding graph's coordinated timing (coordinatedPairsInWorker, below).
+ * market pass), the incremental refresh's wallet step (incrementalWalletsInWorker), the funding
+ * graph's coordinated timing (coordinatedPairsInWorker) and a large commit's WAL checkpoint
+ * (checkpointInWorker), below.
  *
  * The full rebuild: SQLite has one writer, and a full rebuild of the large world spends about
  * half its time writing rows and building indexes on it, and the other half reading and sorting
