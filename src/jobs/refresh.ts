@@ -5,7 +5,9 @@ import type { ScheduledJob } from "./scheduler";
 
 /**
  * `jobs run refresh [--full]` and the server's scheduled refresh. The first run on a database
- * is always a full rebuild; later runs recompute only what changed.
+ * is always a full rebuild; later runs recompute only what changed, unless that is so much (a
+ * catch-up after a large import, CATCH_UP in src/refresh/refresh.ts) that a full rebuild is
+ * faster.
  */
 export function refreshNow(app: Core, options: { full?: boolean } = {}): RefreshSummary {
   const { db, clock } = app.deps;

@@ -18,6 +18,53 @@ export interface RefreshOptions {
    * (WALLETS_IN_WORKER_FROM); only with a database file.
    */
   walletsInWorkerFrom?: number;
+  /** When a run that would be incremental rebuilds in full instead (CATCH_UP). */
+  catchUp?: CatchUpRule;
+}
+
+/**
+ * A run that would recompute at least `wallets` wallets, and at least `share` of all of them,
+ * rebuilds in full instead: after a large import or backfill, an incremental run recomputes
+ * nearly every wallet from its bets one by one, which costs about twice what a full rebuild's
+ * sorted passes do, at more memory. With the built binary and the jobs process's heap flags:
+ * after 1M new fills into the medium world (every one of its 220,206 wallets to recompute) the
+ * incremental run took 52.0 s and 1.13 GB, a full rebuild 23.3 s and 0.66 GB; into the large
+ * world (393,893 wallets) 260 s and 1.36 GB against about 120 s and 1 GB. Per wallet, the
+ * incremental run cost 0.24 ms on the medium world and 0.66 ms on the large one, so the two
+ * break even at 45–50% of the wallets; a third leaves room for the full rebuild's smaller
+ * memory. Below `wallets` either kind takes seconds, and small worlds (the tests') stay
+ * incremental.
+ */
+export interface CatchUpRule {
+  wallets: number;
+  share: number;
+}
+export const CATCH_UP: CatchUpRule = { wallets: 20_000, share: 1 / 3 };
+
+/** Why a run that would have been incremental rebuilt in full: wallets to recompute, of all. */
+export interface CatchUp {
+  wallets: number;
+  of: number;
+}
+
+/**
+ * The wallets the next incremental run would recompute at least (those with fills past the
+ * watermark, and those marked dirty), against every wallet there is, when `rule` says that is
+ * a catch-up; otherwise null. Cheap when it is not: the largest wallet id first, then only the
+ * run's new fills and dirty marks.
+ */
+function catchUpOf(db: Db, watermark: number, rule: CatchUpRule): CatchUp | null {
+  const w = db.writer;
+  const of = (w.prepare("SELECT max(id) FROM wallet_ids").pluck().get() as number | null) ?? 0;
+  if (of < rule.wallets) return null;
+  const wallets = w
+    .prepare<[number], number>(
+      `SELECT count(*) FROM (SELECT wallet_id FROM fills WHERE id > ?
+        UNION SELECT w.id FROM dirty_wallets d JOIN wallet_ids w ON w.address = d.address)`,
+    )
+    .pluck()
+    .get(watermark)!;
+  return wallets >= rule.wallets && wallets >= rule.share * of ? { wallets, of } : null;
 }
 
 /** What a refresh changed, as its extensions see it. */
@@ -58,6 +105,8 @@ export interface RefreshSummary {
    * how many were copied back (what no reader still needed), or why it failed.
    */
   wal_checkpoint?: CheckpointResult | { error: string };
+  /** Set when the run rebuilt in full because it would have recomputed so many wallets (CATCH_UP). */
+  catch_up?: CatchUp;
 }
 
 /**
@@ -92,8 +141,12 @@ export function refreshReadModels(
       "SELECT started_at AS as_of, max_trade_id FROM refresh_runs ORDER BY id DESC LIMIT 1",
     )
     .get();
-  const full =
+  const firstOrAsked =
     options.full === true || last === undefined || last.max_trade_id === null || last.as_of > now;
+  const catchUp = firstOrAsked
+    ? null
+    : catchUpOf(db, last!.max_trade_id!, options.catchUp ?? CATCH_UP);
+  const full = firstOrAsked || catchUp !== null;
   const walletsInWorkerFrom = options.walletsInWorkerFrom ?? WALLETS_IN_WORKER_FROM;
   let maxTradeId = 0;
   let passEnded = 0;
@@ -186,6 +239,7 @@ export function refreshReadModels(
     phases,
     extensions,
     ...(walCheckpoint ? { wal_checkpoint: walCheckpoint } : {}),
+    ...(catchUp ? { catch_up: catchUp } : {}),
   };
   w.prepare(
     `INSERT INTO refresh_runs (kind, started_at, finished_at, summary, max_trade_id)

@@ -345,6 +345,32 @@ describe("incremental refresh", () => {
     },
   );
 
+  it("rebuilds in full when a run would recompute a share of all wallets, and says why", () => {
+    const { markets, round, wallets } = randomWorld(11);
+    const t1 = NOW - 10 * DAY;
+    round(t1 - 30 * DAY, t1, 800);
+    expect(refreshReadModels(t.db, t1).kind).toBe("full");
+    // A rule small enough for this world: at least 10 wallets, and a third of them.
+    const catchUp = { wallets: 10, share: 1 / 3 };
+    round(t1, t1 + HOUR, 400);
+    const caughtUp = refreshReadModels(t.db, t1 + 2 * HOUR, { catchUp });
+    expect(caughtUp.kind).toBe("full");
+    expect(caughtUp.catch_up?.of).toBe(wallets.length);
+    expect(caughtUp.catch_up?.wallets).toBeGreaterThanOrEqual(wallets.length / 3);
+    // One wallet's trade is no catch-up: the run stays incremental.
+    t.db.writer.transaction(() => {
+      createIngest(t.db, t.clock).insertTrades([
+        trade(wallets[0]!, markets[0]!, "YES", "BUY", 0.5, 10, t1 + 3 * HOUR),
+      ]);
+    })();
+    const next = refreshReadModels(t.db, t1 + 4 * HOUR, { catchUp });
+    expect(next.kind).toBe("incremental");
+    expect(next.catch_up).toBeUndefined();
+    // Under the default rule (CATCH_UP) a world this small never catches up in full.
+    round(t1 + 4 * HOUR, t1 + 5 * HOUR, 400);
+    expect(refreshReadModels(t.db, t1 + 6 * HOUR).kind).toBe("incremental");
+  });
+
   it("marks at the last trade when a new fill is dated before it", () => {
     const { b } = world();
     refreshReadModels(t.db, NOW);
