@@ -113,6 +113,10 @@ export interface RefreshSummary {
  * Rebuilds the read models (sql/0004, sql/0007) from trades, in one write transaction so readers
  * see either the previous state or the new one, never a mix.
  *
+ * A run is full when asked (`full`), on the first refresh of a database, and on a catch-up: when
+ * an incremental run would recompute so many wallets (`catchUp`, CATCH_UP) that rebuilding is
+ * faster. Otherwise it is incremental.
+ *
  * An incremental run recomputes what a full rebuild would change, from stored per-bet facts:
  * - the bets of (wallet, market) pairs with new fills (trades past the last run's id
  *   watermark), every bet in a market whose outcome or facts changed, bets whose entry has just
