@@ -43,7 +43,8 @@ export const MARK_BATCH = 2_500;
  * writes (recomputeWallets), and its commit's WAL is copied back by another (refresh.ts).
  * Starting the worker costs a few tenths of a second (loading its module, reading the markets
  * and their marks: its first rows came 0.27–0.32 s after the start on the large world, under
- * tsx), what a run of a few hundred wallets takes in all.
+ * tsx); at 1,200 wallets the two ways took the same time (docs/architecture.md, "The wallet step
+ * in a worker thread").
  */
 export const WALLETS_IN_WORKER_FROM = 2_000;
 
