@@ -29,7 +29,7 @@ export interface RefreshOptions {
  * sorted passes do, at more memory. With the built binary and the jobs process's heap flags:
  * after 1M new fills into the medium world (every one of its 220,206 wallets to recompute) the
  * incremental run took 52.0 s and 1.13 GB, a full rebuild 23.3 s and 0.66 GB; into the large
- * world (393,893 wallets) 260 s and 1.36 GB against about 120 s and 1 GB. Per wallet, the
+ * world (393,893 wallets) 260 s and 1.36 GB against 128.9 s and 1.04 GB. Per wallet, the
  * incremental run cost 0.24 ms on the medium world and 0.66 ms on the large one, so the two
  * break even at 45–50% of the wallets; a third leaves room for the full rebuild's smaller
  * memory. Below `wallets` either kind takes seconds, and small worlds (the tests') stay
