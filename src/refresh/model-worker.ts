@@ -172,6 +172,43 @@ function poster<M>(signal: Int32Array, port: MessagePort, task: StreamingTask) {
 }
 
 /**
+ * Takes a streaming worker's messages on the writer's thread until `handle` returns a result.
+ * While none has come, `idle` runs (work of its own, or checks; true to look for a message again
+ * at once), else the thread sleeps on EVENTS, read before the port so that a message posted in
+ * between wakes it; `slept` is told how long each sleep lasted.
+ */
+function takeMessages<M, R>(
+  signal: Int32Array,
+  port: MessagePort,
+  on: {
+    handle(message: M): R | undefined;
+    idle?(): boolean;
+    slept?(ms: number): void;
+  },
+): R {
+  for (;;) {
+    const events = Atomics.load(signal, EVENTS);
+    const received = receiveMessageOnPort(port);
+    if (received !== undefined) {
+      const result = on.handle(received.message as M);
+      if (result !== undefined) return result;
+      continue;
+    }
+    if (on.idle?.()) continue;
+    const from = performance.now();
+    Atomics.wait(signal, EVENTS, events);
+    on.slept?.(performance.now() - from);
+  }
+}
+
+/** Tells `task`'s worker that the writer has taken one more of its messages. */
+function acknowledge(signal: Int32Array, task: StreamingTask): void {
+  const { taken } = COUNTERS[task];
+  Atomics.add(signal, taken, 1);
+  Atomics.notify(signal, taken);
+}
+
+/**
  * A model worker thread's work: the wallet pass or the market pass, posting its rows, then
  * `done` (or `error`).
  */
@@ -328,24 +365,17 @@ export function incrementalWalletsInWorker(
     postedSlot: posted,
   });
   try {
-    for (;;) {
-      const events = Atomics.load(signal, EVENTS);
-      const received = receiveMessageOnPort(port);
-      if (received === undefined) {
-        Atomics.wait(signal, EVENTS, events);
-        continue;
-      }
-      const message = received.message as IncrementalMessage;
-      if ("updates" in message) {
+    return takeMessages<IncrementalMessage, WalletTotals>(signal, port, {
+      handle: (message) => {
+        if ("done" in message) return message.done;
+        if (!("updates" in message)) {
+          throw new Error(`the incremental refresh's wallet worker failed: ${message.error}`);
+        }
         for (const update of message.updates) store(update);
-        Atomics.add(signal, taken, 1);
-        Atomics.notify(signal, taken);
-      } else if ("done" in message) {
-        return message.done;
-      } else {
-        throw new Error(`the incremental refresh's wallet worker failed: ${message.error}`);
-      }
-    }
+        acknowledge(signal, "incremental");
+        return undefined;
+      },
+    });
   } finally {
     Atomics.store(signal, CANCELLED, 1);
     Atomics.notify(signal, taken);
@@ -542,32 +572,25 @@ export function fullModelsInWorker(
   const waited = { wallets: 0, markets: 0 };
   let seriesMs = 0;
   /** Inserts `from`'s rows until it is done; any message from the other is its error. */
-  const drain = (from: typeof walletWorker, other: typeof walletWorker) => {
-    for (;;) {
-      const events = Atomics.load(signal, EVENTS);
-      const received = receiveMessageOnPort(from.port);
-      if (received === undefined) {
+  const drain = (from: typeof walletWorker, other: typeof walletWorker) =>
+    takeMessages<WorkerMessage, WalletModelsResult | MarketModelsResult>(signal, from.port, {
+      handle: (message) => {
+        if ("done" in message) return message.done;
+        if (!("rows" in message)) failed(from.task, message);
+        write(message.rows, message.pack);
+        acknowledge(signal, from.task);
+        return undefined;
+      },
+      idle: () => {
         const early = receiveMessageOnPort(other.port);
         if (early !== undefined) failed(other.task, early.message as WorkerMessage);
         // The writer's own work, rather than waiting for the market pass's rows.
-        if (from.task === "markets" && whileMarketsWait()) continue;
-        const waitFrom = performance.now();
-        Atomics.wait(signal, EVENTS, events);
-        waited[from.task] += performance.now() - waitFrom;
-        continue;
-      }
-      const message = received.message as WorkerMessage;
-      if ("rows" in message) {
-        write(message.rows, message.pack);
-        Atomics.add(signal, COUNTERS[from.task].taken, 1);
-        Atomics.notify(signal, COUNTERS[from.task].taken);
-      } else if ("done" in message) {
-        return message.done;
-      } else {
-        failed(from.task, message);
-      }
-    }
-  };
+        return from.task === "markets" && whileMarketsWait();
+      },
+      slept: (ms) => {
+        waited[from.task] += ms;
+      },
+    });
   try {
     // The price series (the wallet models' marks and 24-hour moves), read here while the wallet
     // worker sorts every fill by wallet, and moved to it without a copy.
