@@ -32,6 +32,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build, type Plugin } from "esbuild";
 import { NATIVE_ASSET } from "../src/db/native";
+import { WORLD_WORKER_ASSET } from "../src/fixtures/world-worker";
 import { SCALAR_ASSET } from "../src/http/docs-page";
 import { MODEL_WORKER_ASSET } from "../src/refresh/model-worker";
 import { LITESTREAM_ASSET } from "../src/replication/litestream";
@@ -206,6 +207,11 @@ async function main(): Promise<void> {
   const modelWorkerFile = join(WORK, MODEL_WORKER_ASSET);
   await bundle(modelWorkerEntry, modelWorkerFile, false);
   say(`bundled the model worker: ${mb(statSync(modelWorkerFile).size)} (${seconds(t)})`);
+  // `seed`'s fixture generator runs in a worker thread too (src/fixtures/world-worker.ts).
+  t = performance.now();
+  const worldWorkerFile = join(WORK, WORLD_WORKER_ASSET);
+  await bundle(join(ROOT, "src", "fixtures", "world-worker.ts"), worldWorkerFile, false);
+  say(`bundled the fixture generator: ${mb(statSync(worldWorkerFile).size)} (${seconds(t)})`);
 
   t = performance.now();
   const addon = nativeAddon();
@@ -224,6 +230,7 @@ async function main(): Promise<void> {
           [SCALAR_ASSET]: scalarViewerFile(),
           [LITESTREAM_ASSET]: litestream,
           [MODEL_WORKER_ASSET]: modelWorkerFile,
+          [WORLD_WORKER_ASSET]: worldWorkerFile,
         },
       },
       null,

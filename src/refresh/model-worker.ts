@@ -18,20 +18,18 @@
  * worker stops posting when MAX_IN_FLIGHT of its messages wait unread, so no thread's memory
  * grows with the world.
  */
-import { createHash } from "node:crypto";
 import { existsSync, readlinkSync } from "node:fs";
-import { createRequire } from "node:module";
 import { setPriority } from "node:os";
-import * as sea from "node:sea";
 import {
   MessageChannel,
   type MessagePort,
   receiveMessageOnPort,
   Worker,
 } from "node:worker_threads";
-import { loadNativeBinding, nativeBindingFile, writeCached } from "../db/native";
+import { loadNativeBinding, nativeBindingFile } from "../db/native";
 import { type Connection, type Db, openConnection, overridePragmas } from "../db/open";
 import { type CoordinatedPair, readCoordinatedPairs } from "../funding/timing";
+import { LOAD_ENTRY, workerEntry } from "../workers/entry";
 import {
   buildMarketModels,
   buildWalletModels,
@@ -466,10 +464,8 @@ const fail = (error) => {
   workerData.port.close();
 };
 try {
-  const entry = workerData.entry;
-  if (entry.tsx) require(entry.tsx).register();
-  const loaded = entry.bundle ? Promise.resolve(require(entry.bundle)) : import(entry.url);
-  loaded.then(
+  ${LOAD_ENTRY}
+  load.then(
     (module) =>
       workerData.task === "wallets" || workerData.task === "markets"
         ? module.runModelWorker(workerData)
@@ -482,21 +478,6 @@ try {
   fail(error);
 }
 `;
-
-/** Where the worker finds this module: the bundle's file, or the source and tsx's loader. */
-function workerEntry(): { entry: { bundle?: string; url?: string; tsx?: string } } {
-  if (sea.isSea()) {
-    const bytes = Buffer.from(sea.getAsset(MODEL_WORKER_ASSET));
-    const hash = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
-    const file = writeCached(bytes, `model-worker-${hash}.cjs`, "the refresh's model worker");
-    return { entry: { bundle: file } };
-  }
-  // From a checkout this file is TypeScript: the worker registers tsx's loader first (an eval
-  // worker does not run the --import flags a worker inherits).
-  return {
-    entry: { url: import.meta.url, tsx: createRequire(import.meta.url).resolve("tsx/esm/api") },
-  };
-}
 
 /**
  * Starts a worker thread on this module for `task`: the worker gets `data` with the database's
@@ -519,7 +500,7 @@ function startWorker(
       path: db.path,
       port: port2,
       nativeFile: nativeBindingFile(),
-      entry: workerEntry().entry,
+      entry: workerEntry(MODEL_WORKER_ASSET, import.meta.url, "the refresh's model worker"),
     },
     transferList: [port2],
   });
