@@ -53,17 +53,21 @@ export interface CatchUp {
  * a catch-up; otherwise null. Cheap when it is not: the largest wallet id first, then only the
  * run's new fills and dirty marks.
  */
+/**
+ * The wallets a run would recompute, at least: those with fills past the watermark, and those
+ * marked dirty. Each side is read by its own key: left to itself, SQLite merged the UNION in
+ * wallet order, walking all of fills_by_wallet (11M entries on the large world) and all of
+ * wallet_ids, 370–520 ms before every run; read by id and from the dirty marks, 3 ms.
+ */
+export const CATCH_UP_COUNT = `SELECT count(*) FROM (
+  SELECT wallet_id FROM fills NOT INDEXED WHERE id > ?
+  UNION SELECT w.id FROM dirty_wallets d CROSS JOIN wallet_ids w ON w.address = d.address)`;
+
 function catchUpOf(db: Db, watermark: number, rule: CatchUpRule): CatchUp | null {
   const w = db.writer;
   const of = (w.prepare("SELECT max(id) FROM wallet_ids").pluck().get() as number | null) ?? 0;
   if (of < rule.wallets) return null;
-  const wallets = w
-    .prepare<[number], number>(
-      `SELECT count(*) FROM (SELECT wallet_id FROM fills WHERE id > ?
-        UNION SELECT w.id FROM dirty_wallets d JOIN wallet_ids w ON w.address = d.address)`,
-    )
-    .pluck()
-    .get(watermark)!;
+  const wallets = w.prepare<[number], number>(CATCH_UP_COUNT).pluck().get(watermark)!;
   return wallets >= rule.wallets && wallets >= rule.share * of ? { wallets, of } : null;
 }
 

@@ -11,7 +11,7 @@ import {
   TAIL_HOURS,
   unpackPoints,
 } from "../../src/refresh/price-history";
-import { MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
+import { CATCH_UP_COUNT, MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
 import { betPnl } from "../../src/refresh/wallet-model";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { READ_MODEL_TABLES, readModelSnapshot } from "../helpers/read-models";
@@ -369,6 +369,36 @@ describe("incremental refresh", () => {
     // Under the default rule (CATCH_UP) a world this small never catches up in full.
     round(t1 + 4 * HOUR, t1 + 5 * HOUR, 400);
     expect(refreshReadModels(t.db, t1 + 6 * HOUR).kind).toBe("incremental");
+  });
+
+  it("counts a catch-up's wallets by the new fills' ids and the dirty marks, not by a scan", () => {
+    const { round, wallets } = randomWorld(12);
+    const t1 = NOW - 10 * DAY;
+    round(t1 - 30 * DAY, t1, 800);
+    refreshReadModels(t.db, t1);
+    const watermark = t.db.writer.prepare("SELECT max(id) FROM fills").pluck().get() as number;
+    round(t1, t1 + HOUR, 50);
+    t.db.writer.prepare("INSERT OR IGNORE INTO dirty_wallets (address) VALUES (?)").run(wallets[3]);
+    const count = t.db.writer.prepare(CATCH_UP_COUNT).pluck();
+    // The same wallets as the plain definition: those with fills past the watermark, and the
+    // dirty ones.
+    const expected = t.db.writer
+      .prepare(
+        `SELECT count(DISTINCT id) FROM (SELECT wallet_id AS id FROM fills WHERE id > ?
+          UNION ALL SELECT w.id FROM wallet_ids w WHERE w.address IN (SELECT address FROM dirty_wallets))`,
+      )
+      .pluck()
+      .get(watermark);
+    expect(count.get(watermark)).toBe(expected);
+    expect(expected).toBeGreaterThan(1);
+    // Each side read by its key: the fills by id, the wallets by address.
+    const plan = t.db.writer
+      .prepare(`EXPLAIN QUERY PLAN ${CATCH_UP_COUNT}`)
+      .all(watermark)
+      .map((r) => (r as { detail: string }).detail);
+    expect(plan).toContain("SEARCH fills USING INTEGER PRIMARY KEY (rowid>?)");
+    expect(plan.some((d) => d.startsWith("SEARCH w USING"))).toBe(true);
+    expect(plan.filter((d) => /^SCAN (fills|w)\b/.test(d))).toEqual([]);
   });
 
   it("marks at the last trade when a new fill is dated before it", () => {
