@@ -33,7 +33,21 @@ export interface Db {
   path: string;
   /** Whether the disk holding it has room: every writer reports to it (src/db/storage.ts). */
   storage: StorageWatch;
+  /**
+   * Work a worker thread still does on this database for this process, left to finish on its
+   * own (a WAL checkpoint after a refresh, src/refresh/model-worker.ts): close() waits for it
+   * first, so that its own checkpoint can fold the WAL into the file.
+   */
+  readonly background: Set<BackgroundWork>;
   close(): void;
+}
+
+/** Work going on in a worker thread (Db.background). */
+export interface BackgroundWork {
+  /** Whether it has ended. */
+  ended(): boolean;
+  /** Blocks until it has ended. */
+  wait(): void;
 }
 
 /** Files holding customers' data are the owner's alone: callback URLs carry tokens. */
@@ -114,6 +128,7 @@ export function openDb(path: string): Db {
   const writer = openConnection(path);
   const reader = path === ":memory:" ? writer : openConnection(path, { readonly: true });
   let limits: Connection | undefined;
+  const background = new Set<BackgroundWork>();
   return {
     writer,
     reader,
@@ -127,7 +142,10 @@ export function openDb(path: string): Db {
     },
     path,
     storage: createStorageWatch(),
+    background,
     close() {
+      for (const work of background) work.wait();
+      background.clear();
       if (reader !== writer && reader.open) reader.close();
       if (limits?.open) {
         checkpointUnlessFull(limits);

@@ -621,8 +621,14 @@ export interface Pending<T> {
   cancel(): void;
 }
 
+/** A one-shot worker's result to come, which may also be left to the worker. */
+export interface Detachable<T> extends Pending<T> {
+  /** Lets the worker finish on its own: its result (or error) is not wanted. */
+  detach(): void;
+}
+
 /** Runs a one-shot task in a worker thread of its own; `what` names it in errors. */
-function oneShotInWorker<T>(db: Db, task: OneShotTask, what: string): Pending<T> {
+function oneShotInWorker<T>(db: Db, task: OneShotTask, what: string): Detachable<T> {
   const shared = new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT);
   const signal = new Int32Array(shared);
   const { port, worker } = startWorker(db, task, { shared });
@@ -653,6 +659,22 @@ function oneShotInWorker<T>(db: Db, task: OneShotTask, what: string): Pending<T>
       }
     },
     cancel,
+    detach() {
+      if (done) return;
+      done = true;
+      // The worker's message, if it comes, goes nowhere. The database waits for the worker
+      // before it closes; works that have ended are dropped as others are added.
+      port.close();
+      // A worker that died without reporting (out of memory, say) has no thread any more.
+      const ended = () => Atomics.load(signal, EVENTS) > 0 || worker.threadId === -1;
+      for (const work of db.background) if (work.ended()) db.background.delete(work);
+      db.background.add({
+        ended,
+        wait() {
+          while (!ended()) Atomics.wait(signal, EVENTS, 0, 1000);
+        },
+      });
+    },
   };
 }
 
@@ -680,9 +702,10 @@ export function coordinatedPairsInWorker(db: Db): PendingPairs {
  * own: a full rebuild leaves gigabytes of pages in the WAL, and copying them back into the
  * database took the rebuild's commit 3–4 s on the large world, on the writer's thread. Beside
  * it, the writer goes on with the refresh's extensions. A PASSIVE checkpoint never waits: it
- * copies what no reader still needs, and the writer's own checkpoints do the rest later.
+ * copies what no reader still needs, and the writer's own checkpoints do the rest later. After
+ * the extensions, a second one is detached: it copies their pages while the caller goes on.
  */
-export function checkpointInWorker(db: Db): Pending<CheckpointResult> {
+export function checkpointInWorker(db: Db): Detachable<CheckpointResult> {
   if (db.path === ":memory:") throw new Error("an in-memory database has no WAL to checkpoint");
   return oneShotInWorker(db, "checkpoint", "WAL checkpoint");
 }

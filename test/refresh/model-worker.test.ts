@@ -1,4 +1,6 @@
-import { copyFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb } from "../../src/db/open";
 import { fundingRefreshExtension } from "../../src/funding/refresh";
@@ -187,6 +189,101 @@ describe("coordinated timing read in a worker thread", () => {
     expect(coordinatedPairsInWorker({ ...t.db, path: ":memory:" }).take()).toEqual(
       readCoordinatedPairs(t.db.reader),
     );
+  });
+});
+
+describe("WAL checkpoints in a worker thread", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    ({ t } = await seededTestApp({ now: NOW }));
+  });
+  afterAll(() => t?.close());
+
+  const autocheckpoint = () => t.db.writer.pragma("wal_autocheckpoint", { simple: true });
+
+  it("a detached checkpoint copies the WAL back on its own", async () => {
+    // The seed's refresh left one of its own: waited for, as closing would.
+    for (const work of t.db.background) work.wait();
+    t.db.background.clear();
+    t.db.writer.pragma("wal_checkpoint(TRUNCATE)");
+    const restore = autocheckpoint();
+    t.db.writer.pragma("wal_autocheckpoint = 0");
+    try {
+      const before = statSync(t.db.path).size;
+      t.db.writer.exec(`CREATE TABLE ballast (x BLOB);
+        WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+        INSERT INTO ballast SELECT randomblob(4000) FROM n;`);
+      // The pages are in the WAL only: the database file has not grown.
+      expect(statSync(t.db.path).size).toBe(before);
+      checkpointInWorker(t.db).detach();
+      // The database knows of it: closing waits for it.
+      expect(t.db.background.size).toBe(1);
+      // Nothing here copies them (no checkpoint on this connection): the worker does.
+      await until("the database file to hold the new pages", () =>
+        statSync(t.db.path).size >= before + 500 * 4000 ? true : null,
+      );
+      const [work] = t.db.background;
+      await until("the worker to end", () => (work!.ended() ? true : null));
+      // Ended work is dropped when more is added.
+      checkpointInWorker(t.db).detach();
+      expect(t.db.background.size).toBe(1);
+      expect(t.db.background.has(work!)).toBe(false);
+      for (const pending of t.db.background) pending.wait();
+    } finally {
+      t.db.writer.exec("DROP TABLE IF EXISTS ballast");
+      t.db.writer.pragma(`wal_autocheckpoint = ${restore}`);
+    }
+  });
+
+  it("closing the database waits for its detached checkpoint, and folds the WAL in", () => {
+    const dir = mkdtempSync(join(tmpdir(), "smartmoney-detached-"));
+    try {
+      const db = openDb(join(dir, "x.db"));
+      db.writer.pragma("wal_autocheckpoint = 0");
+      db.writer.exec(`CREATE TABLE ballast (x BLOB);
+        WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+        INSERT INTO ballast SELECT randomblob(4000) FROM n;`);
+      const empty = statSync(join(dir, "x.db")).size;
+      checkpointInWorker(db).detach();
+      // Closed while the worker copies (once the file starts to grow): close's own checkpoint
+      // would find the worker's in its way.
+      const deadline = Date.now() + 10_000;
+      while (statSync(join(dir, "x.db")).size === empty && Date.now() < deadline);
+      db.close();
+      // The worker's checkpoint did not keep close's own from folding the WAL in: the file alone
+      // holds every row (a copy of it is complete).
+      expect(existsSync(join(dir, "x.db-wal")) ? statSync(join(dir, "x.db-wal")).size : 0).toBe(0);
+      const copy = openDb(join(dir, "x.db"));
+      expect(copy.reader.prepare("SELECT count(*) FROM ballast").pluck().get()).toBe(20000);
+      copy.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("gives the writer its checkpoints back after a run copied by workers, whatever happens", () => {
+    const before = autocheckpoint();
+    expect(before).toBeGreaterThan(0);
+    const full = refreshReadModels(t.db, NOW, { full: true });
+    expect(full.wal_checkpoint).toBeDefined();
+    expect(autocheckpoint()).toBe(before);
+    // The run is recorded before the writer's checkpoints resume.
+    const last = t.db.writer
+      .prepare("SELECT kind, summary FROM refresh_runs ORDER BY id DESC LIMIT 1")
+      .get() as { kind: string; summary: string };
+    expect(last.kind).toBe("full");
+    expect(JSON.parse(last.summary).wal_checkpoint).toEqual(full.wal_checkpoint);
+    // An extension that fails after the run's commit: the setting comes back all the same.
+    const failing = {
+      name: "failing",
+      run: () => {
+        throw new Error("an extension's failure");
+      },
+    };
+    expect(() => refreshReadModels(t.db, NOW, { full: true, extensions: [failing] })).toThrow(
+      "an extension's failure",
+    );
+    expect(autocheckpoint()).toBe(before);
   });
 });
 
