@@ -155,6 +155,9 @@ export function refreshReadModels(
     ? null
     : catchUpOf(db, last!.max_trade_id!, options.catchUp ?? CATCH_UP);
   const full = firstOrAsked || catchUp !== null;
+  // Choosing the kind of run (the last run, the catch-up count) is timed as the phase `plan`,
+  // so the phases account for the whole duration.
+  const plan = Math.round(performance.now() - started);
   const walletsInWorkerFrom = options.walletsInWorkerFrom ?? WALLETS_IN_WORKER_FROM;
   let maxTradeId = 0;
   let passEnded = 0;
@@ -205,7 +208,11 @@ export function refreshReadModels(
       restoreCheckpoints = null;
       throw error;
     }
-    const phases = { ...result.phases, commit: Math.round(performance.now() - passEnded) };
+    const phases = {
+      plan,
+      ...result.phases,
+      commit: Math.round(performance.now() - passEnded),
+    };
     const watch = stopwatch();
     const extensions: Record<string, unknown> = {};
     const change: RefreshChange = { full, wallets: result.wallets };
