@@ -48,12 +48,6 @@ export interface CatchUp {
 }
 
 /**
- * The wallets the next incremental run would recompute at least (those with fills past the
- * watermark, and those marked dirty), against every wallet there is, when `rule` says that is
- * a catch-up; otherwise null. Cheap when it is not: the largest wallet id first, then only the
- * run's new fills and dirty marks.
- */
-/**
  * The wallets a run would recompute, at least: those with fills past the watermark, and those
  * marked dirty. Each side is read by its own key: left to itself, SQLite merged the UNION in
  * wallet order, walking all of fills_by_wallet (11M entries on the large world) and all of
@@ -63,6 +57,12 @@ export const CATCH_UP_COUNT = `SELECT count(*) FROM (
   SELECT wallet_id FROM fills NOT INDEXED WHERE id > ?
   UNION SELECT w.id FROM dirty_wallets d CROSS JOIN wallet_ids w ON w.address = d.address)`;
 
+/**
+ * The wallets the next incremental run would recompute at least (those with fills past the
+ * watermark, and those marked dirty), against every wallet there is, when `rule` says that is
+ * a catch-up; otherwise null. Cheap when it is not: the largest wallet id first, then only the
+ * run's new fills and dirty marks.
+ */
 function catchUpOf(db: Db, watermark: number, rule: CatchUpRule): CatchUp | null {
   const w = db.writer;
   const of = (w.prepare("SELECT max(id) FROM wallet_ids").pluck().get() as number | null) ?? 0;
