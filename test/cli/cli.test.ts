@@ -131,7 +131,7 @@ describe("smartmoney CLI", () => {
     expect(code).toBe(0);
     expect(stdout).not.toContain("[object Object]");
     expect(stdout).toMatch(/^refresh:\n {2}kind full\n/);
-    expect(stdout).toMatch(/\n {2}phases\n {4}drop_tables \d+\n/);
+    expect(stdout).toMatch(/\n {2}phases\n {4}plan \d+\n {4}drop_tables \d+\n/);
   });
 
   it("compacts by hand only with SMARTMONEY_FILL_RETENTION set, and reports it in status", async () => {
