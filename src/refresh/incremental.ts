@@ -81,10 +81,12 @@ interface FreshMarket {
   newest: NewestFills;
 }
 
-/** What recomputing the wallets tells the market step and the base rates. */
+/** What recomputing the wallets tells the market step, the base rates and wallet search. */
 interface WalletPass extends WalletTotals {
   /** Markets to rebuild from all their fills. */
   marketsToRebuild: Set<number>;
+  /** Wallets whose wallet search entry can have moved (RefreshChange.searchMoved). */
+  searchMoved: Set<string>;
 }
 
 type Writer = ReturnType<typeof createModelWriter>;
@@ -105,6 +107,7 @@ export function incremental(db: Db, now: number, run: IncrementalRun): PassResul
   watch.lap("base_rates");
   return {
     wallets: changes.wallets,
+    searchMoved: pass.searchMoved,
     markets: markets.count,
     fillsRead: pass.fillsRead + markets.fillsRead,
     phases: watch.phases,
@@ -219,8 +222,11 @@ function recomputeWallets(
     timingChanged: changes.timingChanged,
     wallets: changes.wallets,
   };
-  const store = (update: WalletUpdate) =>
+  const searchMoved = new Set<string>();
+  const store = (update: WalletUpdate) => {
+    if (searchEntryMoves(update)) searchMoved.add(update.model.stats.address);
     writer.wallet(update.walletId, update.model, update.changed, update.previous);
+  };
   let totals: WalletTotals;
   if (db.path !== ":memory:" && changes.wallets.size >= run.walletsInWorkerFrom) {
     totals = incrementalWalletsInWorker(db, ctx.now, walletChanges, newest, store);
@@ -236,7 +242,21 @@ function recomputeWallets(
   const marketsToRebuild = new Set(
     [...changes.changedMarkets].filter((id) => !ctx.market(id)?.compacted),
   );
-  return { ...totals, marketsToRebuild };
+  return { ...totals, marketsToRebuild, searchMoved };
+}
+
+/**
+ * Whether the wallet's wallet search entry can move (src/refresh/wallet-search.ts): only named
+ * wallets have one, keyed by their name and their volume's group. Most recomputed wallets have
+ * no name (8,429 recomputed, 2,559 named, after 10,000 trades on the large world), and a stale
+ * mark renewed changes neither: search no longer looks each of them up.
+ */
+function searchEntryMoves({ model, previous }: WalletUpdate): boolean {
+  const after = model.stats;
+  const before = previous.stats;
+  if (before === undefined) return after.platform_name !== null;
+  if (before.platform_name === null && after.platform_name === null) return false;
+  return before.platform_name !== after.platform_name || before.total_volume !== after.total_volume;
 }
 
 /**

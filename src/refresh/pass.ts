@@ -74,6 +74,11 @@ export function completeSortedFill(row: FillRow, wallet: string): FillRow {
 
 export interface PassResult {
   wallets: Set<string>;
+  /**
+   * Of `wallets`, those whose wallet search entry can have moved (RefreshChange.searchMoved);
+   * absent after a full rebuild.
+   */
+  searchMoved?: Set<string>;
   markets: number;
   fillsRead: number;
   phases: Record<string, number>;

@@ -75,6 +75,12 @@ function catchUpOf(db: Db, watermark: number, rule: CatchUpRule): CatchUp | null
 export interface RefreshChange {
   full: boolean;
   wallets: ReadonlySet<string>;
+  /**
+   * Of `wallets`, those whose entry in wallet search can have moved: named before or after the
+   * run, with a changed name or total volume (the entry's text and its volume group). When
+   * absent, any of `wallets` can have.
+   */
+  searchMoved?: ReadonlySet<string>;
 }
 
 /**
@@ -215,7 +221,11 @@ export function refreshReadModels(
     };
     const watch = stopwatch();
     const extensions: Record<string, unknown> = {};
-    const change: RefreshChange = { full, wallets: result.wallets };
+    const change: RefreshChange = {
+      full,
+      wallets: result.wallets,
+      ...(result.searchMoved ? { searchMoved: result.searchMoved } : {}),
+    };
     const stops: (() => void)[] = [];
     try {
       for (const extension of options.extensions ?? []) {

@@ -48,14 +48,15 @@ export const hotEndSql = (hotWallets: number) =>
 /**
  * Keeps the name indexes of GET /v1/wallets/search (sql/0006, sql/0018) in step with wallet_stats.
  * A full refresh (or an empty index) rebuilds them; otherwise only the wallets the refresh
- * recomputed are rewritten: a wallet whose volume group is unchanged keeps its id, one that moved
+ * recomputed are rewritten (of them, those whose name or volume changed when the refresh says
+ * which, `searchMoved`): a wallet whose volume group is unchanged keeps its id, one that moved
  * takes the next free id of its new group (a new wallet likewise), and its hot entry follows its id
  * across the hot end. Runs inside the caller's transaction when there is one. `hotWallets` is
  * HOT_WALLETS but in tests, which pick fewer so that small worlds have a cold part.
  */
 export function refreshWalletSearch(
   db: Db,
-  change?: { full: boolean; wallets: ReadonlySet<string> },
+  change?: { full: boolean; wallets: ReadonlySet<string>; searchMoved?: ReadonlySet<string> },
   hotWallets = HOT_WALLETS,
 ): WalletSearchSummary {
   const w = db.writer;
@@ -110,7 +111,7 @@ export function refreshWalletSearch(
     const addHot = w.prepare("INSERT INTO wallet_search_hot (rowid, platform_name) VALUES (?, ?)");
     let hotChanged = false;
     let updated = 0;
-    for (const address of change.wallets) {
+    for (const address of change.searchMoved ?? change.wallets) {
       const row = rowOf.get(address);
       const wallet = walletOf.get(address);
       const name = wallet?.name ?? null;

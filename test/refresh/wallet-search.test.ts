@@ -1,8 +1,17 @@
 import { readFileSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createIngest } from "../../src/ingest/ingest";
 import { createWalletSearch, NAME_CANDIDATES } from "../../src/read/wallet-search";
-import { refreshWalletSearch, VOLUME_GROUP_SQL } from "../../src/refresh/wallet-search";
-import { createTestApp, type TestApp } from "../helpers/app";
+import { MARK_MAX_AGE_MS } from "../../src/refresh/incremental";
+import { refreshReadModels } from "../../src/refresh/refresh";
+import {
+  GROUP_SPAN,
+  refreshWalletSearch,
+  VOLUME_GROUP_SQL,
+  walletSearchRefresh,
+} from "../../src/refresh/wallet-search";
+import { createTestApp, seededTestApp, type TestApp } from "../helpers/app";
+import { newTrade } from "../helpers/trades";
 import { insertStats } from "../http/wallet-world";
 
 /**
@@ -100,5 +109,66 @@ describe("wallet search by volume", () => {
       "utf8",
     );
     expect(migration).toContain(VOLUME_GROUP_SQL);
+  });
+});
+
+describe("wallet search after an incremental refresh", () => {
+  const NOW = Date.parse("2026-11-01T00:00:00.000Z");
+  let world: TestApp;
+  beforeAll(async () => {
+    ({ t: world } = await seededTestApp({ now: NOW }));
+    // The seed's own refresh ran before its funding graph made some wallets insiders.
+    refreshReadModels(world.db, NOW, { full: true, extensions: [walletSearchRefresh] });
+  }, 120_000);
+  afterAll(() => world?.close());
+
+  /** Each indexed wallet's volume group and name. */
+  const entries = () =>
+    world.db.writer
+      .prepare(
+        `SELECT r.address, r.id / ${GROUP_SPAN} AS grp, s.platform_name FROM wallet_search_rows r
+           JOIN wallet_search s ON s.rowid = r.id ORDER BY r.address`,
+      )
+      .all();
+
+  it("looks up only the named wallets whose name or volume moved, as a rebuild would index them", () => {
+    const walletsWhere = (named: boolean) =>
+      world.db.writer
+        .prepare(
+          `SELECT address FROM wallet_stats WHERE platform_name IS ${named ? "NOT" : ""} NULL
+            ORDER BY address LIMIT 2`,
+        )
+        .pluck()
+        .all() as string[];
+    const traders = [...walletsWhere(true), ...walletsWhere(false)];
+    const market = world.db.writer
+      .prepare("SELECT id FROM markets WHERE resolved_outcome IS NULL ORDER BY id LIMIT 1")
+      .pluck()
+      .get() as number;
+    const ingest = createIngest(world.db, world.clock);
+    world.db.writer.transaction(() => {
+      ingest.insertTrades(
+        traders.map((wallet, i) => newTrade(wallet, market, "YES", "BUY", 0.5, 1000 + i, NOW + i)),
+      );
+    })();
+    const run = refreshReadModels(world.db, NOW + 60_000, { extensions: [walletSearchRefresh] });
+    expect(run.kind).toBe("incremental");
+    expect(run.wallets).toBeGreaterThanOrEqual(4);
+    // The two unnamed wallets have no entry, and are not looked up.
+    expect(run.extensions.wallet_search).toEqual({ kind: "incremental", updated: 2 });
+
+    // An hour on, every mark is stale and renewed: named wallets among them, none of whose
+    // name or volume changed.
+    const later = refreshReadModels(world.db, NOW + 60_000 + MARK_MAX_AGE_MS + 1, {
+      extensions: [walletSearchRefresh],
+    });
+    expect(later.kind).toBe("incremental");
+    expect(later.wallets).toBeGreaterThan(100);
+    expect(later.extensions.wallet_search).toEqual({ kind: "incremental", updated: 0 });
+
+    const kept = entries();
+    expect(kept.length).toBeGreaterThan(100);
+    refreshWalletSearch(world.db);
+    expect(entries()).toEqual(kept);
   });
 });
