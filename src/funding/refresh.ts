@@ -204,13 +204,14 @@ export function fundingRefreshExtension(readPairs: (db: Db) => PendingPairs): Re
 }
 
 /**
- * Transfers are insert-only (keyed by tx hash and log index), so their count and highest id
- * identify their content; labels can change in place, so they are hashed whole.
+ * Transfers are insert-only (keyed by tx hash and log index; nothing deletes or updates one), and
+ * each insert takes the next integer id, so their highest id identifies their content. Their
+ * count said nothing more, and walked an index of every transfer on every run: 25–34 ms on the
+ * large world (330k transfers), every 30 s in `serve`. Labels can change in place, so they are
+ * hashed whole.
  */
 function inputsFingerprint(conn: Connection): string {
-  const transfers = conn
-    .prepare("SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS maxId FROM transfers")
-    .get() as { n: number; maxId: number };
+  const maxId = conn.prepare("SELECT COALESCE(MAX(id), 0) FROM transfers").pluck().get() as number;
   const hash = createHash("sha256");
   for (const row of conn
     .prepare("SELECT address, kind, name FROM labels ORDER BY address")
@@ -218,5 +219,8 @@ function inputsFingerprint(conn: Connection): string {
     .iterate() as IterableIterator<string[]>) {
     hash.update(row.join("\u0000")).update("\u0001");
   }
-  return `${transfers.n}:${transfers.maxId}:${hash.digest("hex")}`;
+  // The form databases already store, `count:highest id:labels' hash`, so an upgrade keeps their
+  // graph (7 s to rebuild on the large world): with no transfer deleted and each taking the next
+  // id, their count is their highest id.
+  return `${maxId}:${maxId}:${hash.digest("hex")}`;
 }

@@ -329,6 +329,11 @@ describe("refreshFunding", () => {
       )
       .get(W1) as { exchange: string };
     expect(w1.exchange).toBe("Gas Exchange");
+    expect(refreshFunding(t.db, t.clock.now()).transfer_graph).toBe("unchanged");
+    // A new transfer, whatever it links, is a change.
+    rows(t.db).transfer(EXCHANGE, W3, 5, T0 + 2 * HOUR);
+    expect(refreshFunding(t.db, t.clock.now()).transfer_graph).toBe("rebuilt");
+    expect(refreshFunding(t.db, t.clock.now()).transfer_graph).toBe("unchanged");
   });
 
   it("rebuilds coordinated timing hourly, not at every refresh", async () => {
