@@ -424,7 +424,7 @@ async function phase(
   if (result.schedule) {
     const { seconds: t, worst100ms: w } = result.schedule;
     say(
-      `${name}: server thread over ${t.wall} s: ran ${t.run} s, waited for a CPU ${t.wait} s, blocked ${t.blocked} s; worst 100 ms: waited ${w.wait} ms, blocked ${w.blocked} ms`,
+      `${name}: server thread over ${t.wall} s: ran ${t.run} s, waited for a CPU ${t.wait} s, blocked ${t.blocked} s; busyP99 100 ms: waited ${w.wait} ms, blocked ${w.blocked} ms`,
     );
   }
   if (inWindow) {
@@ -663,15 +663,19 @@ async function main(): Promise<number> {
     process.stdout.write(`${alignColumns(table, 1)}\n`);
     const lagMax = lag.length ? Math.max(...lag) : Number.NaN;
     const fedShare = fed.due > 0 ? Math.round((fed.inserted / fed.due) * 100) : 0;
-    const worst = Math.max(idle.result.load.p99, busy.result.load.p99);
-    const worstMax = Math.max(idle.result.load.max, busy.result.load.max);
+    // The endpoint's and the event loop's goals hold "during ingest and refreshes": the busy
+    // phase. The idle phase is their baseline, in the table above; on a shared machine its max
+    // alone can pass 100 ms while the server waits for a core. /healthz's goal holds at all times.
+    const busyP99 = busy.result.load.p99;
+    const busyMax = busy.result.load.max;
     const healthzMax = Math.max(idle.result.healthz.max, busy.result.healthz.max);
-    const loopMax = Math.max(idle.result.eventLoop.max, busy.result.eventLoop.max);
+    const loopMax = busy.result.eventLoop.max;
     const lines = [
       `fills ingested during the busy phase: ${fed.inserted.toLocaleString("en-US")} of ${fed.due.toLocaleString("en-US")} due (${fedShare}%: ${fedShare >= MIN_FED_PERCENT ? "kept pace" : "FELL BEHIND, the phase is not at the asked rate"}; write p50 ${ms(median(fed.writes))} ms, max ${Math.max(...fed.writes)} ms)`,
       `refreshes during it: ${runs.length} (${runs.map((r) => `${r.kind} ${(r.duration_ms / 1000).toFixed(1)} s, ${r.wallets} wallets`).join("; ")})`,
       `read-model lag behind stored fills: p50 ${ms(median(lag))} s, max ${ms(lagMax)} s (goal <= ${GOAL.lagS} s ${lagMax <= GOAL.lagS ? "met" : "MISSED"})`,
-      `endpoint p99 ${worst} ms (goal <= ${GOAL.p99Ms} ${worst <= GOAL.p99Ms ? "met" : "MISSED"}), max ${worstMax} ms (goal <= ${GOAL.maxMs} ${worstMax <= GOAL.maxMs ? "met" : "MISSED"}); /healthz max ${healthzMax} ms (goal <= ${GOAL.healthzMs} ${healthzMax <= GOAL.healthzMs ? "met" : "MISSED"}); event-loop delay max ${loopMax} ms (goal <= ${GOAL.loopMs} ${loopMax <= GOAL.loopMs ? "met" : "MISSED"})`,
+      `during ingest and refreshes: endpoint p99 ${busyP99} ms (goal <= ${GOAL.p99Ms} ${busyP99 <= GOAL.p99Ms ? "met" : "MISSED"}), max ${busyMax} ms (goal <= ${GOAL.maxMs} ${busyMax <= GOAL.maxMs ? "met" : "MISSED"}); event-loop delay max ${loopMax} ms (goal <= ${GOAL.loopMs} ${loopMax <= GOAL.loopMs ? "met" : "MISSED"})`,
+      `at all times: /healthz max ${healthzMax} ms (goal <= ${GOAL.healthzMs} ${healthzMax <= GOAL.healthzMs ? "met" : "MISSED"})`,
     ];
     process.stdout.write(`${lines.join("\n")}\n`);
     const report = {
