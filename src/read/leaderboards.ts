@@ -56,6 +56,12 @@ const CATEGORY_ORDER: Record<CategorySort, { column: string; index: string }> = 
   volume: { column: "volume", index: "wallet_category_by_volume" },
 };
 
+/**
+ * The category rankings but win rate's hold only rows with resolved bets (sql/0025): min_bets is
+ * at least 1, and the statement names the index's condition so SQLite may walk it.
+ */
+const RANKED_CATEGORY_ROWS = "AND c.resolved_bets > 0";
+
 const ENTRY_COLUMNS = `address, platform_name, total_volume, total_pnl, pnl_source, pnl_as_of,
   win_rate, z_score, total_bets`;
 
@@ -110,7 +116,7 @@ export function leaderboardSql(): Record<string, string> {
         CROSS JOIN wallet_ids w ON w.id = c.wallet_id
         CROSS JOIN wallet_stats s ON s.address = w.address
        WHERE c.category = +@category AND c.resolved_bets >= +@minBets
-         ${sort === "win_rate" ? "AND c.win_rate IS NOT NULL" : ""}
+         ${sort === "win_rate" ? "AND c.win_rate IS NOT NULL" : RANKED_CATEGORY_ROWS}
          ${sort === "pnl" ? `AND ${CATEGORY_PNL_TRUSTED_SQL}` : ""}
          ${keyed ? prefixKeyset(`c.${column}`, "@keyValue", "@keyAddress") : ""}
        ORDER BY c.${column} DESC, c.address_prefix${exact ? ", w.address" : ""} LIMIT +@limit`;
