@@ -34,6 +34,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openConnection } from "../src/db/open";
+import { copyToDisk } from "./lib/copy";
 import { objectSizes } from "./lib/dbstat";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import { randomHex, uniform } from "./lib/random";
@@ -178,7 +179,7 @@ async function main(): Promise<void> {
     const seeded = JSON.parse(readFileSync(timing, "utf8")) as Seeded;
     const copy = join(dir, `${scale}-import.db`);
     for (const suffix of ["", "-wal", "-shm"]) rmSync(`${copy}${suffix}`, { force: true });
-    copyFileSync(world, copy);
+    copyToDisk(world, copy);
     copyFileSync(`${world}.key`, `${copy}.key`);
     const file = join(dir, `${scale}-new-fills.jsonl`);
     await writeNewFills(copy, file, count);

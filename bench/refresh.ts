@@ -51,6 +51,7 @@ import { createIngest } from "../src/ingest/ingest";
 import { jobsHeapFlags } from "../src/jobs/heap";
 import { refreshNow } from "../src/jobs/refresh";
 import type { RefreshSummary } from "../src/refresh/refresh";
+import { copyToDisk, syncFile } from "./lib/copy";
 import { nextTrades } from "./lib/next-trades";
 import { peakRssMb } from "./lib/peak-rss";
 import { formatProfile, summariseProfile } from "./lib/profile";
@@ -231,7 +232,7 @@ function runChild(
 async function copyWorld(from: string, to: string): Promise<void> {
   const wal = `${from}-wal`;
   if (!existsSync(wal) || statSync(wal).size === 0) {
-    copyFileSync(from, to);
+    copyToDisk(from, to);
   } else {
     const source = openConnection(from, { readonly: true });
     try {
@@ -239,6 +240,7 @@ async function copyWorld(from: string, to: string): Promise<void> {
     } finally {
       source.close();
     }
+    syncFile(to);
   }
   if (existsSync(`${from}.key`)) copyFileSync(`${from}.key`, `${to}.key`);
 }

@@ -18,6 +18,7 @@ import { parseDuration } from "../src/duration";
 import { refreshReadModels } from "../src/refresh/refresh";
 import { compactResolvedMarkets } from "../src/refresh/retention";
 import { READ_MODEL_TABLES } from "../test/helpers/read-models";
+import { copyToDisk } from "./lib/copy";
 import { objectSizes } from "./lib/dbstat";
 import { isScale, worldFor } from "./lib/world";
 
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
   }
   const scratch = mkdtempSync(join(tmpdir(), "smartmoney-bench-retention-"));
   const path = join(scratch, "world.db");
-  copyFileSync(world.dbPath, path);
+  copyToDisk(world.dbPath, path);
   if (existsSync(`${world.dbPath}.key`)) copyFileSync(`${world.dbPath}.key`, `${path}.key`);
   try {
     const db = openDb(path);

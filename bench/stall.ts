@@ -42,7 +42,7 @@
  * all times, read models at most 60 s behind stored fills. Writes bench/results/stall.json.
  */
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -56,6 +56,7 @@ import {
   ensureBinary,
   startBinaryServer,
 } from "./lib/binary-server";
+import { copyToDisk } from "./lib/copy";
 import { pickFromWorld } from "./lib/endpoints";
 import { ensureWrk, type LoadResult, runLoad } from "./lib/load";
 import { childPids, type Pinned, spawnPinned, stop } from "./lib/procs";
@@ -567,7 +568,7 @@ async function main(): Promise<number> {
   const world = await worldFor({ scale, say });
   const scratch = mkdtempSync(join(tmpdir(), "smartmoney-stall-"));
   const db = join(scratch, "stall.db");
-  copyFileSync(world.dbPath, db);
+  copyToDisk(world.dbPath, db);
   // The copy leaves gigabytes of dirty pages (5 GB for the large world), and the kernel may make
   // a process that writes (the server's rate-limit ledger) wait while it writes them back.
   // Flushed before the phases start, so the copy is not in what they measure.
