@@ -160,6 +160,14 @@ export function compactedMarketMessage(slug: string): string {
 /** Remembered wallet ids and dirty marks, per one-transaction instance; dropped past this. */
 const MAX_REMEMBERED = 500_000;
 
+/**
+ * A stored fill by its key, (tx_hash, log_index) with the hash as its 32 bytes: through
+ * fills_by_tx's key, the hash's first 4 bytes (sql/0026), then the whole hash. Exported for the
+ * test that holds it to that index.
+ */
+export const FILL_ID_BY_KEY_SQL = `SELECT id FROM fills
+  WHERE substr(tx_hash, 1, 4) = substr(?, 1, 4) AND log_index = ? AND tx_hash = ?`;
+
 export function createIngest(
   db: Db,
   clock: Clock,
@@ -185,7 +193,7 @@ export function createIngest(
   };
   // Fills go straight into the compact table (sql/0010); the `trades` view is for readers.
   // (tx_hash, log_index) is unique by the lookup before the insert, not by a unique index:
-  // fills_by_tx keys on the hash's first 8 bytes, a third of a full-hash index (sql/0010). A
+  // fills_by_tx keys on the hash's first 4 bytes (sql/0026), not the whole hash. A
   // lookup and then a plain insert, not one `INSERT … SELECT … WHERE NOT EXISTS`: a SELECT that
   // reads the table it inserts into is first copied into a temporary table, on every call, and
   // that cost more than the second call (measured in docs/architecture.md, "The bulk path").
@@ -193,12 +201,10 @@ export function createIngest(
     `INSERT INTO fills (tx_hash, log_index, wallet_id, market_id, kind, price, size, usd_value, ts)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const fillIdByKey = w
-    .prepare(
-      `SELECT id FROM fills
-        WHERE substr(tx_hash, 1, 8) = substr(?, 1, 8) AND log_index = ? AND tx_hash = ?`,
-    )
-    .pluck() as Statement<[Buffer, number, Buffer], number>;
+  const fillIdByKey = w.prepare(FILL_ID_BY_KEY_SQL).pluck() as Statement<
+    [Buffer, number, Buffer],
+    number
+  >;
   const addWallet = w.prepare("INSERT INTO wallet_ids (address) VALUES (?)");
   const walletIdOf = w.prepare("SELECT id FROM wallet_ids WHERE address = ?").pluck() as Statement<
     [string],

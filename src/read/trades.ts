@@ -74,6 +74,17 @@ const MARKET_JOINS = `JOIN markets m ON m.id = t.market_id
   LEFT JOIN market_outcomes o ON o.market_id = t.market_id`;
 const FROM = `trades t ${MARKET_JOINS}`;
 
+/**
+ * GET /v1/trades/{txHash}: the transaction's first fill. The hash is matched as stored (32 bytes),
+ * through fills_by_tx's key, its first 4 bytes (sql/0026). Exported for the test that holds it to
+ * that index.
+ */
+export const TRADE_BY_TX_SQL = `SELECT ${COLUMNS} FROM ${FROM}
+  WHERE t.id = (SELECT id FROM fills
+                 WHERE substr(tx_hash, 1, 4) = substr(unhex(substr(?, 3)), 1, 4)
+                   AND tx_hash = unhex(substr(?, 3))
+                 ORDER BY log_index LIMIT 1)`;
+
 /** The least min_bet that fills_big_by_time (sql/0013) serves. */
 export const BIG_FILL_USD = 1000;
 /** sql/0013's WHERE, word for word, on the alias `big` (SQLite matches it to use the index). */
@@ -115,14 +126,7 @@ export type TradeQueries = ReturnType<typeof createTradeQueries>;
 /** Every query walks an index in (ts, id) order and stops at the page size. */
 export function createTradeQueries(db: Db) {
   const r = db.reader;
-  const byTx = r.prepare<[string, string], TradeRow>(
-    // The hash is matched as stored (32 bytes), through fills_by_tx's 8-byte prefix.
-    `SELECT ${COLUMNS} FROM ${FROM}
-      WHERE t.id = (SELECT id FROM fills
-                     WHERE substr(tx_hash, 1, 8) = substr(unhex(substr(?, 3)), 1, 8)
-                       AND tx_hash = unhex(substr(?, 3))
-                     ORDER BY log_index LIMIT 1)`,
-  );
+  const byTx = r.prepare<[string, string], TradeRow>(TRADE_BY_TX_SQL);
   const marketIdByCondition = r.prepare<[string], { id: number }>(
     "SELECT id FROM markets WHERE condition_id = ?",
   );

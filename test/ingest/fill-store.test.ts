@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { createIngest, FILL_ID_BY_KEY_SQL, type NewTrade } from "../../src/ingest/ingest";
+import { TRADE_BY_TX_SQL } from "../../src/read/trades";
 import { createTestApp, type TestApp } from "../helpers/app";
 
 /**
  * The compact fill store (sql/0010): what goes in through the ingest path comes back from the
  * trades view exactly, whichever encoding each amount took, and (tx_hash, log_index) stays
- * unique although its index keys on the hash's first 8 bytes only.
+ * unique although its index keys on the hash's first 4 bytes only (sql/0026).
  */
 let t: TestApp;
 let marketId: number;
@@ -82,7 +83,7 @@ describe("the compact fill store", () => {
     ]);
   });
 
-  it("stores two fills whose hashes share the first 8 bytes, and skips a fill stored already", () => {
+  it("stores two fills whose hashes share the key's bytes, and skips a fill stored already", () => {
     const a = `0x${"ab".repeat(8)}${"0".repeat(48)}`;
     const b = `0x${"ab".repeat(8)}${"f".repeat(48)}`;
     const ingest = createIngest(t.db, t.clock);
@@ -97,6 +98,45 @@ describe("the compact fill store", () => {
     expect(ingest.tradeIdOf(a, 0)).toBe(first[0]!.id);
     expect(ingest.tradeIdOf(b, 0)).toBe(first[1]!.id);
     expect(ingest.tradeIdOf(b, 1)).toBeUndefined();
+  });
+
+  it("finds a fill by its hash through fills_by_tx's key: the ingest path, the trades view, GET /v1/trades/{txHash}", () => {
+    // Bound parameters are unknown to the planner, whatever values they get.
+    const plan = (sql: string) =>
+      (
+        t.db.reader
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .all(...Array(sql.split("?").length - 1).fill(null)) as { detail: string }[]
+      )
+        .map((row) => row.detail)
+        .join("; ");
+    expect(plan(FILL_ID_BY_KEY_SQL)).toMatch(
+      /SEARCH fills USING INDEX fills_by_tx \(<expr>=\? AND log_index=\?\)/,
+    );
+    expect(plan(TRADE_BY_TX_SQL)).toMatch(/SEARCH fills USING INDEX fills_by_tx \(<expr>=\?\)/);
+    // The view's INSTEAD OF trigger has no plan of its own to show: it must name the index's key.
+    const sqlOf = (name: string) =>
+      t.db.reader
+        .prepare("SELECT sql FROM sqlite_master WHERE name = ?")
+        .pluck()
+        .get(name) as string;
+    const key = /ON fills \((substr\(tx_hash, 1, \d\)), log_index\)/.exec(
+      sqlOf("fills_by_tx"),
+    )![1]!;
+    expect(key).toBe("substr(tx_hash, 1, 4)");
+    expect(sqlOf("trades_insert")).toContain(
+      `WHERE ${key} = substr(unhex(substr(NEW.tx_hash, 3)), 1, 4)`,
+    );
+
+    // Through the view too, a fill stored already is skipped, and one sharing its key is not.
+    const a = `0x${"cd".repeat(4)}${"0".repeat(56)}`;
+    const b = `0x${"cd".repeat(4)}${"e".repeat(56)}`;
+    const viaView = t.db.writer.prepare(
+      `INSERT INTO trades (tx_hash, log_index, wallet, market_id, outcome, side, price, size, usd_value, ts)
+       VALUES (?, 0, ?, ?, 'YES', 'BUY', 0.5, 10, 5, 1)`,
+    );
+    for (const hash of [a, b, a]) viaView.run(hash, `0x${"2".repeat(40)}`, marketId);
+    expect(t.db.reader.prepare("SELECT count(*) FROM fills").pluck().get()).toBe(2);
   });
 
   it("refuses a hash that is not 0x and 64 lowercase hex digits", () => {
