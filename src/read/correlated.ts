@@ -2,6 +2,7 @@ import type * as v from "valibot";
 import { DAY_MS } from "../analytics/fill";
 import type { Db } from "../db/open";
 import type { Outcome } from "../domain";
+import { SIDE_CODE_OF_OUTCOME } from "../refresh/pass";
 import type { CorrelatedWalletsSchema } from "../schemas/wallets";
 import { createSteppedReads } from "./stepped";
 
@@ -22,6 +23,20 @@ export const ANCHOR_MARKETS = 20;
 export const BETS_PER_ANCHOR_SIDE = 500;
 export const MAX_CORRELATED = 20;
 const CACHE_ENTRIES = 1_000;
+
+/**
+ * A side's largest bets, in wallet_bets_by_market's order (sql/0027), and the bets of one size on
+ * a side, by address (createCorrelatedQueries says why the two). Exported for the test that holds
+ * them to that index.
+ */
+export const SIDE_BETS_BY_SIZE_SQL = `SELECT wallet_id, last_ts, buy_usd
+  FROM wallet_bets INDEXED BY wallet_bets_by_market
+ WHERE market_id = +? AND side_code = ${SIDE_CODE_OF_OUTCOME} ORDER BY buy_usd DESC LIMIT +?`;
+export const SIDE_BETS_OF_SIZE_SQL = `SELECT b.wallet_id, b.last_ts
+  FROM wallet_bets b INDEXED BY wallet_bets_by_market
+ CROSS JOIN wallet_ids w ON w.id = b.wallet_id
+ WHERE b.market_id = +? AND b.side_code = ${SIDE_CODE_OF_OUTCOME} AND b.buy_usd = +?
+ ORDER BY w.address LIMIT +?`;
 
 export type CorrelatedWallet = v.InferOutput<typeof CorrelatedWalletsSchema>["correlated"][number];
 
@@ -56,18 +71,11 @@ export function createCorrelatedQueries(
   const betsBySize = r.prepare<
     [number, Side, number],
     { wallet_id: number; last_ts: number; buy_usd: number }
-  >(
-    `SELECT wallet_id, last_ts, buy_usd FROM wallet_bets INDEXED BY wallet_bets_by_market
-      WHERE market_id = +? AND side = +? ORDER BY buy_usd DESC LIMIT +?`,
-  );
+  >(SIDE_BETS_BY_SIZE_SQL);
   const betsOfSize = r.prepare<
     [number, Side, number, number],
     { wallet_id: number; last_ts: number }
-  >(
-    `SELECT b.wallet_id, b.last_ts FROM wallet_bets b INDEXED BY wallet_bets_by_market
-       CROSS JOIN wallet_ids w ON w.id = b.wallet_id
-      WHERE b.market_id = +? AND b.side = +? AND b.buy_usd = +? ORDER BY w.address LIMIT +?`,
-  );
+  >(SIDE_BETS_OF_SIZE_SQL);
   const walletOf = r.prepare<[number], { address: string; platform_name: string | null }>(
     `SELECT w.address, s.platform_name FROM wallet_ids w
        LEFT JOIN wallet_stats s ON s.address = w.address WHERE w.id = +?`,

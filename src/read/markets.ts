@@ -10,6 +10,7 @@ import {
 import type { Db } from "../db/open";
 import { isoOrNull as iso } from "../domain";
 import { notFound } from "../errors";
+import { SIDE_CODE_OF_OUTCOME } from "../refresh/pass";
 import { createPriceHistoryReader } from "../refresh/price-history";
 import type {
   ImpliedProbabilitySchema,
@@ -364,6 +365,31 @@ function flowOut(
 
 export type MarketQueries = ReturnType<typeof createMarketQueries>;
 
+/**
+ * A market side's holders in `order`, walking wallet_bets_by_market (sql/0027) for the side: each
+ * position's ledger PnL marked at the market's last trade prices as of the latest refresh, or
+ * settled at its outcome (betPnl in src/refresh/wallet-model.ts, in SQL). Exported for the test
+ * that holds it to that index.
+ */
+export function marketHoldersSql(order: string): string {
+  return `SELECT w.address AS wallet, b.side, b.entry_price, b.buy_usd, b.volume, b.yes_shares, b.no_shares,
+            b.trade_count,
+            b.pnl_base
+              + b.yes_shares * CASE WHEN m.resolved_outcome IS NULL
+                  THEN coalesce(ms.last_yes_trade, 0) ELSE m.resolved_outcome = 'YES' END
+              + b.no_shares * CASE WHEN m.resolved_outcome IS NULL
+                  THEN coalesce(ms.last_no_trade, 0) ELSE m.resolved_outcome = 'NO' END AS pnl,
+            s.smart_money_score, s.confidence, s.wallet_type, s.win_rate,
+            s.total_pnl, s.pnl_source, s.platform_name
+       FROM wallet_bets b INDEXED BY wallet_bets_by_market
+       CROSS JOIN wallet_ids w ON w.id = b.wallet_id
+       LEFT JOIN wallet_stats s ON s.address = w.address
+       JOIN markets m ON m.id = b.market_id
+       LEFT JOIN market_stats ms ON ms.market_id = b.market_id
+      WHERE b.market_id = +? AND b.side_code = ${SIDE_CODE_OF_OUTCOME}
+      ORDER BY ${order} LIMIT +?`;
+}
+
 export function createMarketQueries(
   db: Db,
   options: {
@@ -379,31 +405,12 @@ export function createMarketQueries(
        FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id WHERE m.slug = +?`,
   );
   const statsOf = r.prepare<[number], StatsRow>("SELECT * FROM market_stats WHERE market_id = ?");
-  // The position's ledger PnL marked at the market's last trade prices as of the latest
-  // refresh, or settled at its outcome (betPnl in src/refresh/wallet-model.ts, in SQL).
-  const holdersQuery = (order: string) =>
-    `SELECT w.address AS wallet, b.side, b.entry_price, b.buy_usd, b.volume, b.yes_shares, b.no_shares,
-            b.trade_count,
-            b.pnl_base
-              + b.yes_shares * CASE WHEN m.resolved_outcome IS NULL
-                  THEN coalesce(ms.last_yes_trade, 0) ELSE m.resolved_outcome = 'YES' END
-              + b.no_shares * CASE WHEN m.resolved_outcome IS NULL
-                  THEN coalesce(ms.last_no_trade, 0) ELSE m.resolved_outcome = 'NO' END AS pnl,
-            s.smart_money_score, s.confidence, s.wallet_type, s.win_rate,
-            s.total_pnl, s.pnl_source, s.platform_name
-       FROM wallet_bets b INDEXED BY wallet_bets_by_market
-       CROSS JOIN wallet_ids w ON w.id = b.wallet_id
-       LEFT JOIN wallet_stats s ON s.address = w.address
-       JOIN markets m ON m.id = b.market_id
-       LEFT JOIN market_stats ms ON ms.market_id = b.market_id
-      WHERE b.market_id = +? AND b.side = +?
-      ORDER BY ${order} LIMIT +?`;
   const holders = r.prepare<[number, Outcome, number], PositionRow>(
-    holdersQuery("b.buy_usd DESC, w.address"),
+    marketHoldersSql("b.buy_usd DESC, w.address"),
   );
   /** The same rows in index order alone: equal sizes come in no particular order. */
   const holdersBySize = r.prepare<[number, Outcome, number], PositionRow>(
-    holdersQuery("b.buy_usd DESC"),
+    marketHoldersSql("b.buy_usd DESC"),
   );
   const priceHistoryOf = createPriceHistoryReader(r);
   const hoursSince = r.prepare<[number, number], { volume: number; trade_count: number }>(

@@ -202,6 +202,13 @@ export function standings(db: Db): Map<string, CountingWallet> {
 
 export type Stopwatch = ReturnType<typeof stopwatch>;
 
+/**
+ * A bet's side as wallet_bets stores it (side_code: 0 YES, 1 NO), from an outcome bound as a
+ * parameter: the statements that walk wallet_bets_by_market (sql/0027) compare side_code with it,
+ * since the index keys on the stored code, not the generated `side` text.
+ */
+export const SIDE_CODE_OF_OUTCOME = "(+? = 'NO')";
+
 export const BET_FIELDS: (keyof WalletBetRow)[] = [
   "market_id",
   "category",
