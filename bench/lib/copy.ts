@@ -6,7 +6,7 @@ import { closeSync, copyFileSync, fdatasyncSync, openSync } from "node:fs";
  * (3.8 GB for the large world): a refresh measured meanwhile shared the disk with that writeback
  * and took 0.5–1 s longer (4.66 and 5.20 s against 4.17 and 4.19 s with the copy synced first,
  * the large world's incremental refresh after 10,000 trades). A server's database has no such
- * copy in flight.
+ * copy in flight. (bench:stall flushed its copy this way already.)
  */
 export function copyToDisk(from: string, to: string): void {
   copyFileSync(from, to);
