@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createIngest, FILL_ID_BY_KEY_SQL, type NewTrade } from "../../src/ingest/ingest";
 import { TRADE_BY_TX_SQL } from "../../src/read/trades";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { queryPlan } from "../helpers/plan";
 
 /**
  * The compact fill store (sql/0010): what goes in through the ingest path comes back from the
@@ -101,15 +102,7 @@ describe("the compact fill store", () => {
   });
 
   it("finds a fill by its hash through fills_by_tx's key: the ingest path, the trades view, GET /v1/trades/{txHash}", () => {
-    // Bound parameters are unknown to the planner, whatever values they get.
-    const plan = (sql: string) =>
-      (
-        t.db.reader
-          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-          .all(...Array(sql.split("?").length - 1).fill(null)) as { detail: string }[]
-      )
-        .map((row) => row.detail)
-        .join("; ");
+    const plan = (sql: string) => queryPlan(t.db.reader, sql);
     expect(plan(FILL_ID_BY_KEY_SQL)).toMatch(
       /SEARCH fills USING INDEX fills_by_tx \(<expr>=\? AND log_index=\?\)/,
     );

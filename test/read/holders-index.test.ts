@@ -3,6 +3,7 @@ import { SIDE_BETS_BY_SIZE_SQL, SIDE_BETS_OF_SIZE_SQL } from "../../src/read/cor
 import { marketHoldersSql } from "../../src/read/markets";
 import { SIDE_CODE_OF_OUTCOME } from "../../src/refresh/pass";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { queryPlan } from "../helpers/plan";
 
 /**
  * wallet_bets_by_market keys on (market_id, side_code, buy_usd DESC) (sql/0027). Each statement
@@ -17,14 +18,7 @@ beforeAll(() => {
 });
 afterAll(() => t.close());
 
-const plan = (sql: string) =>
-  (
-    t.db.reader
-      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-      .all(...Array(sql.split("?").length - 1).fill(null)) as { detail: string }[]
-  )
-    .map((row) => row.detail)
-    .join("; ");
+const plan = (sql: string) => queryPlan(t.db.reader, sql);
 const SEEK = /USING INDEX wallet_bets_by_market \(market_id=\? AND side_code=\?/;
 
 describe("the statements on wallet_bets_by_market", () => {
