@@ -17,13 +17,17 @@
  *
  *   npm run bench:refresh -- [--worlds medium,large] [--full medium,large]
  *                            [--incremental medium,large] [--trades 10000] [--seed 42]
- *                            [--rebuild-world] [--keep] [--cpu-prof]
+ *                            [--rebuild-world] [--keep] [--cpu-prof] [--wal-pages]
  *
  * --full and --incremental pick which of --worlds get each measurement (default: all of them;
  * `none` for neither): the incremental alone runs on the world's read models as its build left
  * them, in a minute instead of the rebuild's several on the large world.
  *
  * --cpu-prof profiles each child (node --cpu-prof) and prints where its time went.
+ *
+ * --wal-pages prints the pages each refresh wrote, by table and index (bench/lib/wal-pages.ts).
+ * A reader holds the WAL for the whole run so that nothing is copied back, which changes the
+ * run's checkpoints: use it for the map, not for the time.
  *
  * Prints a table and one JSON line; writes the JSON to bench/results/refresh.json.
  */
@@ -46,7 +50,7 @@ import { parseArgs } from "node:util";
 import type { App } from "../src/app";
 import { loadConfig } from "../src/config";
 import { migrate } from "../src/db/migrate";
-import { openConnection, openDb } from "../src/db/open";
+import { type Connection, openConnection, openDb } from "../src/db/open";
 import { createIngest } from "../src/ingest/ingest";
 import { jobsHeapFlags } from "../src/jobs/heap";
 import { refreshNow } from "../src/jobs/refresh";
@@ -56,6 +60,7 @@ import { nextTrades } from "./lib/next-trades";
 import { peakRssMb } from "./lib/peak-rss";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import { alignColumns } from "./lib/report";
+import { formatWalPages, pagesByObject, type WalPages, walFrames } from "./lib/wal-pages";
 import { isScale, withWorldApp, worldClock, worldFor } from "./lib/world";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -95,6 +100,8 @@ interface Measured {
   endHeap: { heapUsedMb: number; externalMb: number };
   refresh: RefreshSummary;
   funding: unknown;
+  /** With --wal-pages: the pages the refresh wrote, by table and index. */
+  walPages?: WalPages;
 }
 
 const rssMb = peakRssMb;
@@ -128,7 +135,13 @@ function funding(app: App, summary: RefreshSummary, force: boolean) {
   return { seconds: (performance.now() - started) / 1000, separate: true, result };
 }
 
-async function child(kind: "full" | "incremental", dbPath: string, now: number, trades: number) {
+async function child(
+  kind: "full" | "incremental",
+  dbPath: string,
+  now: number,
+  trades: number,
+  mapWal: boolean,
+) {
   // The incremental refresh runs at the next tick of the default refresh cron, a minute on.
   const at = kind === "full" ? now : now + MINUTE_MS;
   const measured = await withWorldApp(
@@ -164,6 +177,10 @@ async function child(kind: "full" | "incremental", dbPath: string, now: number, 
         }
         ingestSeconds = (performance.now() - started) / 1000;
       }
+      // --wal-pages: the WAL emptied, then held by a reader's snapshot for the whole run, so no
+      // checkpoint copies a frame back and the WAL never restarts: it ends holding every page
+      // the refresh wrote.
+      const holder = mapWal ? holdWal(app.deps.db.writer, dbPath) : null;
       const baseRssMb = rssMb();
       const cpu = process.cpuUsage();
       const started = performance.now();
@@ -171,6 +188,17 @@ async function child(kind: "full" | "incremental", dbPath: string, now: number, 
       const refreshSeconds = (performance.now() - started) / 1000;
       const graph = funding(app, refresh, kind === "full");
       const used = process.cpuUsage(cpu);
+      let written: WalPages | undefined;
+      if (holder) {
+        for (const work of app.deps.db.background) work.wait();
+        const { frames, counts } = walFrames(dbPath);
+        holder.close();
+        written = {
+          frames,
+          pages: counts.size,
+          byObject: pagesByObject(counts, app.deps.db.writer),
+        };
+      }
       return {
         kind,
         refreshSeconds,
@@ -186,10 +214,20 @@ async function child(kind: "full" | "incremental", dbPath: string, now: number, 
         endHeap: heapSplit(),
         refresh,
         funding: graph.result,
+        ...(written ? { walPages: written } : {}),
       };
     },
   );
   process.stdout.write(`${JSON.stringify(measured)}\n`);
+}
+
+/** A read transaction on its own connection, begun on an emptied WAL: it pins the WAL's start. */
+function holdWal(writer: Connection, dbPath: string): Connection {
+  writer.pragma("wal_checkpoint(TRUNCATE)");
+  const reader = openConnection(dbPath, { readonly: true });
+  reader.exec("BEGIN");
+  reader.prepare("SELECT count(*) FROM refresh_runs").get();
+  return reader;
 }
 
 function runChild(
@@ -198,6 +236,7 @@ function runChild(
   now: number,
   trades: number,
   profileDir: string | null,
+  mapWal: boolean,
 ) {
   const self = fileURLToPath(import.meta.url);
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
@@ -218,6 +257,7 @@ function runChild(
       dbPath,
       String(now),
       String(trades),
+      mapWal ? "wal-pages" : "",
     ],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 24 },
   );
@@ -264,6 +304,7 @@ async function main(): Promise<void> {
       "rebuild-world": { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
       "cpu-prof": { type: "boolean", default: false },
+      "wal-pages": { type: "boolean", default: false },
     },
   });
   const scales = values.worlds.split(",");
@@ -327,6 +368,7 @@ async function main(): Promise<void> {
         say(
           `${scale} ${m.kind}: ${m.totalSeconds.toFixed(2)} s (refreshNow ${m.refreshSeconds.toFixed(2)} s, funding graph ${m.fundingSeconds.toFixed(2)} s${m.fundingSeparate ? " after it" : " within it"}), peak RSS ${m.peakRssMb.toFixed(0)} MB`,
         );
+        if (m.walPages) say(`${scale} ${m.kind}: pages written\n${formatWalPages(m.walPages)}`);
       };
       const profileDir = (kind: string) => {
         if (!values["cpu-prof"]) return null;
@@ -336,11 +378,20 @@ async function main(): Promise<void> {
       };
       if (full.includes(scale)) {
         say(`${scale}: full rebuild`);
-        record(runChild("full", copy, world.now, trades, profileDir("full")));
+        record(runChild("full", copy, world.now, trades, profileDir("full"), values["wal-pages"]));
       }
       if (incremental.includes(scale)) {
         say(`${scale}: ${trades} new trades, then an incremental refresh`);
-        record(runChild("incremental", copy, world.now, trades, profileDir("incremental")));
+        record(
+          runChild(
+            "incremental",
+            copy,
+            world.now,
+            trades,
+            profileDir("incremental"),
+            values["wal-pages"],
+          ),
+        );
       }
       if (!values.keep)
         for (const suffix of ["", "-wal", "-shm", ".key"]) rmSync(copy + suffix, { force: true });
@@ -431,8 +482,14 @@ function table(rows: Row[]): string {
 }
 
 if (process.argv[2] === "--child") {
-  const [, , , kind, dbPath, now, trades] = process.argv;
-  await child(kind as "full" | "incremental", dbPath!, Number(now), Number(trades));
+  const [, , , kind, dbPath, now, trades, walFlag] = process.argv;
+  await child(
+    kind as "full" | "incremental",
+    dbPath!,
+    Number(now),
+    Number(trades),
+    walFlag === "wal-pages",
+  );
 } else {
   await main();
 }
