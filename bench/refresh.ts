@@ -60,7 +60,7 @@ import { nextTrades } from "./lib/next-trades";
 import { peakRssMb } from "./lib/peak-rss";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import { alignColumns } from "./lib/report";
-import { formatWalPages, pagesByObject, type WalPages, walFrames } from "./lib/wal-pages";
+import { formatWalPages, mapWalFrames, type WalPages, walFrames } from "./lib/wal-pages";
 import { isScale, withWorldApp, worldClock, worldFor } from "./lib/world";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -191,13 +191,9 @@ async function child(
       let written: WalPages | undefined;
       if (holder) {
         for (const work of app.deps.db.background) work.wait();
-        const { frames, counts } = walFrames(dbPath);
+        const read = walFrames(dbPath);
         holder.close();
-        written = {
-          frames,
-          pages: counts.size,
-          byObject: pagesByObject(counts, app.deps.db.writer),
-        };
+        written = mapWalFrames(read, app.deps.db.writer);
       }
       return {
         kind,

@@ -14,8 +14,14 @@ export interface WalPages {
 const WAL_HEADER = 32;
 const FRAME_HEADER = 24;
 
+/** A WAL's frames as read: how many, and how many of them each page has. */
+export interface WalFrames {
+  frames: number;
+  counts: Map<number, number>;
+}
+
 /** The frames of a WAL's current generation (those whose salt matches the header's), by page. */
-export function walFrames(dbPath: string): { frames: number; counts: Map<number, number> } {
+export function walFrames(dbPath: string): WalFrames {
   const counts = new Map<number, number>();
   let frames = 0;
   const wal = `${dbPath}-wal`;
@@ -45,7 +51,7 @@ export function walFrames(dbPath: string): { frames: number; counts: Map<number,
  * The pages of `counts` by the table or index each belongs to now (dbstat: every page read,
  * seconds on the large world). A page no object holds (a free page) counts in none.
  */
-export function pagesByObject(
+function pagesByObject(
   counts: ReadonlyMap<number, number>,
   connection: Connection,
 ): WalPages["byObject"] {
@@ -69,7 +75,14 @@ export function pagesByObject(
  * `connection` reads the same database.
  */
 export function walPages(dbPath: string, connection: Connection): WalPages {
-  const { frames, counts } = walFrames(dbPath);
+  return mapWalFrames(walFrames(dbPath), connection);
+}
+
+/**
+ * Frames read earlier (walFrames), mapped now: for a caller that must let go of the WAL in
+ * between (bench:refresh reads them while a reader pins the WAL, and maps them once it is gone).
+ */
+export function mapWalFrames({ frames, counts }: WalFrames, connection: Connection): WalPages {
   return { frames, pages: counts.size, byObject: pagesByObject(counts, connection) };
 }
 
