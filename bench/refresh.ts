@@ -18,6 +18,7 @@
  *   npm run bench:refresh -- [--worlds medium,large] [--full medium,large]
  *                            [--incremental medium,large] [--trades 10000] [--seed 42]
  *                            [--rebuild-world] [--keep] [--cpu-prof] [--wal-pages]
+ *                            [--binary dist/smartmoney]
  *
  * --full and --incremental pick which of --worlds get each measurement (default: all of them;
  * `none` for neither): the incremental alone runs on the world's read models as its build left
@@ -28,6 +29,13 @@
  * --wal-pages prints the pages each refresh wrote, by table and index (bench/lib/wal-pages.ts).
  * A reader holds the WAL for the whole run so that nothing is copied back, which changes the
  * run's checkpoints: use it for the map, not for the time.
+ *
+ * --binary runs each refresh in that build of the CLI (`smartmoney jobs run refresh --now …`,
+ * with the jobs process's heap limits and bench/lib/io-probe.cjs preloaded for its CPU time and
+ * peak RSS), which is what a self-hoster runs: no TypeScript compiled as it loads, in this
+ * process or in the refresh's worker threads. The new trades are still written by a child under
+ * tsx, as above. Its times are the refresh's own (its summary's duration); the process's start
+ * and its database's opening are not in them. Not with --cpu-prof or --wal-pages.
  *
  * Prints a table and one JSON line; writes the JSON to bench/results/refresh.json.
  */
@@ -64,6 +72,8 @@ import { formatWalPages, mapWalFrames, type WalPages, walFrames } from "./lib/wa
 import { isScale, withWorldApp, worldClock, worldFor } from "./lib/world";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+/** Preloaded into the binary (--binary): its CPU time and peak RSS as it exits. */
+const IO_PROBE = join(ROOT, "bench", "lib", "io-probe.cjs");
 const RESULTS_DIR = join(ROOT, "bench", "results");
 const PROFILE_DIR = join(RESULTS_DIR, "profiles", "refresh");
 const MINUTE_MS = 60_000;
@@ -91,13 +101,21 @@ interface Measured {
   ingestSeconds: number | null;
   tradesInserted: number | null;
   cpuSeconds: number;
-  /** Peak RSS of the whole child, and its RSS just before the refresh started. */
+  /**
+   * Peak RSS of the whole child, and its RSS just before the refresh started (null with
+   * --binary: the binary's process runs only the refresh, so its peak is the refresh's).
+   */
   peakRssMb: number;
-  baseRssMb: number;
-  /** RSS right after the refresh: anonymous (heaps, SQLite's page cache) and file-backed (mmap). */
-  endRss: { anonMb: number; fileMb: number };
+  baseRssMb: number | null;
+  /**
+   * RSS right after the refresh: anonymous (heaps, SQLite's page cache) and file-backed (mmap);
+   * null with --binary.
+   */
+  endRss: { anonMb: number; fileMb: number } | null;
   /** V8's view right after the refresh: its heap, and buffers outside it (typed arrays). */
-  endHeap: { heapUsedMb: number; externalMb: number };
+  endHeap: { heapUsedMb: number; externalMb: number } | null;
+  /** With --binary: the build that ran the refresh. */
+  binary?: string;
   refresh: RefreshSummary;
   funding: unknown;
   /** With --wal-pages: the pages the refresh wrote, by table and index. */
@@ -124,15 +142,20 @@ function rssSplit(): { anonMb: number; fileMb: number } {
  * of its step timings), else run here as the job would after the refresh.
  */
 function funding(app: App, summary: RefreshSummary, force: boolean) {
-  const name = Object.keys(summary.extensions).find((key) => key.includes("funding"));
-  if (name !== undefined) {
-    const result = summary.extensions[name] as { timings?: Record<string, number> };
-    const ms = Object.values(result.timings ?? {}).reduce((a, b) => a + b, 0);
-    return { seconds: ms / 1000, separate: false, result };
-  }
+  const within = fundingWithin(summary);
+  if (within !== null) return { ...within, separate: false };
   const started = performance.now();
   const result = app.funding.refresh({ force });
   return { seconds: (performance.now() - started) / 1000, separate: true, result };
+}
+
+/** The funding graph's part of a refresh that ran it as an extension (its step timings), or null. */
+function fundingWithin(summary: RefreshSummary): { seconds: number; result: unknown } | null {
+  const name = Object.keys(summary.extensions).find((key) => key.includes("funding"));
+  if (name === undefined) return null;
+  const result = summary.extensions[name] as { timings?: Record<string, number> };
+  const ms = Object.values(result.timings ?? {}).reduce((a, b) => a + b, 0);
+  return { seconds: ms / 1000, result };
 }
 
 async function child(
@@ -141,12 +164,12 @@ async function child(
   now: number,
   trades: number,
   mapWal: boolean,
+  ingestOnly: boolean,
 ) {
-  // The incremental refresh runs at the next tick of the default refresh cron, a minute on.
-  const at = kind === "full" ? now : now + MINUTE_MS;
+  const at = refreshTime(kind, now);
   const measured = await withWorldApp(
     { db: dbPath, clock: worldClock(at, { frozen: true }) },
-    (app): Measured => {
+    (app): Measured | Ingested => {
       let ingestSeconds: number | null = null;
       let inserted: number | null = null;
       if (kind === "incremental") {
@@ -177,6 +200,7 @@ async function child(
         }
         ingestSeconds = (performance.now() - started) / 1000;
       }
+      if (ingestOnly) return { ingestSeconds, tradesInserted: inserted };
       // --wal-pages: the WAL emptied, then held by a reader's snapshot for the whole run, so no
       // checkpoint copies a frame back and the WAL never restarts: it ends holding every page
       // the refresh wrote.
@@ -217,6 +241,17 @@ async function child(
   process.stdout.write(`${JSON.stringify(measured)}\n`);
 }
 
+/** What a child that only writes the new trades (--binary) reports. */
+interface Ingested {
+  ingestSeconds: number | null;
+  tradesInserted: number | null;
+}
+
+/** The refresh's clock: a full one at the world's now, an incremental one a minute on (the default refresh cron's next tick). */
+function refreshTime(kind: "full" | "incremental", now: number): number {
+  return kind === "full" ? now : now + MINUTE_MS;
+}
+
 /** A read transaction on its own connection, begun on an emptied WAL: it pins the WAL's start. */
 function holdWal(writer: Connection, dbPath: string): Connection {
   writer.pragma("wal_checkpoint(TRUNCATE)");
@@ -233,7 +268,8 @@ function runChild(
   trades: number,
   profileDir: string | null,
   mapWal: boolean,
-) {
+  binary: string | null,
+): Measured {
   const self = fileURLToPath(import.meta.url);
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   // The heap limits `serve` gives its jobs process (src/jobs/heap.ts), for the memory cap
@@ -241,24 +277,108 @@ function runChild(
   const config = loadConfig(process.env);
   if (!config.ok) throw new Error(config.problems.join("; "));
   const heap = jobsHeapFlags(config.config.memoryMb);
-  const run = spawnSync(
-    process.execPath,
+  if (binary !== null) {
+    const ingested =
+      kind === "incremental"
+        ? (childOutput(process.execPath, [
+            ...process.execArgv,
+            self,
+            "--child",
+            kind,
+            dbPath,
+            String(now),
+            String(trades),
+            "",
+            "ingest-only",
+          ]) as Ingested)
+        : { ingestSeconds: null, tradesInserted: null };
+    return { ...refreshInBinary(binary, kind, dbPath, now, heap), ...ingested };
+  }
+  return childOutput(process.execPath, [
+    ...heap,
+    ...profile,
+    ...process.execArgv,
+    self,
+    "--child",
+    kind,
+    dbPath,
+    String(now),
+    String(trades),
+    mapWal ? "wal-pages" : "",
+    "",
+  ]) as Measured;
+}
+
+/** Runs a child to its end and parses the JSON it printed last. */
+function childOutput(command: string, args: string[], env = process.env): unknown {
+  const run = spawnSync(command, args, {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 1 << 24,
+    env,
+  });
+  if (run.status !== 0)
+    throw new Error(`${command} ${args.join(" ")} failed (status ${run.status})`);
+  // A bench child prints its result as its last line; the CLI's --json, as the whole output.
+  const out = run.stdout.trim();
+  return JSON.parse(out.startsWith("{\n") ? out : out.split("\n").pop()!);
+}
+
+/**
+ * The refresh as the built binary runs it: `jobs run refresh --json`, at the refresh's time
+ * (--now), with the jobs process's heap flags and the I/O probe preloaded (NODE_OPTIONS).
+ */
+function refreshInBinary(
+  binary: string,
+  kind: "full" | "incremental",
+  dbPath: string,
+  now: number,
+  heap: string[],
+): Omit<Measured, "ingestSeconds" | "tradesInserted"> {
+  const probeOut = `${dbPath}.io.json`;
+  rmSync(probeOut, { force: true });
+  const summary = childOutput(
+    binary,
     [
-      ...heap,
-      ...profile,
-      ...process.execArgv,
-      self,
-      "--child",
-      kind,
+      "jobs",
+      "run",
+      "refresh",
+      ...(kind === "full" ? ["--full"] : []),
+      "--db",
       dbPath,
-      String(now),
-      String(trades),
-      mapWal ? "wal-pages" : "",
+      "--now",
+      new Date(refreshTime(kind, now)).toISOString(),
+      "--json",
     ],
-    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 24 },
-  );
-  if (run.status !== 0) throw new Error(`the ${kind} child failed (status ${run.status})`);
-  return JSON.parse(run.stdout.trim().split("\n").pop()!) as Measured;
+    {
+      ...process.env,
+      NODE_OPTIONS: [`--require ${IO_PROBE}`, ...heap].join(" "),
+      SMARTMONEY_BENCH_IO_OUT: probeOut,
+    },
+  ) as RefreshSummary & { job: string };
+  const probe = JSON.parse(readFileSync(probeOut, "utf8")) as {
+    cpuSeconds: number;
+    peakRssMb: number;
+  };
+  rmSync(probeOut, { force: true });
+  const { job: _job, ...refresh } = summary;
+  const graph = fundingWithin(refresh);
+  const seconds = refresh.duration_ms / 1000;
+  return {
+    kind,
+    refreshSeconds: seconds,
+    fundingSeconds: graph?.seconds ?? 0,
+    fundingSeparate: false,
+    totalSeconds: seconds,
+    cpuSeconds: probe.cpuSeconds,
+    peakRssMb: probe.peakRssMb,
+    baseRssMb: null,
+    endRss: null,
+    endHeap: null,
+    refresh,
+    funding: graph?.result ?? null,
+    binary,
+  };
 }
 
 /**
@@ -301,8 +421,18 @@ async function main(): Promise<void> {
       keep: { type: "boolean", default: false },
       "cpu-prof": { type: "boolean", default: false },
       "wal-pages": { type: "boolean", default: false },
+      binary: { type: "string" },
     },
   });
+  const binary = values.binary === undefined ? null : resolve(values.binary);
+  if (binary !== null) {
+    if (!existsSync(binary)) throw new Error(`--binary: no file at ${binary} (npm run build)`);
+    if (values["cpu-prof"] || values["wal-pages"]) {
+      throw new Error(
+        "--binary runs the refresh in the built CLI: not with --cpu-prof or --wal-pages",
+      );
+    }
+  }
   const scales = values.worlds.split(",");
   const full = (values.full ?? values.worlds).split(",");
   const incremental = (values.incremental ?? values.worlds).split(",");
@@ -374,7 +504,17 @@ async function main(): Promise<void> {
       };
       if (full.includes(scale)) {
         say(`${scale}: full rebuild`);
-        record(runChild("full", copy, world.now, trades, profileDir("full"), values["wal-pages"]));
+        record(
+          runChild(
+            "full",
+            copy,
+            world.now,
+            trades,
+            profileDir("full"),
+            values["wal-pages"],
+            binary,
+          ),
+        );
       }
       if (incremental.includes(scale)) {
         say(`${scale}: ${trades} new trades, then an incremental refresh`);
@@ -386,6 +526,7 @@ async function main(): Promise<void> {
             trades,
             profileDir("incremental"),
             values["wal-pages"],
+            binary,
           ),
         );
       }
@@ -468,7 +609,7 @@ function table(rows: Row[]): string {
         m.refresh.fills_read.toLocaleString("en-US"),
         fixed(m.baseRssMb, 0),
         fixed(m.peakRssMb, 0),
-        `${fixed(m.endRss.anonMb, 0)}+${fixed(m.endRss.fileMb, 0)}`,
+        m.endRss === null ? "-" : `${fixed(m.endRss.anonMb, 0)}+${fixed(m.endRss.fileMb, 0)}`,
         verdict(r.goals.seconds, r.met.seconds, "s"),
         verdict(r.goals.peakRssMb, r.met.peakRss, "MB"),
       ];
@@ -478,13 +619,14 @@ function table(rows: Row[]): string {
 }
 
 if (process.argv[2] === "--child") {
-  const [, , , kind, dbPath, now, trades, walFlag] = process.argv;
+  const [, , , kind, dbPath, now, trades, walFlag, ingestFlag] = process.argv;
   await child(
     kind as "full" | "incremental",
     dbPath!,
     Number(now),
     Number(trades),
     walFlag === "wal-pages",
+    ingestFlag === "ingest-only",
   );
 } else {
   await main();

@@ -44,17 +44,22 @@ export function registerJobs(program: Command): void {
     .description(`run one job now and print its summary (${Object.keys(JOBS).join(", ")})`)
     .argument("<name>", `one of ${Object.keys(JOBS).join(", ")}`)
     .option("--full", "refresh: rebuild every read model, not only what changed")
+    .option("--now <iso>", "run as if the clock read ISO at start (as `serve --now`)")
     .option("--json", "print JSON")
-    .action((name: string, options: JobOptions) =>
-      withApp(options, async ({ app }) => {
-        const job = JOBS[name];
-        if (!job)
-          throw new CliError(`no job "${name}": choose one of ${Object.keys(JOBS).join(", ")}`);
-        const summary = await job(app, options);
-        print(options, { job: name, ...summary }, () =>
-          [`${name}:`, ...summaryLines(summary, "  ")].join("\n"),
-        );
-      }),
+    .action((name: string, options: JobOptions & { now?: string }) =>
+      withApp(
+        options,
+        async ({ app }) => {
+          const job = JOBS[name];
+          if (!job)
+            throw new CliError(`no job "${name}": choose one of ${Object.keys(JOBS).join(", ")}`);
+          const summary = await job(app, options);
+          print(options, { job: name, ...summary }, () =>
+            [`${name}:`, ...summaryLines(summary, "  ")].join("\n"),
+          );
+        },
+        options.now === undefined ? systemClock : clockFrom(options.now),
+      ),
     );
 
   withDbOption(jobs.command("schedule"))

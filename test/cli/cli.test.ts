@@ -134,6 +134,30 @@ describe("smartmoney CLI", () => {
     expect(stdout).toMatch(/\n {2}phases\n {4}plan \d+\n {4}drop_tables \d+\n/);
   });
 
+  it("runs a job at the time --now gives, and refuses one that is not an ISO time", async () => {
+    const { code, stdout } = await cli([
+      "jobs",
+      "run",
+      "refresh",
+      "--now",
+      "2026-05-01T12:00:00Z",
+      "--json",
+    ]);
+    expect(code).toBe(0);
+    const summary = JSON.parse(stdout) as { job: string; as_of: string };
+    expect(summary.job).toBe("refresh");
+    // The clock starts at --now and runs on: the run is within moments of it.
+    const asOf = Date.parse(summary.as_of) - Date.parse("2026-05-01T12:00:00Z");
+    expect(asOf).toBeGreaterThanOrEqual(0);
+    expect(asOf).toBeLessThan(60_000);
+    const bad = await cli(["jobs", "run", "refresh", "--now", "soon"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim().split("\n")).toHaveLength(1);
+    expect(bad.stderr).toContain(
+      '--now must be an ISO 8601 time such as 2026-11-01T00:00:00Z, not "soon"',
+    );
+  });
+
   it("compacts by hand only with SMARTMONEY_FILL_RETENTION set, and reports it in status", async () => {
     const off = await cli(["jobs", "run", "compact"]);
     expect(off.code).toBe(1);
