@@ -20,11 +20,14 @@ import {
   FILL_COLUMNS,
   FILLS_BY_WALLET,
   type FillRow,
+  MODEL_BET_FIELDS,
+  modelBetFromValues,
   sameBet,
   toFill,
 } from "./pass";
 import {
   betFromFills,
+  type ModelBetRow,
   timingOf,
   type WalletBetRow,
   type WalletCategoryRow,
@@ -81,14 +84,26 @@ export function walletRecompute(
   const { pairs, timingChanged } = changes;
   // Arrays, made into objects here: better-sqlite3 builds row objects several times slower, and
   // these reads (every bet of every wallet recomputed) are most of an incremental run's reading.
+  // Of each bet only what the model reads (MODEL_BET_FIELDS); the whole row only of a bet this
+  // run recomputes, which the writer compares with its new one.
   const idOf = rows
     .prepare<[string], number>("SELECT id FROM wallet_ids WHERE address = ?")
     .pluck();
   const betsOf = rows
     .prepare<[number], unknown[]>(
-      `SELECT ${BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet_id = +? ORDER BY market_id`,
+      `SELECT ${MODEL_BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet_id = +? ORDER BY market_id`,
     )
     .raw();
+  const storedBet = rows
+    .prepare<[number, number], unknown[]>(
+      `SELECT ${BET_FIELDS.join(", ")} FROM wallet_bets WHERE wallet_id = ? AND market_id = ?`,
+    )
+    .raw();
+  const storedCategory = rows
+    .prepare<[number, number], string | null>(
+      "SELECT category FROM wallet_bets WHERE wallet_id = ? AND market_id = ?",
+    )
+    .pluck();
   const oldStats = rows.prepare<[string], WalletStatsRow>(
     "SELECT * FROM wallet_stats WHERE address = ?",
   );
@@ -125,9 +140,10 @@ export function walletRecompute(
     const walletId = idOf.get(wallet);
     if (walletId === undefined) return undefined;
     const before = oldStats.get(wallet);
-    const bets = new Map<number, WalletBetRow>();
+    const bets = new Map<number, ModelBetRow>();
+    const frozenCategory = (marketId: number) => storedCategory.get(walletId, marketId) ?? null;
     for (const values of betsOf.all(walletId)) {
-      const bet = betFromValues(values);
+      const bet = modelBetFromValues(values, ctx, frozenCategory);
       bets.set(bet.market_id, bet);
     }
     const changed: WalletBetRow[] = [];
@@ -140,8 +156,9 @@ export function walletRecompute(
       if (ctx.market(marketId)?.compacted) continue;
       const fillRows = (pairFills.all(walletId, marketId) as FillRow[]).map(toFill);
       totals.fillsRead += fillRows.length;
-      const old = bets.get(marketId);
       if (fillRows.length === 0) continue;
+      const stored = bets.has(marketId) ? storedBet.get(walletId, marketId) : undefined;
+      const old = stored === undefined ? undefined : betFromValues(stored);
       const bet = betFromFills(wallet, marketId, fillRows, ctx);
       if (old === undefined) {
         totals.newWalletsIn.set(marketId, (totals.newWalletsIn.get(marketId) ?? 0) + 1);
@@ -196,7 +213,7 @@ export function walletRecompute(
     walletId: number,
     before: WalletStatsRow | undefined,
     after: WalletStatsRow,
-    sorted: readonly WalletBetRow[],
+    sorted: readonly ModelBetRow[],
   ) => {
     const standingChanged =
       !before ||

@@ -7,7 +7,13 @@ import { type Outcome, type TradeSide, WHALE_VOLUME_USD } from "../domain";
 import { decodedSql } from "../ingest/fill-codec";
 import type { WalletStanding } from "./market-model";
 import { type PriceLookup, seekLookup } from "./prices";
-import type { MarketInfo, TradeFill, WalletBetRow, WalletContext } from "./wallet-model";
+import type {
+  MarketInfo,
+  ModelBetRow,
+  TradeFill,
+  WalletBetRow,
+  WalletContext,
+} from "./wallet-model";
 
 /** A fill as the refresh reads it: address, market, outcome, side, price, size, USD, time, id, wallet id. */
 export type FillRow = [
@@ -108,29 +114,29 @@ export function contextFor(
   prices: "seek" | PriceLookup,
 ): WalletContext {
   const w = db.writer;
-  const markets = new Map<number, MarketInfo>();
-  for (const m of w
-    .prepare<
-      [],
-      {
-        id: number;
-        category: string | null;
-        resolved_outcome: Outcome | null;
-        resolved_at: number | null;
-        compacted: number;
-      }
-    >(
-      "SELECT id, category, resolved_outcome, resolved_at, compacted_at IS NOT NULL AS compacted FROM markets",
-    )
-    .iterate()) {
-    markets.set(m.id, {
-      id: m.id,
-      category: m.category,
-      resolvedOutcome: m.resolved_outcome,
-      resolvedAt: m.resolved_at,
-      compacted: m.compacted === 1,
-    });
-  }
+  const markets = marketLookup(
+    w
+      .prepare<
+        [],
+        {
+          id: number;
+          category: string | null;
+          resolved_outcome: Outcome | null;
+          resolved_at: number | null;
+          compacted: number;
+        }
+      >(
+        "SELECT id, category, resolved_outcome, resolved_at, compacted_at IS NOT NULL AS compacted FROM markets",
+      )
+      .all()
+      .map((m) => ({
+        id: m.id,
+        category: m.category,
+        resolvedOutcome: m.resolved_outcome,
+        resolvedAt: m.resolved_at,
+        compacted: m.compacted === 1,
+      })),
+  );
   const platformOf = w.prepare<
     [string],
     { name: string | null; pnl: number | null; asOf: number | null }
@@ -143,12 +149,31 @@ export function contextFor(
   const investigated = investigationLookup(db);
   return {
     now,
-    market: (id) => markets.get(id),
+    market: markets,
     prices: prices === "seek" ? seekLookup(db) : prices,
     platform: (address) => platformOf.get(address),
     maxInsiderScore: (address) => insiderMax.get(address)?.score ?? null,
     inOpenInvestigation: investigated,
   };
+}
+
+/**
+ * A market's facts by id: an array indexed by id when the ids are dense (they are SQLite's
+ * rowids, 1 to the number of markets), else a map. A wallet's model looks its markets up several
+ * times a bet; with a Map the lookups took about 6% of the incremental wallet worker's time on
+ * the large world (docs/architecture.md, "The wallet step reads what the model reads").
+ */
+export function marketLookup(
+  markets: readonly MarketInfo[],
+): (id: number) => MarketInfo | undefined {
+  const maxId = markets.reduce((max, m) => Math.max(max, m.id), 0);
+  if (maxId > 4 * markets.length + 1024) {
+    const byId = new Map(markets.map((m) => [m.id, m]));
+    return (id) => byId.get(id);
+  }
+  const byIndex = new Array<MarketInfo | undefined>(maxId + 1).fill(undefined);
+  for (const m of markets) byIndex[m.id] = m;
+  return (id) => byIndex[id];
 }
 
 /** Wallets in an open investigation, when the funding-graph tables exist. */
@@ -255,6 +280,59 @@ export function betFromValues(v: unknown[]): WalletBetRow {
     won: v[16] as number | null,
     pnl_base: v[17] as number,
     move_24h: v[18] as number | null,
+  };
+}
+
+/**
+ * The stored bet's columns the wallet's model reads (ModelBetRow), in this order. The
+ * incremental refresh reads every bet of each wallet it recomputes, and a column costs about as
+ * much to hand to JavaScript as the row costs to find: the served amounts are generated columns,
+ * decoded on every read (sql/0021). Reading these 12 instead of all 19 took the large world's
+ * 401k bets from 1.32 to 0.78 s of CPU (docs/architecture.md, "The wallet step reads what the
+ * model reads"). The category is the market's (modelBetFromValues), not read at all.
+ */
+export const MODEL_BET_FIELDS = [
+  "market_id",
+  "entry_price",
+  "won",
+  "volume",
+  "trade_count",
+  "two_sided",
+  "move_24h",
+  "pnl_base",
+  "yes_shares",
+  "no_shares",
+  "first_ts",
+  "last_ts",
+] as const satisfies readonly (keyof ModelBetRow)[];
+
+/**
+ * A stored bet read as MODEL_BET_FIELDS. Its category is its market's: a bet takes its market's
+ * category when it is computed (settleBet), and a change to a market's facts recomputes every
+ * bet in it in the same run (dirty_markets.changed), so the two only differ for a compacted
+ * market, whose bets are frozen with the category they had: `frozenCategory` reads that one.
+ */
+export function modelBetFromValues(
+  v: unknown[],
+  ctx: Pick<WalletContext, "market">,
+  frozenCategory: (marketId: number) => string | null,
+): ModelBetRow {
+  const marketId = v[0] as number;
+  const market = ctx.market(marketId);
+  return {
+    market_id: marketId,
+    category: market?.compacted ? frozenCategory(marketId) : (market?.category ?? null),
+    entry_price: v[1] as number | null,
+    won: v[2] as number | null,
+    volume: v[3] as number,
+    trade_count: v[4] as number,
+    two_sided: v[5] as number,
+    move_24h: v[6] as number | null,
+    pnl_base: v[7] as number,
+    yes_shares: v[8] as number,
+    no_shares: v[9] as number,
+    first_ts: v[10] as number,
+    last_ts: v[11] as number,
   };
 }
 

@@ -109,10 +109,31 @@ export interface WalletCategoryRow {
   counter_consensus_wins: number;
 }
 
-export interface WalletModel {
+/**
+ * The fields of a bet that the wallet's model reads (walletFromBets): its PnL, its counts, its
+ * score's measures. The incremental refresh reads only these of a wallet's unchanged bets.
+ */
+export type ModelBetRow = Pick<
+  WalletBetRow,
+  | "market_id"
+  | "category"
+  | "entry_price"
+  | "won"
+  | "volume"
+  | "trade_count"
+  | "two_sided"
+  | "move_24h"
+  | "pnl_base"
+  | "yes_shares"
+  | "no_shares"
+  | "first_ts"
+  | "last_ts"
+>;
+
+export interface WalletModel<Bet extends ModelBetRow = WalletBetRow> {
   stats: WalletStatsRow;
   /** Every bet of the wallet, by market id. */
-  bets: WalletBetRow[];
+  bets: Bet[];
   categories: WalletCategoryRow[];
   /** The timing buckets as stored (timingOf), or null when the caller keeps the stored ones. */
   timing: string | null;
@@ -201,7 +222,7 @@ export function betFromFills(
  * wallet holding shares of an outcome bought them in this market, so that outcome has traded.
  */
 export function betPnl(
-  bet: Pick<WalletBetRow, "pnl_base" | "yes_shares" | "no_shares">,
+  bet: Pick<ModelBetRow, "pnl_base" | "yes_shares" | "no_shares">,
   resolvedOutcome: Outcome | null,
   lastYes: number | null,
   lastNo: number | null,
@@ -223,12 +244,12 @@ export interface KnownWalletFacts {
  * A wallet's stats, score, type and category rows from its bets (by market id), its open
  * positions marked at the current last trade prices: ctx.now is the as-of of its ledger PnL.
  */
-export function walletFromBets(
+export function walletFromBets<Bet extends ModelBetRow>(
   address: string,
-  rows: readonly WalletBetRow[],
+  rows: readonly Bet[],
   ctx: WalletContext,
   known: KnownWalletFacts,
-): WalletModel {
+): WalletModel<Bet> {
   const bets: ScoredBet[] = [];
   const pnlByMarket = new Map<number, number>();
   let ledgerPnl = 0;
@@ -326,7 +347,7 @@ export function walletFromBets(
 }
 
 /** The analytics view of a stored bet: what the counts, the score and the categories read. */
-function scoredBet(row: WalletBetRow): ScoredBet {
+function scoredBet(row: ModelBetRow): ScoredBet {
   return {
     marketId: row.market_id,
     category: row.category,
