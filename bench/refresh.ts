@@ -277,36 +277,27 @@ function runChild(
   const config = loadConfig(process.env);
   if (!config.ok) throw new Error(config.problems.join("; "));
   const heap = jobsHeapFlags(config.config.memoryMb);
+  // This script again, as the child that writes the trades and (without --binary) refreshes.
+  const ownChild = (nodeFlags: string[], mode: "wal-pages" | "ingest-only" | "") =>
+    childOutput(process.execPath, [
+      ...nodeFlags,
+      ...process.execArgv,
+      self,
+      "--child",
+      kind,
+      dbPath,
+      String(now),
+      String(trades),
+      mode,
+    ]);
   if (binary !== null) {
     const ingested =
       kind === "incremental"
-        ? (childOutput(process.execPath, [
-            ...process.execArgv,
-            self,
-            "--child",
-            kind,
-            dbPath,
-            String(now),
-            String(trades),
-            "",
-            "ingest-only",
-          ]) as Ingested)
+        ? (ownChild([], "ingest-only") as Ingested)
         : { ingestSeconds: null, tradesInserted: null };
     return { ...refreshInBinary(binary, kind, dbPath, now, heap), ...ingested };
   }
-  return childOutput(process.execPath, [
-    ...heap,
-    ...profile,
-    ...process.execArgv,
-    self,
-    "--child",
-    kind,
-    dbPath,
-    String(now),
-    String(trades),
-    mapWal ? "wal-pages" : "",
-    "",
-  ]) as Measured;
+  return ownChild([...heap, ...profile], mapWal ? "wal-pages" : "") as Measured;
 }
 
 /** Runs a child to its end and parses the JSON it printed last. */
@@ -619,14 +610,14 @@ function table(rows: Row[]): string {
 }
 
 if (process.argv[2] === "--child") {
-  const [, , , kind, dbPath, now, trades, walFlag, ingestFlag] = process.argv;
+  const [, , , kind, dbPath, now, trades, mode] = process.argv;
   await child(
     kind as "full" | "incremental",
     dbPath!,
     Number(now),
     Number(trades),
-    walFlag === "wal-pages",
-    ingestFlag === "ingest-only",
+    mode === "wal-pages",
+    mode === "ingest-only",
   );
 } else {
   await main();
