@@ -90,9 +90,12 @@ export function leaderboardSql(): Record<string, string> {
        ORDER BY ${column} DESC, address LIMIT +@limit`;
     }
     for (const direction of ["asc", "desc"] as const) {
-      const index = direction === "desc" ? "wallet_stats_by_pnl" : "wallet_stats_by_pnl_asc";
+      // One ranking, walked forwards for descending PnL and backwards for ascending (sql/0028):
+      // backwards, ties come in descending address order, and SQLite sorts each run of equal PnL
+      // by address as it walks ("USE TEMP B-TREE FOR LAST TERM OF ORDER BY"), stopping at the
+      // limit.
       out[`pnl:${direction}${suffix}`] = `SELECT ${ENTRY_COLUMNS}, total_pnl AS rank_value
-        FROM wallet_stats INDEXED BY ${index}
+        FROM wallet_stats INDEXED BY wallet_stats_by_pnl
        WHERE pnl_source <> 'none' AND total_pnl IS NOT NULL
          AND resolved_bets >= @minResolvedBets
          ${keyed ? keyset("total_pnl", direction) : ""}
