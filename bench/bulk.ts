@@ -13,8 +13,8 @@
  * one can be measured turn about; --cpu-prof: the import under --cpu-prof, and prints where its
  * time went; --keep-fills keeps the file of new fills beside the world) and prints fills/s (by
  * the wall clock, and per CPU second: on a busy machine the wall clock also counts other
- * processes' turns), bytes written per byte of growth (in used pages), bytes per fill all-in (dbstat's used pages
- * over fills), peak RSS, and a year at 1M fills a day at that density.
+ * processes' turns), bytes written per byte of growth (in used pages), bytes per fill all-in
+ * (dbstat's used pages over fills), peak RSS, and a year at 1M fills a day at that density.
  *
  * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
  */

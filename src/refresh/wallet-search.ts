@@ -1,5 +1,5 @@
 import type { Db } from "../db/open";
-import type { RefreshExtension } from "./refresh";
+import type { RefreshChange, RefreshExtension } from "./refresh";
 
 export interface WalletSearchSummary {
   kind: "full" | "incremental";
@@ -56,7 +56,7 @@ export const hotEndSql = (hotWallets: number) =>
  */
 export function refreshWalletSearch(
   db: Db,
-  change?: { full: boolean; wallets: ReadonlySet<string>; searchMoved?: ReadonlySet<string> },
+  change?: RefreshChange,
   hotWallets = HOT_WALLETS,
 ): WalletSearchSummary {
   const w = db.writer;
