@@ -215,8 +215,9 @@ function progressBar(source: ImportSource) {
       const share = source.size
         ? ` ${Math.min(100, (100 * p.bytes) / source.size).toFixed(0)}%`
         : "";
+      const building = p.building ? `; building ${p.building}` : "";
       process.stderr.write(
-        `\r\x1b[K${source.name}:${share} ${p.rows.toLocaleString("en-US")} rows, ${rate.toLocaleString("en-US")} rows/s`,
+        `\r\x1b[K${source.name}:${share} ${p.rows.toLocaleString("en-US")} rows, ${rate.toLocaleString("en-US")} rows/s${building}`,
       );
       shown = true;
     },

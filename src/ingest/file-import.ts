@@ -1,4 +1,5 @@
 import type { Statement } from "../db/open";
+import type { DeferredFillIndexes } from "./deferred-fill-indexes";
 import type { ImportDeps, LineError } from "./import";
 import { createIngest, type NewTrade, type NewTransfer } from "./ingest";
 import { LINE_TYPES, type Line, type LineType, parseLine } from "./lines";
@@ -32,6 +33,8 @@ interface FileImportOptions {
   keepHooksWhile(): boolean;
   onReject(line: number, text: string): void;
   maxErrors: number;
+  /** The fill indexes an import into an empty store builds after the load, or null. */
+  deferred: DeferredFillIndexes | null;
 }
 
 /** Rows per ingest call: large enough to amortise a call, small enough to stay bounded. */
@@ -58,7 +61,7 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
       onNewTransfers: (transfers) => hooks?.onNewTransfers?.(transfers),
       onLabelChanged: (address) => hooks?.onLabelChanged?.(address),
     },
-    { oneTransaction: true },
+    { oneTransaction: true, deferred: options.deferred },
   );
   const seenLineOf = writer
     .prepare("SELECT line FROM import_seen WHERE key = ?")

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock";
-import { withCacheMb } from "../db/cache";
+import { DEFAULT_CACHE_MB, withCacheMb } from "../db/cache";
 import type { Db } from "../db/open";
+import { deferFillIndexes } from "./deferred-fill-indexes";
 import { createFileImport, type ImportCounts } from "./file-import";
 import type { IngestHooks } from "./ingest";
 import { createRejectsFile, type RejectsFile } from "./rejects";
@@ -44,6 +45,11 @@ export interface ImportDeps {
   hooks?: IngestHooks;
   /** The writer's page cache during the import, MB (bulkCacheMb); the connection's otherwise. */
   cacheMb?: number;
+  /**
+   * Into an empty store, build `fills_by_tx` and `fills_by_time` after the load (default true).
+   * False keeps every index for the whole file: the tests compare the two.
+   */
+  deferFillIndexes?: boolean;
 }
 
 export interface ImportOptions {
@@ -61,6 +67,8 @@ export interface ImportProgress {
   /** Non-blank lines handled so far. */
   rows: number;
   seconds: number;
+  /** Set after the last line while an empty store's deferred fill index is built. */
+  building?: string;
 }
 
 export interface LineError {
@@ -125,10 +133,18 @@ async function importFile(
   writer.pragma("foreign_keys = OFF");
   writer.exec("BEGIN IMMEDIATE");
   try {
+    // Into an empty store, fills_by_tx and fills_by_time are built after the load
+    // (src/ingest/deferred-fill-indexes.ts). Its key table takes at most half the bulk cache:
+    // 128 MB, 12.5M fills, with the default memory cap.
+    const deferred =
+      deps.deferFillIndexes === false
+        ? null
+        : deferFillIndexes(writer, ((deps.cacheMb ?? DEFAULT_CACHE_MB) / 2) * 2 ** 20);
     const file = createFileImport(deps, {
       keepHooksWhile: () => skipInvalid || file.errorCount === 0,
       onReject: (_line, text) => rejects?.write(text),
       maxErrors: MAX_REPORTED_ERRORS,
+      deferred,
     });
     let lines = 0;
     let bytes = 0;
@@ -160,6 +176,10 @@ async function importFile(
       );
     }
     file.close();
+    if (deferred?.active) {
+      options.onProgress?.({ ...progress(), building: "the fill indexes" });
+      deferred.build();
+    }
     writer.exec("COMMIT");
     const rejectsPath = rejects?.commit() ?? null;
     const seconds = (performance.now() - started) / 1000;

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock";
 import type { Db, Statement } from "../db/open";
 import type { Outcome, TradeSide } from "../domain";
+import type { DeferredFillIndexes } from "./deferred-fill-indexes";
 import { hashBytes, kindOf, units } from "./fill-codec";
 
 /** An amount as stored: millionths (INTEGER) or the value itself (REAL). */
@@ -150,6 +151,11 @@ export interface IngestOptions {
    * for a longer-lived instance.
    */
   oneTransaction?: boolean;
+  /**
+   * `fills_by_tx` is not built yet (an import into an empty store): while `active`, the
+   * duplicate check asks it, and each stored fill is added to it.
+   */
+  deferred?: DeferredFillIndexes | null;
 }
 
 /** The reason given for a fill of a compacted market (docs/operations.md, "Fill retention"). */
@@ -205,6 +211,9 @@ export function createIngest(
     [Buffer, number, Buffer],
     number
   >;
+  const deferred = options.deferred ?? null;
+  const storedFillId = (hash: Buffer, logIndex: number): number | undefined =>
+    deferred?.active ? deferred.find(hash, logIndex) : fillIdByKey.get(hash, logIndex, hash);
   const addWallet = w.prepare("INSERT INTO wallet_ids (address) VALUES (?)");
   const walletIdOf = w.prepare("SELECT id FROM wallet_ids WHERE address = ?").pluck() as Statement<
     [string],
@@ -330,7 +339,7 @@ export function createIngest(
       const refused = new Map<number, NewTrade[]>();
       for (const r of rows) {
         const hash = hashBytes(r.tx_hash);
-        if (fillIdByKey.get(hash, r.log_index, hash) !== undefined) continue;
+        if (storedFillId(hash, r.log_index) !== undefined) continue;
         let reason = refusal.get(r.market_id);
         if (reason === undefined) {
           reason = compactedReason(r.market_id) ?? null;
@@ -353,8 +362,10 @@ export function createIngest(
           units(r.usd_value),
           r.ts,
         );
+        const id = Number(info.lastInsertRowid);
+        deferred?.add(hash, r.log_index, id);
         inserted.push({
-          id: Number(info.lastInsertRowid),
+          id,
           tx_hash: r.tx_hash,
           log_index: r.log_index,
           wallet: r.wallet,
@@ -490,10 +501,7 @@ export function createIngest(
     },
 
     marketIdOf: (conditionId) => marketByCondition.get(conditionId)?.id,
-    tradeIdOf(txHash, logIndex) {
-      const hash = hashBytes(txHash);
-      return fillIdByKey.get(hash, logIndex, hash);
-    },
+    tradeIdOf: (txHash, logIndex) => storedFillId(hashBytes(txHash), logIndex),
     transferIdOf: (txHash, logIndex) => transferId.get(txHash, logIndex),
     getState: (key) => stateGet.get(key),
     setState(key, value) {

@@ -101,3 +101,31 @@ it("leaves the database exactly as it was when the import is killed mid-file", a
   );
   expect(next.ok && next.value.counts.trade.new).toBe(1);
 });
+
+it("leaves an empty store's fill indexes in place when its import is killed mid-file", async () => {
+  // Into an empty store the import drops fills_by_tx and fills_by_time inside its transaction
+  // and builds them after the load (src/ingest/deferred-fill-indexes.ts).
+  const indexes = () =>
+    t.db.reader
+      .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'fills'")
+      .all();
+  const before = indexes();
+  expect(before.map((i) => (i as { name: string }).name)).toEqual(
+    expect.arrayContaining(["fills_by_tx", "fills_by_time"]),
+  );
+  const big = join(t.dir, "big.jsonl");
+  await writeBigFile(big, 150_000);
+  const killed = await importAndKill(t.config.dbPath, big, 60_000);
+  expect(killed.signal).toBe("SIGKILL");
+  expect(killed.walBytes).toBeGreaterThan(1_000_000);
+
+  expect(t.db.writer.pragma("integrity_check", { simple: true })).toBe("ok");
+  expect(indexes()).toEqual(before);
+  expect(t.db.reader.prepare("SELECT count(*) FROM fills").pluck().get()).toBe(0);
+  const next = await importJsonl(
+    { db: t.db, clock: t.clock },
+    fileSource(writeJsonl(t.dir, "next.jsonl", [market(1), trade(5000), trade(5000)])),
+  );
+  expect(next.ok).toBe(false);
+  if (!next.ok) expect(next.errors[0]?.reason).toMatch(/duplicate trade: .* also on line 2$/);
+});
