@@ -3,12 +3,15 @@
  * of an import into an empty fill store, while `fills_by_tx` is not built yet
  * (docs/architecture.md, "An empty store's fill indexes built after the load").
  *
- * An open-addressing table of 8 bytes a slot: 32 bits of the key (the hash's first 4 bytes, the
- * log index mixed in, so the fills of one transaction differ) and the fill's id. Equal bits are
- * only a candidate: `find` confirms it with the caller's exact check (the stored row, read by
- * its id), and a probe goes on past a candidate that is not the key, so the answer is exact.
- * Hashes are uniform, so two keys share their bits about once in 2^32 comparisons: the exact
- * check is asked, in practice, only of a key that is there.
+ * An open-addressing table of 8 bytes a slot: 32 bits of the key (the hash's eight 4-byte words
+ * folded into one, the log index mixed in, so the fills of one transaction differ) and the
+ * fill's id. Equal bits are only a candidate: `find` confirms it with the caller's exact check
+ * (the stored row, read by its id), and a probe goes on past a candidate that is not the key,
+ * so the answer is exact. Chain hashes are uniform, so two keys share their bits about once in
+ * 2^32 comparisons: the exact check is asked, in practice, only of a key that is there. The
+ * whole hash is folded and mixed, and the slot is the key's low bits, because a file's hashes
+ * need not be uniform: the tests' hashes repeat one 4-byte pattern, and with the first bytes
+ * alone every key of such a file fell into one run of slots (each insert a walk along it).
  */
 export class FillKeyTable {
   private keys: Int32Array;
@@ -44,7 +47,7 @@ export class FillKeyTable {
    * with that id has this very key; it is asked only of ids whose 32 bits match.
    */
   find(hash: Uint8Array, logIndex: number, isKey: (id: number) => boolean): number | undefined {
-    const key = keyOf(hash, logIndex);
+    const key = fillKeyBits(hash, logIndex);
     for (let slot = key & this.mask; ; slot = (slot + 1) & this.mask) {
       const id = this.ids[slot]!;
       if (id === 0) return undefined;
@@ -58,7 +61,7 @@ export class FillKeyTable {
       throw new RangeError(`fill id ${id} is outside the key table's range`);
     }
     if ((this.count + 1) * 4 > this.ids.length * 3) this.grow();
-    this.place(keyOf(hash, logIndex), id);
+    this.place(fillKeyBits(hash, logIndex), id);
     this.count++;
   }
 
@@ -102,8 +105,25 @@ function detach(array: Int32Array): void {
   (array.buffer as ArrayBuffer).transfer(0);
 }
 
-/** The hash's first 4 bytes with the log index mixed in (a multiplicative hash of it). */
-function keyOf(hash: Uint8Array, logIndex: number): number {
-  const word = hash[0]! | (hash[1]! << 8) | (hash[2]! << 16) | (hash[3]! << 24);
-  return (word ^ Math.imul(logIndex + 1, 0x9e3779b1)) | 0;
+/**
+ * The hash's eight 4-byte words folded one after the other, each step mixed (so equal words in
+ * other places do not cancel, as they would by XOR alone), then the log index. Exported for the
+ * test that finds two keys with the same bits.
+ */
+export function fillKeyBits(hash: Uint8Array, logIndex: number): number {
+  let folded = 0x811c9dc5;
+  for (let i = 0; i < 32; i += 4) {
+    const word = hash[i]! | (hash[i + 1]! << 8) | (hash[i + 2]! << 16) | (hash[i + 3]! << 24);
+    folded = mix(folded ^ word);
+  }
+  return mix(folded ^ Math.imul(logIndex + 1, 0x9e3779b1));
+}
+
+/** MurmurHash3's finaliser: 32 bits to 32, one to one, each output bit on every input bit. */
+function mix(bits: number): number {
+  let h = bits ^ (bits >>> 16);
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) | 0;
 }

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { FillKeyTable } from "../../src/ingest/fill-key-table";
+import { FillKeyTable, fillKeyBits as keyBits } from "../../src/ingest/fill-key-table";
 
-/** A 32-byte hash whose first eight bytes are `head` and the rest come from `tail`. */
-function hash(head: number, tail: number): Buffer {
+/** A 32-byte hash made of `head` and `tail`; `at` says which word `tail` goes in (2 to 7). */
+function hash(head: number, tail: number, at = 2): Buffer {
   const bytes = Buffer.alloc(32);
   bytes.writeUInt32LE(head >>> 0, 0);
   bytes.writeUInt32LE(Math.imul(head, 2654435761) >>> 0, 4);
-  bytes.writeUInt32LE(tail >>> 0, 8);
+  bytes.writeUInt32LE(tail >>> 0, 4 * at);
   return bytes;
 }
 
@@ -40,9 +40,17 @@ describe("FillKeyTable", () => {
 
   it("tells apart two keys with the same 32 bits by the exact check", () => {
     const table = new FillKeyTable(16);
-    // Equal first 4 bytes and log index: the same 32 bits, different hashes.
-    const a = hash(42, 1);
-    const b = hash(42, 2);
+    // Another hash with the same 32 bits: found by trying tails (a birthday search of 2^17).
+    const seen = new Map<number, number>();
+    let pair: [number, number] | undefined;
+    for (let n = 0; pair === undefined; n++) {
+      const bits = keyBits(hash(n, n), 3);
+      const other = seen.get(bits);
+      if (other !== undefined) pair = [other, n];
+      else seen.set(bits, n);
+    }
+    const a = hash(pair[0], pair[0]);
+    const b = hash(pair[1], pair[1]);
     const ids = new Map<number, Buffer>([
       [1, a],
       [2, b],
@@ -78,6 +86,26 @@ describe("FillKeyTable", () => {
     expect(held() - before).toBeLessThan(1 << 20);
     expect(table.size).toBe(0);
     expect(table.find(hash(1, 1), 0, () => true)).toBeUndefined();
+  });
+
+  it("spreads hashes that differ only in a few bytes (sequential test data)", () => {
+    // Like the tests' builders: one 4-byte pattern repeated, the fill's number in it.
+    const table = new FillKeyTable(16);
+    const patterned = (n: number) =>
+      Buffer.from(`${(0x70000000 + n).toString(16)}`.repeat(8), "hex");
+    let asked = 0;
+    const never = () => {
+      asked++;
+      return false;
+    };
+    for (let n = 1; n <= 50_000; n++) {
+      expect(table.find(patterned(n), 0, never)).toBeUndefined();
+      table.add(patterned(n), 0, n);
+    }
+    // Their 32 bits as spread as random ones: an exact check only for the rare equal bits
+    // (about n^2 / 2^33 pairs: 0.3 for 50,000 keys), not for a run of them.
+    expect(asked).toBeLessThan(10);
+    expect(table.find(patterned(777), 0, (id) => id === 777)).toBe(777);
   });
 
   it("refuses an id it cannot hold", () => {
