@@ -7,6 +7,7 @@ import { importJsonl } from "../../src/ingest/import";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import type { ImportSource } from "../../src/ingest/sources";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { newTrade } from "../helpers/trades";
 import { market, trade, txHash } from "./builders";
 
 /**
@@ -147,16 +148,17 @@ describe("an import into an empty store", () => {
       ).run();
       const marketId = w.prepare("SELECT id FROM markets").pluck().get() as number;
       const fill = (n: number, log = 0): NewTrade => ({
+        ...newTrade(
+          `0x${String(n % 5).padStart(40, "0")}`,
+          marketId,
+          "YES",
+          "BUY",
+          0.5,
+          10,
+          NOW + n,
+        ),
         tx_hash: txHash(n),
         log_index: log,
-        wallet: `0x${String(n % 5).padStart(40, "0")}`,
-        market_id: marketId,
-        outcome: "YES",
-        side: "BUY",
-        price: 0.5,
-        size: 10,
-        usd_value: 5,
-        ts: NOW + n,
       });
       // Ten fills, and the first four again: all four found in the key table.
       const early = Array.from({ length: 10 }, (_, i) => fill(i));
