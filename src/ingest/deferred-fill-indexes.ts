@@ -18,7 +18,10 @@ import { FillKeyTable } from "./fill-key-table";
  * bound, the indexes are built there and then, and the rest of the file takes the usual path.
  * A build sorts with SQLite's sorter, which holds as much as the page cache in memory, so the
  * cache is the default one while it runs: the bulk cache's 256 MB (of the default cap) would
- * be held twice, with the key table on top (measured in docs/architecture.md).
+ * be held twice, with the key table on top. And it sorts through temporary files: with the
+ * connection's `temp_store = MEMORY` the sorter never writes a run out, and holds every entry
+ * of the index (10M on the large seed) in the C heap, which keeps the memory after the build
+ * (both measured in docs/architecture.md).
  */
 export interface DeferredFillIndexes {
   /** Whether the indexes are still deferred: the duplicate check must ask `find`. */
@@ -29,6 +32,19 @@ export interface DeferredFillIndexes {
   add(hash: Buffer, logIndex: number, id: number): void;
   /** Creates the deferred indexes (before the commit); a no-op once they are built. */
   build(): void;
+}
+
+/** `PRAGMA temp_store`'s value for temporary files. */
+const TEMP_STORE_FILE = 1;
+
+/** Whether the connection's temporary database (`temp`) is open: SQLite lists it once it is. */
+function temporaryDatabaseOpen(connection: Connection): boolean {
+  return (
+    connection
+      .prepare("SELECT count(*) FROM pragma_database_list WHERE name = 'temp'")
+      .pluck()
+      .get() === 1
+  );
 }
 
 /** The indexes deferred, in the order they are created again. */
@@ -67,7 +83,13 @@ export function deferFillIndexes(
     if (table === null) return;
     table.release();
     table = null;
-    const restore = overridePragmas(writer, { cache_size: -DEFAULT_CACHE_MB * 1024 });
+    const restore = overridePragmas(writer, {
+      cache_size: -DEFAULT_CACHE_MB * 1024,
+      // temp_store can change inside a transaction only while the connection's temporary
+      // database is closed. A connection that has opened it (the funding graph's temporary
+      // tables, in a process that refreshed before this import) sorts in memory, as before.
+      ...(temporaryDatabaseOpen(writer) ? {} : { temp_store: TEMP_STORE_FILE }),
+    });
     try {
       for (const { sql } of creates) writer.exec(sql);
     } finally {

@@ -120,6 +120,26 @@ describe("an import into an empty store", () => {
     expect(t.db.writer.prepare("SELECT count(*) FROM fills").pluck().get()).toBe(0);
   });
 
+  it("builds the indexes whether or not the connection's temporary database is open", async () => {
+    // The build sorts through temporary files, a setting SQLite lets a transaction change only
+    // while the temporary database is closed; a process that refreshed before (the funding
+    // graph's temporary tables) has it open. Either way the import stores the file, and the
+    // setting is as it was after.
+    for (const openTemp of [false, true]) {
+      const t = app();
+      if (openTemp) t.db.writer.exec("CREATE TEMP TABLE scratch (x)");
+      const before = t.db.writer.pragma("temp_store", { simple: true });
+      const result = await importJsonl(
+        { db: t.db, clock: t.clock },
+        source([market(1), trade(1), trade(2)]),
+      );
+      if (!result.ok) throw new Error(result.reason);
+      expect(result.value.counts.trade.new).toBe(2);
+      expect(Object.values(indexSql(t.db.writer)).every((sql) => sql !== undefined)).toBe(true);
+      expect(t.db.writer.pragma("temp_store", { simple: true })).toBe(before);
+    }
+  });
+
   it("keeps every index for a store that already holds fills", async () => {
     const t = app();
     const first = await importJsonl({ db: t.db, clock: t.clock }, source([market(1), trade(1)]));
