@@ -13,7 +13,9 @@
  * one can be measured turn about; --cpu-prof: the import under --cpu-prof, and prints where its
  * time went; --keep-fills keeps the file of new fills beside the world) and prints fills/s (by
  * the wall clock, and per CPU second: on a busy machine the wall clock also counts other
- * processes' turns), bytes written per byte of growth (in used pages), bytes per fill all-in
+ * processes' turns), bytes written per byte of growth (in used pages: what the kernel wrote to
+ * the disk for the import, /proc/self/io write_bytes, and what SQLite handed it, wchar; the copy
+ * is cached page by page first, bench/lib/copy.ts), bytes per fill all-in
  * (dbstat's used pages over fills), peak RSS, and a year at 1M fills a day at that density.
  *
  * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
@@ -110,6 +112,7 @@ interface Imported {
   seconds: number;
   cpuSeconds: number;
   writeBytes: number;
+  writeCalls: number;
   readBytes: number;
   peakRssMb: number;
 }
@@ -218,6 +221,7 @@ async function main(): Promise<void> {
       "import fills/s": ((after.fills - before.fills) / imported.seconds).toFixed(0),
       "fills/CPU s": ((after.fills - before.fills) / imported.cpuSeconds).toFixed(0),
       "written/growth": (imported.writeBytes / growth).toFixed(2),
+      "SQLite wrote/growth": (imported.writeCalls / growth).toFixed(2),
       "import RSS MB": imported.peakRssMb.toFixed(0),
       "B/fill all-in": perFill.toFixed(0),
       "year at 1M/day GB": ((perFill * 365e6) / 1e9).toFixed(0),

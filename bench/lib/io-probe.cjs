@@ -30,6 +30,9 @@ process.on("exit", () => {
       // On a shared machine the wall clock counts other processes' turns; CPU time does not.
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
       writeBytes: field(io, "write_bytes"),
+      // What the process handed to write(2) and pwrite(2): SQLite's own writes. write_bytes is
+      // what the kernel sends to the disk for it, whole page cache folios (bench/lib/copy.ts).
+      writeCalls: field(io, "wchar"),
       readBytes: field(io, "read_bytes"),
       peakRssMb: field(status, "VmHWM") / 1024,
     }),
