@@ -37,7 +37,7 @@ export function syncFile(path: string): void {
  * copy: SQLite reads and writes it 4 KB at a time, at scattered places, and the kernel caches
  * those reads in 4 KB folios (a read that does not follow the one before is not read ahead).
  * Dropping the copy from the cache alone would make every read of the bench a disk read (the
- * large import ran at 9.3k fills/s so, against 16.7k warm). So the copy is dropped (coreutils dd,
+ * large import ran at 9.3k fills/s so, against 10.9k cached page by page the same day). So the copy is dropped (coreutils dd,
  * `iflag=nocache`: a POSIX_FADV_DONTNEED over the file, which Node does not offer) and read
  * again backwards, 4 KB at a time: 36 s for the large world's 3.6 GB.
  */
