@@ -63,7 +63,7 @@ import { createIngest } from "../src/ingest/ingest";
 import { jobsHeapFlags } from "../src/jobs/heap";
 import { refreshNow } from "../src/jobs/refresh";
 import type { RefreshSummary } from "../src/refresh/refresh";
-import { cacheAsPages, copyToDisk, syncFile } from "./lib/copy";
+import { copyToDisk, settleCopy } from "./lib/copy";
 import { nextTrades } from "./lib/next-trades";
 import { peakRssMb } from "./lib/peak-rss";
 import { formatProfile, summariseProfile } from "./lib/profile";
@@ -387,9 +387,7 @@ async function copyWorld(from: string, to: string): Promise<void> {
     } finally {
       source.close();
     }
-    syncFile(to);
-    // As copyToDisk leaves its copy: cached page by page, as a server's database is.
-    cacheAsPages(to);
+    settleCopy(to);
   }
   if (existsSync(`${from}.key`)) copyFileSync(`${from}.key`, `${to}.key`);
 }

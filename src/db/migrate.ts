@@ -1,5 +1,5 @@
 import { type MigrationStep, migrationSteps } from "./migration-steps";
-import { type Connection, overridePragmas } from "./open";
+import { type Connection, overridePragmas, TEMP_STORE_FILE } from "./open";
 import { type SqlFile, sqlFiles } from "./sql-files";
 
 export interface MigrationResult {
@@ -44,7 +44,9 @@ export function migrate(db: Connection, options: MigrateOptions | SqlFile[] = {}
   // MEMORY holds in the heap (1.2 GB of RSS for 0020–0022 on the large world), and pages that
   // the memory map adds to the RSS. As the full refresh does, both are off while migrations run.
   const pending = files.some((f) => Number(VERSION.exec(f.name)?.[1] ?? 0) > current);
-  const restore = pending ? overridePragmas(db, { temp_store: 1, mmap_size: 0 }) : () => {};
+  const restore = pending
+    ? overridePragmas(db, { temp_store: TEMP_STORE_FILE, mmap_size: 0 })
+    : () => {};
   try {
     version = applyPending(db, files, steps, version, applied, opts.onProgress);
   } finally {

@@ -105,6 +105,13 @@ function configure(connection: Connection, options: { readonly?: boolean; pageSi
 }
 
 /**
+ * `PRAGMA temp_store`'s value for temporary files: a sort larger than the page cache writes its
+ * sorted runs to disk instead of holding every entry in the heap, as the connection's MEMORY
+ * does. Bulk work (migrations, the full refresh, an empty store's index build) sorts this way.
+ */
+export const TEMP_STORE_FILE = 1;
+
+/**
  * Sets pragmas on a connection for a while (a bulk file, a full refresh) and returns what puts
  * their previous values back: each setting is read before it is changed.
  */

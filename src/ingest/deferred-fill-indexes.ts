@@ -1,5 +1,5 @@
 import { DEFAULT_CACHE_MB } from "../db/cache";
-import { type Connection, overridePragmas, type Statement } from "../db/open";
+import { type Connection, overridePragmas, type Statement, TEMP_STORE_FILE } from "../db/open";
 import { FillKeyTable } from "./fill-key-table";
 
 /**
@@ -33,9 +33,6 @@ export interface DeferredFillIndexes {
   /** Creates the deferred indexes (before the commit); a no-op once they are built. */
   build(): void;
 }
-
-/** `PRAGMA temp_store`'s value for temporary files. */
-const TEMP_STORE_FILE = 1;
 
 /** Whether the connection's temporary database (`temp`) is open: SQLite lists it once it is. */
 function temporaryDatabaseOpen(connection: Connection): boolean {

@@ -4,7 +4,7 @@
  * into emptied tables (full-rows.ts).
  */
 import { availableParallelism } from "node:os";
-import { type Db, overridePragmas } from "../db/open";
+import { type Db, overridePragmas, TEMP_STORE_FILE } from "../db/open";
 import { fullTableWriter, packedValue } from "./full-rows";
 import { fullModelsInWorker } from "./model-worker";
 import { type PassResult, type Stopwatch, stopwatch } from "./pass";
@@ -109,9 +109,8 @@ export function fullRebuild(db: Db, now: number): PassResult {
  */
 export function withBulkReads<T>(db: Db, work: () => T): T {
   const connections = db.reader === db.writer ? [db.writer] : [db.writer, db.reader];
-  // temp_store 1 is FILE.
   const restores = connections.map((c) =>
-    overridePragmas(c, { temp_store: 1, mmap_size: 0, threads: SORTER_THREADS }),
+    overridePragmas(c, { temp_store: TEMP_STORE_FILE, mmap_size: 0, threads: SORTER_THREADS }),
   );
   try {
     return work();
