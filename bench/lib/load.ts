@@ -1,5 +1,6 @@
 /**
- * One load run with wrk, a load generator written in C, pinned to a core of its own.
+ * One load run with wrk, a load generator written in C, pinned to a core of its own; and a steady
+ * load with h2load (runSteadyLoad, below) where a run's first requests must not count.
  *
  * A JavaScript load generator (autocannon, which this bench used before) saturates its core near
  * 16–20k requests/s, so against a server that answers faster it measured itself: the ceiling
@@ -11,7 +12,7 @@
  * `times` builtin after it exits, so the report can say when the load generator was the limit.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -168,6 +169,131 @@ export async function runLoad(spec: LoadSpec, cpu: number | null): Promise<LoadR
       errors: summary.connect + summary.read + summary.write,
       timeouts: summary.timeout,
       loadCpu: childCpuSeconds(stderr) / seconds,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Makes sure h2load (nghttp2's load generator, in C++) is on PATH, installing Debian's
+ * nghttp2-client when it is missing and this process may (root).
+ */
+export function ensureH2load(say: (line: string) => void): void {
+  if (spawnSync("h2load", ["--version"]).error === undefined) return;
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!root) {
+    throw new Error("h2load is missing: install it with `sudo apt-get install nghttp2-client`");
+  }
+  say("h2load is missing: installing Debian's package (apt-get install nghttp2-client)");
+  execFileSync("apt-get", ["install", "-y", "-qq", "nghttp2-client"], { stdio: "ignore" });
+  if (spawnSync("h2load", ["--version"]).error !== undefined)
+    throw new Error("apt-get install nghttp2-client did not put h2load on PATH");
+}
+
+/** The value at `p` percent of ascending `sorted` (nearest rank), in ms from µs. */
+function percentileMs(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return Math.round(sorted[rank]! / 10) / 100;
+}
+
+/**
+ * A steady load: h2load over HTTP/1.1 from core `cpu`, one thread, `spec.connections`
+ * connections, measured for `spec.seconds` after `warmupSeconds` of load on the same connections.
+ *
+ * Why not wrk here: every wrk run opens its connections at once, and the first requests on 50
+ * new connections wait up to 150–220 ms on these machines, whatever the server (a Node
+ * hello-world server does the same: docs/operations.md, "What bench:stall measures"). wrk counts
+ * them in its maximum, so the maximum measured the connection burst at the start of the run, not
+ * the server under ingest and refreshes. h2load's warm-up keeps the connections and leaves their
+ * first requests out; its per-request log gives the percentiles. GET only.
+ */
+export async function runSteadyLoad(
+  spec: LoadSpec,
+  cpu: number,
+  warmupSeconds: number,
+): Promise<LoadResult> {
+  if (spec.method !== "GET" || spec.body !== undefined || spec.delayMs !== undefined) {
+    throw new Error("runSteadyLoad: a GET without a body or a delay");
+  }
+  const dir = mkdtempSync(join(tmpdir(), "smartmoney-h2load-"));
+  const logPath = join(dir, "requests.tsv");
+  const args = [
+    "--h1",
+    "-t1",
+    `-c${spec.connections}`,
+    `-D${spec.seconds}`,
+    `--warm-up-time=${warmupSeconds}`,
+    `--log-file=${logPath}`,
+    ...Object.entries(spec.headers).flatMap(([name, value]) => ["-H", `${name}: ${value}`]),
+    spec.url,
+  ];
+  try {
+    const { code, stdout, stderr } = await new Promise<{
+      code: number | null;
+      stdout: string;
+      stderr: string;
+    }>((resolve, reject) => {
+      const child = spawn(
+        "taskset",
+        [
+          "-c",
+          String(cpu),
+          "bash",
+          "-c",
+          'h2load "$@"; status=$?; times >&2; exit $status',
+          "h2load",
+          ...args,
+        ],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      child.stderr.on("data", (chunk: Buffer) => {
+        err += chunk.toString();
+      });
+      child.once("error", reject);
+      child.once("close", (exit) => resolve({ code: exit, stdout: out, stderr: err }));
+    });
+    const counts =
+      /requests: (\d+) total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(
+        stdout,
+      );
+    const statuses = /status codes: \d+ 2xx, \d+ 3xx, (\d+) 4xx, (\d+) 5xx/.exec(stdout);
+    if (code !== 0 || counts === null || statuses === null || Number(counts[1]) === 0) {
+      throw new Error(`h2load failed or measured no request (exit ${code}):\n${stdout}${stderr}`);
+    }
+    // One line per request measured: start (µs since the epoch), status, duration (µs).
+    const lines = readFileSync(logPath, "utf8").split("\n");
+    const durations = new Float64Array(lines.length);
+    let n = 0;
+    let first = Number.POSITIVE_INFINITY;
+    let last = 0;
+    for (const line of lines) {
+      const [start, , duration] = line.split("\t");
+      if (duration === undefined) continue;
+      const startUs = Number(start);
+      first = Math.min(first, startUs);
+      last = Math.max(last, startUs + Number(duration));
+      durations[n++] = Number(duration);
+    }
+    const sorted = durations.subarray(0, n).sort();
+    const seconds = n > 0 ? (last - first) / 1e6 : spec.seconds;
+    return {
+      rps: n / seconds,
+      p50: percentileMs(sorted, 50),
+      p99: percentileMs(sorted, 99),
+      max: percentileMs(sorted, 100),
+      requests: n,
+      non2xx: Number(statuses[1]) + Number(statuses[2]),
+      // h2load's "failed" counts the 4xx and 5xx again: only "errored" is a request that failed.
+      errors: Number(counts[3]),
+      timeouts: Number(counts[4]),
+      loadCpu: childCpuSeconds(stderr) / (spec.seconds + warmupSeconds),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
