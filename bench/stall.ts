@@ -12,16 +12,17 @@
  *    --fills-per-day through the one ingest path, signals and webhook outbox included.
  *
  * Each phase starts with 3 s of unmeasured load on the connections then measured (the fresh
- * process's warm-up, and the burst of 50 new connections, which on these machines delays their
- * first requests by up to 220 ms whatever the server: docs/operations.md). Beside the load, a
- * second wrk (one connection, on core 1 with this process) asks /healthz 25 ms after each answer: the liveness a
- * supervisor sees. The bench's own Node process asks it too, at the same pace, reported beside
- * for comparison only: its fetch's time includes the bench process's own event loop and its wait
- * for a CPU on a machine whose two cores are both busy, which is not the server's answer time
- * (the same reason the load is a C program). Node also reads the data endpoint's X-Read-Model-As-Of
+ * process's warm-up, and the burst of 50 new connections, which delays their first requests by
+ * up to 220 ms in Node's handling of them: docs/architecture.md, "The API never stalls"). Beside
+ * the load, a second wrk (one connection, on core 1 with this process, which moves itself off
+ * the server's core) asks /healthz 25 ms after each answer: the liveness a supervisor sees. The
+ * bench's own Node process asks it too, at the same pace, reported beside for comparison only:
+ * its fetch's time includes the bench process's own event loop and its wait for a CPU on a
+ * machine whose two cores are both busy, which is not the server's answer time (the same reason
+ * the load generators are in C and C++). Node also reads the data endpoint's X-Read-Model-As-Of
  * every second to follow the read-model lag: the newest stored fill's time minus the read
- * models' as-of. The server's own
- * event-loop delay over each phase comes from its /metrics (prom-client's monitorEventLoopDelay).
+ * models' as-of. The server's own event-loop delay over each phase comes from its /metrics
+ * (prom-client's monitorEventLoopDelay).
  *
  * Each phase also reports where the server thread's time went (from the kernel's scheduler
  * statistics: on a CPU, waiting for one, blocked). With --trace-gc the server runs with
@@ -381,14 +382,14 @@ async function phase(
     connections: wholeFlag("connections", flags.connections, 1),
     seconds,
   };
-  // A fresh process compiles its hot paths during its first seconds of load, and the first
-  // requests on 50 new connections wait on the connection burst (runSteadyLoad): a long-running
-  // server with its clients connected is past both, so the load warms up on the connections it
-  // is then measured on, and the phase's window opens when the warm-up ends.
   // The process's first scrape of /metrics loads prom-client and prepares its queries (0.25 s on
   // the medium world, against 10–17 ms for a later one): done here, so the scrape that opens
   // the window costs what a Prometheus scrape of a running server costs.
   await eventLoopDelay(base);
+  // A fresh process compiles its hot paths during its first seconds of load, and the first
+  // requests on 50 new connections wait on the connection burst (runSteadyLoad): a long-running
+  // server with its clients connected is past both, so the load warms up on the connections it
+  // is then measured on, and the phase's window opens when the warm-up ends.
   const loadRun = runSteadyLoad(spec, OTHER_CPU, WARMUP_SECONDS);
   await new Promise((r) => setTimeout(r, WARMUP_SECONDS * 1000));
   await eventLoopDelay(base); // starts the phase's window

@@ -203,11 +203,12 @@ function percentileMs(sorted: Float64Array, p: number): number {
  * connections, measured for `spec.seconds` after `warmupSeconds` of load on the same connections.
  *
  * Why not wrk here: every wrk run opens its connections at once, and the first requests on 50
- * new connections wait up to 150–220 ms on these machines, whatever the server (a Node
- * hello-world server does the same: docs/operations.md, "What bench:stall measures"). wrk counts
- * them in its maximum, so the maximum measured the connection burst at the start of the run, not
- * the server under ingest and refreshes. h2load's warm-up keeps the connections and leaves their
- * first requests out; its per-request log gives the percentiles. GET only.
+ * new connections to a Node server wait up to 150–220 ms on these machines (a bare node:http
+ * server's too; a server in C answers the same burst within 10 ms: docs/architecture.md, "The
+ * API never stalls"). wrk counts them in its maximum, so the maximum measured the connection
+ * burst at the start of the run, not the server under ingest and refreshes. h2load's warm-up
+ * keeps the connections and leaves their first requests out; its per-request log gives the
+ * percentiles. GET only.
  */
 export async function runSteadyLoad(
   spec: LoadSpec,
