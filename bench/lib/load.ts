@@ -115,6 +115,33 @@ function childCpuSeconds(timesOutput: string): number {
 }
 
 /**
+ * Runs a load generator on core `cpu` (null: wherever the kernel puts it) under bash, whose
+ * `times` prints the generator's CPU time on stderr after its own output (childCpuSeconds).
+ */
+function runTimed(
+  program: "wrk" | "h2load",
+  programArgs: string[],
+  cpu: number | null,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const measured = ["bash", "-c", `${program} "$@"; status=$?; times >&2; exit $status`, program];
+    const [command, ...args] =
+      cpu === null ? measured : ["taskset", "-c", String(cpu), ...measured];
+    const child = spawn(command!, args.concat(programArgs), { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/**
  * Runs wrk for `spec.seconds` from core `cpu` (null: wherever the kernel puts it), one thread,
  * `spec.connections` connections.
  */
@@ -133,26 +160,7 @@ export async function runLoad(spec: LoadSpec, cpu: number | null): Promise<LoadR
     spec.url,
   ];
   try {
-    const { code, stdout, stderr } = await new Promise<{
-      code: number | null;
-      stdout: string;
-      stderr: string;
-    }>((resolve, reject) => {
-      const measured = ["bash", "-c", 'wrk "$@"; status=$?; times >&2; exit $status', "wrk"];
-      const [command, ...args] =
-        cpu === null ? measured : ["taskset", "-c", String(cpu), ...measured];
-      const child = spawn(command!, args.concat(wrkArgs), { stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-      });
-      child.stderr.on("data", (chunk: Buffer) => {
-        err += chunk.toString();
-      });
-      child.once("error", reject);
-      child.once("close", (exit) => resolve({ code: exit, stdout: out, stderr: err }));
-    });
+    const { code, stdout, stderr } = await runTimed("wrk", wrkArgs, cpu);
     const line = stdout.split("\n").find((l) => l.startsWith('{"requests"'));
     if (code !== 0 || line === undefined) {
       throw new Error(`wrk failed (exit ${code}):\n${stdout}${stderr}`);
@@ -231,35 +239,7 @@ export async function runSteadyLoad(
     spec.url,
   ];
   try {
-    const { code, stdout, stderr } = await new Promise<{
-      code: number | null;
-      stdout: string;
-      stderr: string;
-    }>((resolve, reject) => {
-      const child = spawn(
-        "taskset",
-        [
-          "-c",
-          String(cpu),
-          "bash",
-          "-c",
-          'h2load "$@"; status=$?; times >&2; exit $status',
-          "h2load",
-          ...args,
-        ],
-        { stdio: ["ignore", "pipe", "pipe"] },
-      );
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-      });
-      child.stderr.on("data", (chunk: Buffer) => {
-        err += chunk.toString();
-      });
-      child.once("error", reject);
-      child.once("close", (exit) => resolve({ code: exit, stdout: out, stderr: err }));
-    });
+    const { code, stdout, stderr } = await runTimed("h2load", args, cpu);
     const counts =
       /requests: (\d+) total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(
         stdout,
