@@ -47,7 +47,7 @@ import {
   pickFromWorld,
   type WorldPicks,
 } from "./lib/endpoints";
-import { ensureWrk, type LoadSpec, runLoad } from "./lib/load";
+import { ensureLoadGenerator, type LoadSpec, runLoad } from "./lib/load";
 import { cpuSeconds, firstJsonLine, type Pinned, spawnPinned, stop } from "./lib/procs";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import {
@@ -320,7 +320,7 @@ async function main(): Promise<number> {
   const loadBefore = loadavg();
 
   if (flags["cpu-prof"]) rmSync(PROFILE_DIR, { recursive: true, force: true });
-  ensureWrk(say);
+  ensureLoadGenerator("wrk", say);
   const appTiers = (tiers.length > 0 ? tiers : ["terminal_pro"]) as Tier[];
   const binary = flags.server === "binary" ? ensureBinary(ROOT, flags.binary, say) : null;
   say(`app server: ${binary ?? "source under tsx (bench/lib/app-server.ts)"}`);

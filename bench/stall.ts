@@ -62,7 +62,7 @@ import {
 } from "./lib/binary-server";
 import { copyToDisk } from "./lib/copy";
 import { pickFromWorld } from "./lib/endpoints";
-import { ensureH2load, ensureWrk, type LoadResult, runLoad, runSteadyLoad } from "./lib/load";
+import { ensureLoadGenerator, type LoadResult, runLoad, runSteadyLoad } from "./lib/load";
 import { childPids, type Pinned, spawnPinned, stop } from "./lib/procs";
 import { alignColumns, median, percentile, wholeFlag } from "./lib/report";
 import { isScale, worldFor } from "./lib/world";
@@ -576,8 +576,8 @@ async function main(): Promise<number> {
   const busySeconds = wholeFlag("busy", flags.busy, 1);
   const perDay = wholeFlag("fills-per-day", flags["fills-per-day"], 1);
   const jobsCpu = wholeFlag("jobs-cpu", flags["jobs-cpu"], 0);
-  ensureWrk(say);
-  ensureH2load(say);
+  ensureLoadGenerator("wrk", say);
+  ensureLoadGenerator("h2load", say);
   const binary = ensureBinary(ROOT, flags.binary, say);
   const world = await worldFor({ scale, say });
   const scratch = mkdtempSync(join(tmpdir(), "smartmoney-stall-"));

@@ -35,19 +35,20 @@ function syncFile(path: string): void {
 }
 
 /**
- * Puts a synced file (settleCopy) in the kernel's page cache the way a server's database is: page by page.
+ * Puts a synced file (settleCopy) in the kernel's page cache the way a server's database is: page
+ * by page.
  *
  * A fresh copy sits in the page cache in large folios (Linux 6.x caches a file written in large
  * chunks, as a copy is, in folios of up to megabytes), and a 4 KB page that SQLite then writes
  * into one dirties the whole folio: the kernel counts and writes back all of it. Measured on the
  * large world (300k fills appended, nothing else changed): 352 MB written to the disk for SQLite's
- * 54 MB, against 54 MB with the file cached page by page. A server's database is not a fresh
- * copy: SQLite reads and writes it 4 KB at a time, at scattered places, and the kernel caches
- * those reads in 4 KB folios (a read that does not follow the one before is not read ahead).
- * Dropping the copy from the cache alone would make every read of the bench a disk read (the
- * large import ran at 9.3k fills/s so, against 10.9k cached page by page the same day). So the copy is dropped (coreutils dd,
- * `iflag=nocache`: a POSIX_FADV_DONTNEED over the file, which Node does not offer) and read
- * again backwards, 4 KB at a time: 36 s for the large world's 3.6 GB.
+ * 54 MB, against 54 MB with the file cached page by page. A server's database is not a fresh copy:
+ * SQLite reads and writes it 4 KB at a time, at scattered places, and the kernel caches those
+ * reads in 4 KB folios (a read that does not follow the one before is not read ahead). Dropping
+ * the copy from the cache alone would make every read of the bench a disk read (the large import
+ * ran at 9.3k fills/s so, against 10.9k cached page by page the same day). So the copy is dropped
+ * (coreutils dd, `iflag=nocache`: a POSIX_FADV_DONTNEED over the file, which Node does not offer)
+ * and read again backwards, 4 KB at a time: 36 s for the large world's 3.6 GB.
  */
 function cacheAsPages(path: string): void {
   const run = spawnSync("dd", [`if=${path}`, "iflag=nocache", "count=0", "status=none"], {

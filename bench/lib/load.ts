@@ -15,6 +15,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { percentileOfSorted } from "./report";
 
 export interface LoadSpec {
   url: string;
@@ -66,17 +67,23 @@ interface WrkSummary {
 const WRK_TIMEOUT = "10s";
 
 /**
- * Makes sure wrk is on PATH, installing Debian's package when it is missing and this process may
- * (root); otherwise fails with the command to run.
+ * Makes sure a load generator is on PATH, installing its Debian package when it is missing and
+ * this process may (root); otherwise fails with the command to run. wrk comes in `wrk`, h2load
+ * (nghttp2's, in C++) in `nghttp2-client`.
  */
-export function ensureWrk(say: (line: string) => void): void {
-  if (spawnSync("wrk", ["--version"]).error === undefined) return;
+export function ensureLoadGenerator(program: "wrk" | "h2load", say: (line: string) => void): void {
+  const debianPackage = program === "wrk" ? "wrk" : "nghttp2-client";
+  if (spawnSync(program, ["--version"]).error === undefined) return;
   const root = typeof process.getuid === "function" && process.getuid() === 0;
-  if (!root) throw new Error("wrk is missing: install it with `sudo apt-get install wrk`");
-  say("wrk is missing: installing Debian's package (apt-get install wrk)");
-  execFileSync("apt-get", ["install", "-y", "-qq", "wrk"], { stdio: "ignore" });
-  if (spawnSync("wrk", ["--version"]).error !== undefined)
-    throw new Error("apt-get install wrk did not put wrk on PATH");
+  if (!root) {
+    throw new Error(
+      `${program} is missing: install it with \`sudo apt-get install ${debianPackage}\``,
+    );
+  }
+  say(`${program} is missing: installing Debian's package (apt-get install ${debianPackage})`);
+  execFileSync("apt-get", ["install", "-y", "-qq", debianPackage], { stdio: "ignore" });
+  if (spawnSync(program, ["--version"]).error !== undefined)
+    throw new Error(`apt-get install ${debianPackage} did not put ${program} on PATH`);
 }
 
 function luaString(text: string): string {
@@ -183,28 +190,9 @@ export async function runLoad(spec: LoadSpec, cpu: number | null): Promise<LoadR
   }
 }
 
-/**
- * Makes sure h2load (nghttp2's load generator, in C++) is on PATH, installing Debian's
- * nghttp2-client when it is missing and this process may (root).
- */
-export function ensureH2load(say: (line: string) => void): void {
-  if (spawnSync("h2load", ["--version"]).error === undefined) return;
-  const root = typeof process.getuid === "function" && process.getuid() === 0;
-  if (!root) {
-    throw new Error("h2load is missing: install it with `sudo apt-get install nghttp2-client`");
-  }
-  say("h2load is missing: installing Debian's package (apt-get install nghttp2-client)");
-  execFileSync("apt-get", ["install", "-y", "-qq", "nghttp2-client"], { stdio: "ignore" });
-  if (spawnSync("h2load", ["--version"]).error !== undefined)
-    throw new Error("apt-get install nghttp2-client did not put h2load on PATH");
-}
-
-/** The value at `p` percent of ascending `sorted` (nearest rank), in ms from µs. */
-function percentileMs(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return Math.round(sorted[rank]! / 10) / 100;
-}
+/** The nearest-rank percentile `p` of ascending durations in µs, in ms to two places. */
+const percentileMs = (sorted: Float64Array, p: number): number =>
+  Math.round(percentileOfSorted(sorted, p) / 10) / 100;
 
 /**
  * A steady load: h2load over HTTP/1.1 from core `cpu`, one thread, `spec.connections`

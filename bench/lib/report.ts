@@ -122,7 +122,7 @@ export function resultTable(ceiling: TargetSummary, endpoints: EndpointSummary[]
 }
 
 /** The nearest-rank percentile `p` (0–100) of values already sorted ascending; NaN when empty. */
-export function percentileOfSorted(sorted: number[], p: number): number {
+export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
