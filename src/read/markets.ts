@@ -178,9 +178,6 @@ interface WindowRow {
   close_before: number | null;
 }
 
-/** Below this many hours the window's markets are found by hour (marketWindowSql). */
-const SHORT_WINDOW_HOURS = 24;
-
 /**
  * Market ids per statement when a ranking reads its window. On the large world (20k markets) the
  * whole window was one statement of about 120 ms (a day) to 170 ms (a week) that held every
@@ -191,26 +188,25 @@ export const WINDOW_CHUNK_MARKETS = 500;
 
 /**
  * Every market with an id in [@first, @end) that traded in the window [@from, @to] (hours), with
- * its hourly figures summed by SQLite, one row per market in id order. Named by plan and filter;
- * exported so a test can hold the two plans to the same rows. The id range lets a ranking read
- * its window in chunks (WINDOW_CHUNK_MARKETS), giving the event loop back between them.
+ * its hourly figures summed by SQLite, one row per market in id order: all markets, or one
+ * category's. Exported so a test can hold it to the hours read one by one. The id range lets a
+ * ranking read its window in chunks (WINDOW_CHUNK_MARKETS), giving the event loop back between
+ * them.
  *
- * Each market's hours are one range of market_hours' key (market_id, hour), so the statements
- * walk the markets and seek each one's range: no sort, and no hour row crosses into JavaScript.
- * Found through the hour index instead (as before), a week's 470k hour rows were each looked up
- * in the table, joined to their market and sorted, then summed in JavaScript: 2.3 s of SQLite
- * alone on the large world, against 0.19 s this way (sqlite3 shell, one run each). The long plan
- * seeks every market; the short one first takes the markets that traded from the hour index,
- * which pays below a day (an hour: 29 ms against 96 ms; a day: 92 ms either way).
+ * The markets probed are those whose last trade (market_stats.last_trade_at, written with their
+ * hours by the same refresh) is not before the window opens: a market with an hour in the window
+ * traded then, so none is missed, and the join below keeps only those with hours in it. Each
+ * market's hours are one range of market_hours' key (market_id, hour): no sort, and no hour row
+ * crosses into JavaScript. Found through an index on the hour instead (before sql/0029), a week's
+ * 470k hour rows were each looked up in the table, joined to their market and sorted, then
+ * summed in JavaScript: 2.3 s of SQLite alone on the large world, against 0.19 s this way
+ * (sqlite3 shell, one run each). docs/architecture.md, "Trending".
  *
  * sum() is SQLite's compensated sum, as in the market detail's volume_24h (hoursSince), where
  * JavaScript's running sum differed from it in the last bits.
  */
-export function marketWindowSql(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const plan of ["short", "long"] as const) {
-    for (const byCategory of [false, true]) {
-      out[`${plan}${byCategory ? ":category" : ""}`] = `
+export function marketWindowSql(): { all: string; category: string } {
+  const sql = (byCategory: boolean) => `
         SELECT m.id AS market_id, m.slug, m.title, m.category,
                sum(h.volume) AS volume, sum(h.whale_volume) AS whale_volume,
                sum(h.trade_count) AS trade_count, sum(h.net_flow) AS net_flow,
@@ -225,18 +221,12 @@ export function marketWindowSql(): Record<string, string> {
                  ORDER BY hour DESC LIMIT 1) AS close_before
           FROM markets m CROSS JOIN market_hours h ON h.market_id = m.id
          WHERE h.hour >= @from AND h.hour <= @to AND m.id >= @first AND m.id < @end
+           AND m.id IN (SELECT market_id FROM market_stats
+                         WHERE last_trade_at >= @from * ${HOUR_MS}
+                           AND market_id >= @first AND market_id < @end)
            ${byCategory ? "AND m.category = @category" : ""}
-           ${
-             plan === "short"
-               ? `AND m.id IN (SELECT market_id FROM market_hours INDEXED BY market_hours_by_hour
-                                WHERE hour >= @from AND hour <= @to
-                                  AND market_id >= @first AND market_id < @end)`
-               : ""
-           }
          GROUP BY m.id ORDER BY m.id`;
-    }
-  }
-  return out;
+  return { all: sql(false), category: sql(true) };
 }
 
 interface WindowTotals {
@@ -429,15 +419,12 @@ export function createMarketQueries(
   );
   const steppedRead = createSteppedReads(db);
   const lastMarketId = r.prepare<[], number | null>("SELECT max(id) FROM markets").pluck();
-  const windowStatements = Object.fromEntries(
-    Object.entries(marketWindowSql()).map(([name, sql]) => [
-      name,
-      r.prepare<
-        { from: number; to: number; first: number; end: number; category?: string },
-        WindowRow
-      >(sql),
-    ]),
-  );
+  const windowSql = marketWindowSql();
+  type WindowArgs = { from: number; to: number; first: number; end: number; category?: string };
+  const windowStatements = {
+    all: r.prepare<WindowArgs, WindowRow>(windowSql.all),
+    category: r.prepare<WindowArgs, WindowRow>(windowSql.category),
+  };
 
   /**
    * The TOP_HOLDERS largest holders of a side, by BUY USD, then address. Ordering by address too
@@ -472,8 +459,7 @@ export function createMarketQueries(
    */
   function* windowSteps(filter: WindowFilter, now: number): Generator<void, WindowTotals[]> {
     const { from, to } = windowHours(now, filter.periodHours);
-    const plan = filter.periodHours < SHORT_WINDOW_HOURS ? "short" : "long";
-    const statement = windowStatements[filter.category === undefined ? plan : `${plan}:category`]!;
+    const statement = windowStatements[filter.category === undefined ? "all" : "category"];
     const args = {
       from,
       to,
