@@ -59,7 +59,7 @@ interface SeriesInProgress {
  *
  * Before, one statement sorted every fill by (market, ts, id) with SQLite's sorter, on disk and
  * with the connection's helper threads, while the wallet worker sorted every fill by wallet on
- * the same two cores: 33–35 s on the large world. Seeking each market's fills along
+ * the same two cores: 32–35 s on the large world. Seeking each market's fills along
  * fills_by_market on first use was slower still (38 s of a 364 s rebuild): one table lookup per
  * fill, in index order.
  */
