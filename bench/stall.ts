@@ -18,11 +18,11 @@
  * the server's core) asks /healthz 25 ms after each answer: the liveness a supervisor sees. A
  * third wrk asks it the same way on a new connection each time (`Connection: close`), as a
  * supervisor's probe such as curl or a Kubernetes httpGet does: its request waits for the server
- * to accept the connection as well. The goal holds for both. The
- * bench's own Node process asks it too, at the same pace, reported beside for comparison only:
- * its fetch's time includes the bench process's own event loop and its wait for a CPU on a
- * machine whose two cores are both busy, which is not the server's answer time (the same reason
- * the load generators are in C and C++). Node also reads the data endpoint's X-Read-Model-As-Of
+ * to accept the connection as well. The goal holds for both. The bench's own Node process asks
+ * it too, at the same pace, reported beside for comparison only: its fetch's time includes the
+ * bench process's own event loop and its wait for a CPU on a machine whose two cores are both
+ * busy, which is not the server's answer time (the same reason the load generators are in C and
+ * C++). Node also reads the data endpoint's X-Read-Model-As-Of
  * every second to follow the read-model lag: the newest stored fill's time minus the read
  * models' as-of. The server's own event-loop delay over each phase comes from its /metrics
  * (prom-client's monitorEventLoopDelay).
@@ -332,15 +332,31 @@ const describeGc = (summary: Record<string, GcSummary>) =>
     )
     .join("; ") || "none";
 
+/** A /healthz prober's latencies over a phase, ms, and how many answers they count. */
+interface ProbeFigures {
+  p50: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+
+/** A wrk /healthz prober's run as ProbeFigures. */
+const probeFigures = (run: LoadResult): ProbeFigures => ({
+  p50: run.p50,
+  p99: run.p99,
+  max: run.max,
+  count: run.requests,
+});
+
 interface PhaseResult {
   phase: string;
   load: LoadResult;
   /** /healthz from the wrk prober on one kept connection: the goal's figure. */
-  healthz: { p50: number; p99: number; max: number; count: number };
+  healthz: ProbeFigures;
   /** /healthz from the wrk prober on a new connection each time: the goal's figure too. */
-  healthzFresh: { p50: number; p99: number; max: number; count: number };
+  healthzFresh: ProbeFigures;
   /** /healthz as Node's fetch in the bench process saw it, for comparison. */
-  healthzNode: { p50: number; p99: number; max: number; count: number };
+  healthzNode: ProbeFigures;
   /** The server thread's event-loop delay over the phase (ms), from its /metrics. */
   eventLoop: { p99: number; max: number };
   /** The server's GC pauses over the phase, with --trace-gc. */
@@ -430,13 +446,8 @@ async function phase(
   const result: PhaseResult = {
     phase: name,
     load,
-    healthz: {
-      p50: healthz.p50,
-      p99: healthz.p99,
-      max: healthz.max,
-      count: healthz.requests,
-    },
-    healthzFresh: { p50: fresh.p50, p99: fresh.p99, max: fresh.max, count: fresh.requests },
+    healthz: probeFigures(healthz),
+    healthzFresh: probeFigures(fresh),
     healthzNode: {
       p50: ms(median(h)),
       p99: ms(percentile(h, 99)),
