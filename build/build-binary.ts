@@ -33,6 +33,7 @@ import { gzipSync } from "node:zlib";
 import { build, type Plugin } from "esbuild";
 import { NATIVE_ASSET } from "../src/db/native";
 import { WORLD_WORKER_ASSET } from "../src/fixtures/world-worker";
+import { DUCKDB_ADDON_ASSET, DUCKDB_LIBRARY_ASSET } from "../src/history/native";
 import { SCALAR_ASSET } from "../src/http/docs-page";
 import { MODEL_WORKER_ASSET } from "../src/refresh/model-worker";
 import { LITESTREAM_ASSET } from "../src/replication/litestream";
@@ -98,11 +99,33 @@ function embedSqlFiles(state: { swapped: number }): Plugin {
 }
 
 /**
+ * Swaps @duckdb/node-bindings' loader, which `require`s its addon by package path (a SEA cannot),
+ * for src/history/native.ts, which loads the addon carried as an asset.
+ */
+function loadDuckdbFromAssets(state: { swapped: number }): Plugin {
+  const native = join(ROOT, "src", "history", "native.ts");
+  return {
+    name: "duckdb-from-assets",
+    setup(esbuild) {
+      esbuild.onLoad({ filter: /[\\/]@duckdb[\\/]node-bindings[\\/]duckdb\.js$/ }, () => {
+        state.swapped += 1;
+        return {
+          contents: `module.exports = require(${JSON.stringify(native)}).duckdbBinding();`,
+          loader: "js",
+          resolveDir: ROOT,
+        };
+      });
+    },
+  };
+}
+
+/**
  * Bundles `entry` into one CommonJS file. `swapsSql`: whether the entry's modules read the
  * migrations (the CLI's do; the refresh's model worker's do not).
  */
 async function bundle(entry: string, file: string, swapsSql: boolean): Promise<void> {
   const state = { swapped: 0 };
+  const duckdb = { swapped: 0 };
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: [entry],
@@ -121,17 +144,34 @@ async function bundle(entry: string, file: string, swapsSql: boolean): Promise<v
     banner: { js: `const ${META_URL} = require("node:url").pathToFileURL(__filename).href;` },
     legalComments: "none",
     logLevel: "silent",
-    plugins: [embedSqlFiles(state)],
+    plugins: [embedSqlFiles(state), loadDuckdbFromAssets(duckdb)],
   });
   for (const warning of result.warnings) {
     const where = warning.location ? `${warning.location.file}:${warning.location.line}: ` : "";
     say(`esbuild warning: ${where}${warning.text}`);
+  }
+  // The CLI reads Parquet (export, import); the workers do not.
+  if (duckdb.swapped !== (swapsSql ? 1 : 0)) {
+    fail(`${relative(ROOT, entry)}: @duckdb/node-bindings' loader was not swapped as expected`);
   }
   if (state.swapped !== (swapsSql ? 1 : 0)) {
     fail(
       `${relative(ROOT, entry)}: src/db/sql-files.ts was ${swapsSql ? "not " : ""}swapped for the embedded migrations: update embedSqlFiles`,
     );
   }
+}
+
+/** DuckDB's addon and its library (gzipped into the work folder): see src/history/native.ts. */
+function duckdbAssets(): { addon: string; library: string } {
+  const packageDir = dirname(
+    createRequire(import.meta.url).resolve("@duckdb/node-bindings-linux-x64/package.json"),
+  );
+  const addon = join(packageDir, "duckdb.node");
+  const library = join(packageDir, "libduckdb.so");
+  if (!existsSync(addon) || !existsSync(library)) fail(`DuckDB's addon not found in ${packageDir}`);
+  const gzipped = join(WORK, DUCKDB_LIBRARY_ASSET);
+  writeFileSync(gzipped, gzipSync(readFileSync(library), { level: 6 }));
+  return { addon, library: gzipped };
 }
 
 /** better-sqlite3's addon: a local compile if there is one, else the prebuilt it ships. */
@@ -216,6 +256,7 @@ async function main(): Promise<void> {
   t = performance.now();
   const addon = nativeAddon();
   const litestream = litestreamAsset(join(WORK, LITESTREAM_ASSET));
+  const duckdb = duckdbAssets();
   writeFileSync(
     configFile,
     `${JSON.stringify(
@@ -231,6 +272,8 @@ async function main(): Promise<void> {
           [LITESTREAM_ASSET]: litestream,
           [MODEL_WORKER_ASSET]: modelWorkerFile,
           [WORLD_WORKER_ASSET]: worldWorkerFile,
+          [DUCKDB_ADDON_ASSET]: duckdb.addon,
+          [DUCKDB_LIBRARY_ASSET]: duckdb.library,
         },
       },
       null,
@@ -239,7 +282,7 @@ async function main(): Promise<void> {
   );
   run(process.execPath, ["--experimental-sea-config", configFile], "making the SEA blob");
   say(
-    `SEA blob with code cache, ${relative(ROOT, addon)} and Litestream (${mb(statSync(litestream).size)} gzipped): ${mb(statSync(blobFile).size)} (${seconds(t)})`,
+    `SEA blob with code cache, ${relative(ROOT, addon)}, Litestream (${mb(statSync(litestream).size)} gzipped) and DuckDB (${mb(statSync(duckdb.library).size)} gzipped): ${mb(statSync(blobFile).size)} (${seconds(t)})`,
   );
 
   t = performance.now();

@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import packageJson from "../package.json" with { type: "json" };
 import { isStorageFull } from "../src/db/storage";
 import { registerDatabase } from "./commands/database";
+import { registerExport } from "./commands/export";
 import { registerImport } from "./commands/import";
 import { registerIngest } from "./commands/ingest";
 import { registerInvestigations } from "./commands/investigations";
@@ -53,6 +54,7 @@ export function buildProgram(output: ProgramOutput = processOutput): Command {
   registerStatus(program);
   registerRestore(program);
   registerImport(program);
+  registerExport(program);
   registerIngest(program);
   registerSeed(program);
   registerKeys(program);

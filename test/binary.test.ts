@@ -4,7 +4,8 @@
  * throwaway HOME, mints a key per tier, serves on a free port and answers for each key; it also
  * replicates and restores with the Litestream it carries, and seeds a world, whose full refresh
  * runs the model worker from the bundle it carries, as does an incremental one after trades by
- * more wallets than WALLETS_IN_WORKER_FROM.
+ * more wallets than WALLETS_IN_WORKER_FROM; and it exports and imports Parquet with the DuckDB it
+ * carries.
  * CI sets SMARTMONEY_BINARY after building; without it the test fails under CI and is skipped
  * elsewhere, so a plain `npm test` in a checkout does not need a build.
  */
@@ -255,6 +256,36 @@ describe("the single executable", () => {
       expect(summary.wallets).toBeGreaterThanOrEqual(WALLETS_IN_WORKER_FROM + 100);
       expect(summary.wal_checkpoint.log).toBeGreaterThan(0);
       expect(summary.wal_checkpoint.checkpointed).toBe(summary.wal_checkpoint.log);
+    },
+    60_000,
+  );
+
+  it.skipIf(!binary && !inCi)(
+    "carries DuckDB: exports Parquet and imports it back into a fresh database",
+    () => {
+      if (!binary) throw new Error("SMARTMONEY_BINARY is not set");
+      const box = sandbox(binary);
+      expect(runOnce(box, ["seed", "--db", "./x.db"]).status).toBe(0);
+      const exported = runOnce(box, ["export", "--db", "./x.db", "--out", "./out", "--json"]);
+      expect(exported.status, exported.stderr).toBe(0);
+      const files = JSON.parse(exported.stdout).files as { file: string; rows: number }[];
+      const fills = files.find((f) => f.file === "fills.parquet")!.rows;
+      expect(fills).toBeGreaterThan(0);
+      // The addon and its library came out of the binary, side by side.
+      const cache = join(box.env.HOME!, ".cache", "smartmoney");
+      const duckdb = readdirSync(cache).find((name) => /^duckdb-[0-9a-f]{16}$/.test(name));
+      expect(readdirSync(join(cache, duckdb!)).sort()).toEqual(["duckdb.node", "libduckdb.so"]);
+      const imported = runOnce(box, [
+        "import",
+        "--db",
+        "./fresh.db",
+        "--json",
+        "./out/markets.parquet",
+        "./out/fills.parquet",
+      ]);
+      expect(imported.status, imported.stderr).toBe(0);
+      const [, trades] = JSON.parse(imported.stdout) as { counts: { trade: { new: number } } }[];
+      expect(trades!.counts.trade.new).toBe(fills);
     },
     60_000,
   );

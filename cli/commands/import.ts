@@ -11,6 +11,7 @@ import {
 } from "../../src/ingest/import";
 import { LINE_TYPES } from "../../src/ingest/lines";
 import { fileSource, type ImportSource, spoolStream } from "../../src/ingest/sources";
+import { tabularFormatOf, tabularSource } from "../../src/ingest/tabular";
 import { type CommonOptions, table, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
 
@@ -41,9 +42,9 @@ interface FileReport {
 export function registerImport(program: Command): void {
   withDbOption(program.command("import"))
     .description(
-      "import interchange JSONL files; each file is imported whole or not at all (- reads stdin)",
+      "import interchange files: JSONL, or Parquet and CSV (by the name's .parquet or .csv); each file is imported whole or not at all (- reads JSONL from stdin)",
     )
-    .argument("<files...>", "JSONL files; - reads standard input")
+    .argument("<files...>", "JSONL, .parquet or .csv files; - reads JSONL from standard input")
     .option(
       "--skip-invalid",
       "import the valid lines and copy the invalid ones to FILE.rejects.jsonl (stdin.rejects.jsonl for -)",
@@ -102,7 +103,8 @@ async function importOne(
     return refusedReport(file, `${file}: no such file`, [], 0);
   }
   const spooled = file === "-" ? await spoolStream(process.stdin, "stdin") : null;
-  const source = spooled?.source ?? fileSource(file);
+  const format = file === "-" ? null : tabularFormatOf(file);
+  const source = spooled?.source ?? (format ? tabularSource(file, format) : fileSource(file));
   const bar = process.stderr.isTTY ? progressBar(source) : undefined;
   try {
     let result: ImportResult;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import * as sea from "node:sea";
 
 /** Name of the SEA asset holding better-sqlite3's compiled addon (see build/build-binary.ts). */
@@ -44,18 +44,40 @@ export function loadNativeBinding(file: string): void {
  * the temp folder when the home directory is read-only. Also used for the Litestream binary.
  */
 export function writeCached(bytes: Buffer, name: string, what: string): string {
+  return cachedFile(
+    name,
+    what,
+    () => bytes,
+    (file) => readFileSync(file).equals(bytes),
+  );
+}
+
+/**
+ * The cache's copy of `name` (which may name a subfolder), written from `make()` when it is not
+ * there yet or `cached(file)` rejects it; the write is atomic (a rename), so a file that exists
+ * is whole. For large assets whose name carries a hash of their content, pass `cached` that
+ * only checks the file exists, to spare reading it back on every start.
+ */
+export function cachedFile(
+  name: string,
+  what: string,
+  make: () => Buffer,
+  cached: (file: string) => boolean,
+): string {
   const candidates = [join(homedir(), ".cache", "smartmoney"), join(tmpdir(), "smartmoney-cache")];
   let lastError: unknown;
+  let bytes: Buffer | undefined;
   for (const dir of candidates) {
     const file = join(dir, name);
     try {
-      if (readFileSync(file).equals(bytes)) return file;
+      if (cached(file)) return file;
     } catch {
       // not cached yet
     }
     try {
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(dirname(file), { recursive: true });
       const partial = `${file}.${process.pid}.tmp`;
+      bytes ??= make();
       writeFileSync(partial, bytes, { mode: 0o755 });
       renameSync(partial, file);
       return file;

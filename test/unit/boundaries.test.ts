@@ -67,4 +67,15 @@ describe("module boundaries", () => {
       .map(({ name }) => name);
     expect(offenders).toEqual([]);
   });
+
+  it("only src/history/engine.ts imports DuckDB, and only lazily", () => {
+    const offenders = files
+      .filter(({ name }) => name !== "history/engine.ts")
+      .filter(({ path }) => specifiers(path).some((s) => s.startsWith("@duckdb/")))
+      .map(({ name }) => name);
+    expect(offenders).toEqual([]);
+    // A static import would load DuckDB's 70 MB library in every process that starts the CLI.
+    const engine = files.find(({ name }) => name === "history/engine.ts")!;
+    expect(readFileSync(engine.path, "utf8")).not.toMatch(/^import (?!type )[^;]*"@duckdb\//m);
+  });
 });

@@ -1,0 +1,58 @@
+import { type Command, InvalidArgumentError } from "commander";
+import { exportParquet } from "../../src/history/export";
+import { parseInstant } from "../../src/instant";
+import { type CommonOptions, print, table, withApp, withDbOption } from "../context";
+import { CliError } from "../errors";
+
+interface ExportOptions extends CommonOptions {
+  out: string;
+  from?: number;
+  to?: number;
+}
+
+/** An instant as the API takes it (src/instant.ts): Unix ms, RFC 3339 with its offset, or a date. */
+function instantArgument(text: string): number {
+  const ms = parseInstant(text);
+  if (Number.isNaN(ms)) {
+    throw new InvalidArgumentError(
+      "must be a date (2026-05-01), an RFC 3339 time with its offset, or Unix milliseconds",
+    );
+  }
+  return ms;
+}
+
+/** `smartmoney export`: Parquet files for analysts (docs/operations.md, "Export"). */
+export function registerExport(program: Command): void {
+  withDbOption(program.command("export"))
+    .description(
+      "write fills, bets, wallet stats and markets as Parquet files (zstd) into a directory",
+    )
+    .requiredOption("--out <dir>", "directory to write into (created if missing)")
+    .option("--from <date>", "fills at or after this instant (default: the first)", instantArgument)
+    .option("--to <date>", "fills before this instant (default: all)", instantArgument)
+    .option("--json", "print JSON")
+    .action((options: ExportOptions) =>
+      withApp(options, async ({ db, config }) => {
+        if (options.from !== undefined && options.to !== undefined && options.from >= options.to) {
+          throw new CliError("--from must be before --to");
+        }
+        const started = performance.now();
+        const files = await exportParquet(db.reader, {
+          out: options.out,
+          from: options.from,
+          to: options.to,
+          memoryMb: config.memoryMb,
+        });
+        const seconds = (performance.now() - started) / 1000;
+        print(options, { out: options.out, seconds, files }, () =>
+          [
+            table(
+              files.map((f) => ({ file: f.path, rows: f.rows, bytes: f.bytes })),
+              ["file", "rows", "bytes"],
+            ),
+            `exported in ${seconds.toFixed(1)} s`,
+          ].join("\n"),
+        );
+      }),
+    );
+}

@@ -1,0 +1,124 @@
+import { extname } from "node:path";
+import { type DuckDBConnection, openEngine, sqlIdentifier, sqlString } from "../history/engine";
+import type { ImportSource } from "./sources";
+
+/**
+ * Parquet and CSV files as import sources (docs/import.md, "Parquet and CSV"). Each row becomes
+ * the JSON line it stands for, `type` first, so it passes through the same validation, rules and
+ * messages as a JSONL line: a file is imported whole or not at all, rejects go to
+ * FILE.rejects.jsonl, and an error names FILE:ROW (rows counted from 1, a CSV's header not
+ * counted). DuckDB reads the file: its Parquet reader, and its CSV reader with every column
+ * taken as text.
+ */
+
+export type TabularFormat = "parquet" | "csv";
+
+/** The format a file's name asks for, or null for JSONL (any other name). */
+export function tabularFormatOf(path: string): TabularFormat | null {
+  const ext = extname(path).toLowerCase();
+  if (ext === ".parquet") return "parquet";
+  if (ext === ".csv") return "csv";
+  return null;
+}
+
+/** Fields the interchange format gives as numbers; timestamps may be Unix milliseconds. */
+const NUMERIC_FIELDS = new Set([
+  "log_index",
+  "price",
+  "size",
+  "usd_value",
+  "amount",
+  "platform_pnl",
+]);
+const TIME_FIELDS = new Set([
+  "timestamp",
+  "end_date",
+  "created_at",
+  "resolved_at",
+  "platform_pnl_as_of",
+]);
+
+/** DuckDB's memory cap while reading a file: rows stream through one chunk at a time. */
+const READ_MEMORY_MB = 256;
+
+export function tabularSource(path: string, format: TabularFormat, name = path): ImportSource {
+  // No size: progress counts the rows' JSON text, which is not the file's bytes.
+  return { name, open: () => readRows(path, format) };
+}
+
+async function* readRows(path: string, format: TabularFormat): AsyncGenerator<string> {
+  const engine = await openEngine({ memoryMb: READ_MEMORY_MB, threads: 1 });
+  const connection = await engine.connect();
+  try {
+    const sql = await rowsAsJsonSql(connection, path, format);
+    const result = await connection
+      .stream(sql)
+      .catch((error: unknown) => Promise.reject(unreadable(path, format, error)));
+    for (;;) {
+      const chunk = await result
+        .fetchChunk()
+        .catch((error: unknown) => Promise.reject(unreadable(path, format, error)));
+      if (chunk === null || chunk.rowCount === 0) return;
+      for (const [json] of chunk.getRows()) yield String(json);
+    }
+  } finally {
+    // Also when the importer stops early (a refused file): the engine goes with the read.
+    connection.closeSync();
+    engine.close();
+  }
+}
+
+function unreadable(path: string, format: TabularFormat, error: unknown): Error {
+  const first = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+  return new Error(`${path}: cannot read it as ${format === "csv" ? "CSV" : "Parquet"}: ${first}`);
+}
+
+/**
+ * One JSON object a row, `type` first, then the file's other columns in order. Parquet's typed
+ * columns become what a JSONL line would hold: a timestamp its Unix milliseconds, a date its
+ * ISO text, a decimal a number. CSV's text columns stay text but for the fields the format
+ * gives as numbers, which are read as numbers when they are written as one.
+ */
+async function rowsAsJsonSql(
+  connection: DuckDBConnection,
+  path: string,
+  format: TabularFormat,
+): Promise<string> {
+  const from =
+    format === "parquet"
+      ? `read_parquet(${sqlString(path)})`
+      : `read_csv(${sqlString(path)}, header = true, all_varchar = true, auto_detect = true)`;
+  const described = await connection
+    .runAndReadAll(`DESCRIBE SELECT * FROM ${from}`)
+    .catch((error: unknown) => Promise.reject(unreadable(path, format, error)));
+  const columns = described.getRowObjectsJS().map((row) => ({
+    name: String(row.column_name),
+    type: String(row.column_type),
+  }));
+  const type = columns.find((c) => c.name === "type");
+  if (type === undefined) throw new Error(`${path}: has no "type" column (docs/import.md)`);
+  const ordered = [type, ...columns.filter((c) => c !== type)];
+  const pairs = ordered.map(
+    (c) => `${sqlString(c.name)}, ${format === "parquet" ? typedValue(c) : textValue(c.name)}`,
+  );
+  return `SELECT json_object(${pairs.join(", ")})::VARCHAR FROM ${from}`;
+}
+
+function typedValue(column: { name: string; type: string }): string {
+  const c = sqlIdentifier(column.name);
+  if (column.type.startsWith("TIMESTAMP")) return `epoch_ms(${c})`;
+  if (column.type === "DATE") return `strftime(${c}, '%Y-%m-%d')`;
+  if (/^(DECIMAL|FLOAT|HUGEINT|UHUGEINT)/.test(column.type)) return `CAST(${c} AS DOUBLE)`;
+  return c;
+}
+
+function textValue(name: string): string {
+  const c = sqlIdentifier(name);
+  if (!NUMERIC_FIELDS.has(name) && !TIME_FIELDS.has(name)) return c;
+  const integer = `regexp_full_match(${c}, '-?[0-9]{1,15}')`;
+  const decimal = `regexp_full_match(${c}, '-?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?')`;
+  if (TIME_FIELDS.has(name)) {
+    return `CASE WHEN ${integer} THEN to_json(CAST(${c} AS BIGINT)) ELSE to_json(${c}) END`;
+  }
+  return `CASE WHEN ${integer} THEN to_json(CAST(${c} AS BIGINT)) WHEN ${decimal} THEN to_json(CAST(${c} AS DOUBLE)) ELSE to_json(${c}) END`;
+}

@@ -1,0 +1,184 @@
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withEngine } from "../../src/history/engine";
+import { createTestApp, seededTestApp, type TestApp } from "../helpers/app";
+import { runCli } from "../helpers/cli";
+
+/**
+ * `smartmoney export` writes Parquet that analysts' tools read and that `smartmoney import` takes
+ * back; `import` reads Parquet and CSV files with the JSONL rules.
+ */
+
+const NOW = Date.parse("2026-11-01T00:00:00Z");
+let world: TestApp;
+let out: string;
+
+beforeAll(async () => {
+  world = (await seededTestApp({ now: NOW })).t;
+  out = join(world.dir, "export");
+});
+afterAll(() => world.close());
+
+const cli = (t: TestApp, args: string[]) =>
+  runCli(args, { SMARTMONEY_DB: t.config.dbPath, SMARTMONEY_LOG_LEVEL: "error" });
+
+/** Rows of a query over Parquet files, through DuckDB. */
+function duck(sql: string): Promise<Record<string, unknown>[]> {
+  return withEngine({ memoryMb: 256 }, async (c) =>
+    (await c.runAndReadAll(sql)).getRowObjectsJS().map((row) => ({ ...row })),
+  );
+}
+
+const tradesOf = (t: TestApp) =>
+  t.db.reader
+    .prepare(
+      `SELECT t.tx_hash, t.log_index, t.wallet, m.condition_id, t.outcome, t.side, t.price,
+              t.size, t.usd_value, t.ts
+         FROM trades t JOIN markets m ON m.id = t.market_id ORDER BY t.tx_hash, t.log_index`,
+    )
+    .all();
+
+describe("smartmoney export", () => {
+  it("writes the four files, each row counted, and tools read them back", async () => {
+    const result = await cli(world, ["export", "--out", out, "--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { files: { file: string; rows: number }[] };
+    const count = (sql: string) => world.db.reader.prepare(sql).pluck().get() as number;
+    expect(Object.fromEntries(report.files.map((f) => [f.file, f.rows]))).toEqual({
+      "fills.parquet": count("SELECT count(*) FROM fills"),
+      "markets.parquet": count("SELECT count(*) FROM markets"),
+      "bets.parquet": count("SELECT count(*) FROM wallet_bets"),
+      "wallet_stats.parquet": count("SELECT count(*) FROM wallet_stats"),
+    });
+    expect(readdirSync(out).sort()).toEqual([
+      "bets.parquet",
+      "fills.parquet",
+      "markets.parquet",
+      "wallet_stats.parquet",
+    ]);
+    // The same totals through DuckDB as SQLite holds, timestamps as UTC instants.
+    const [fills] = await duck(
+      `SELECT count(*) AS n, sum(usd_value) AS usd, min(timestamp) AS first
+         FROM read_parquet('${join(out, "fills.parquet")}')`,
+    );
+    const stored = world.db.reader
+      .prepare("SELECT count(*) AS n, sum(usd_value) AS usd, min(ts) AS first FROM trades")
+      .get() as { n: number; usd: number; first: number };
+    expect(Number(fills!.n)).toBe(stored.n);
+    expect(fills!.usd).toBeCloseTo(stored.usd, 6);
+    expect((fills!.first as Date).getTime()).toBe(stored.first);
+    const [top] = await duck(
+      `SELECT wallet, smart_money_score FROM read_parquet('${join(out, "wallet_stats.parquet")}')
+        ORDER BY smart_money_score DESC, wallet LIMIT 1`,
+    );
+    const best = world.db.reader
+      .prepare(
+        "SELECT address, smart_money_score FROM wallet_stats ORDER BY smart_money_score DESC, address LIMIT 1",
+      )
+      .get() as { address: string; smart_money_score: number };
+    expect(top).toEqual({ wallet: best.address, smart_money_score: best.smart_money_score });
+  });
+
+  it("bounds the fills by --from and --to, and refuses a bad instant with one line", async () => {
+    const from = "2026-10-01";
+    const to = "2026-10-08T00:00:00Z";
+    const windowed = join(world.dir, "window");
+    const result = await cli(world, ["export", "--out", windowed, "--from", from, "--to", to]);
+    expect(result.code).toBe(0);
+    const [fills] = await duck(
+      `SELECT count(*) AS n, min(timestamp) >= TIMESTAMPTZ '${from} 00:00:00+00' AS after,
+              max(timestamp) < TIMESTAMPTZ '2026-10-08 00:00:00+00' AS before
+         FROM read_parquet('${join(windowed, "fills.parquet")}')`,
+    );
+    const inWindow = world.db.reader
+      .prepare("SELECT count(*) FROM fills WHERE ts >= ? AND ts < ?")
+      .pluck()
+      .get(Date.parse(`${from}T00:00:00Z`), Date.parse(to)) as number;
+    expect(inWindow).toBeGreaterThan(0);
+    expect(fills).toEqual({ n: BigInt(inWindow), after: true, before: true });
+
+    const bad = await cli(world, ["export", "--out", windowed, "--from", "last tuesday"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--from.*must be a date/);
+  });
+});
+
+describe("smartmoney import of Parquet and CSV", () => {
+  let fresh: TestApp;
+  beforeAll(async () => {
+    if (!existsSync(join(out, "fills.parquet"))) {
+      expect((await cli(world, ["export", "--out", out])).code).toBe(0);
+    }
+    fresh = createTestApp();
+  });
+  afterAll(() => fresh.close());
+
+  it("imports exported markets and fills back: the same trades, to the bit", async () => {
+    const result = await cli(fresh, [
+      "import",
+      join(out, "markets.parquet"),
+      join(out, "fills.parquet"),
+    ]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(tradesOf(fresh)).toEqual(tradesOf(world));
+    // Idempotent, as JSONL is: every row is already present.
+    const again = await cli(fresh, ["import", join(out, "fills.parquet"), "--json"]);
+    const [report] = JSON.parse(again.stdout) as { counts: Record<string, unknown> }[];
+    expect(report!.counts.trade).toEqual({ new: 0, updated: 0, present: tradesOf(world).length });
+  });
+
+  it("reads CSV text with the JSONL rules, and refuses a file with a bad row whole", async () => {
+    const csv = join(fresh.dir, "more.csv");
+    const hash = (n: number) => `0x${n.toString(16).padStart(64, "a")}`;
+    const condition = (tradesOf(world)[0] as { condition_id: string }).condition_id;
+    const wallet = `0x${"b".repeat(40)}`;
+    const row = (n: number, price: string, time: string) =>
+      ["trade", hash(n), "0", wallet, condition, "YES", "BUY", price, "10", "", time].join(",");
+    const header =
+      "type,tx_hash,log_index,wallet,condition_id,outcome,side,price,size,usd_value,timestamp";
+    writeFileSync(
+      csv,
+      [header, row(1, "0.5", "2026-10-02T00:00:00Z"), row(2, "1.5", "1790000000000"), ""].join(
+        "\n",
+      ),
+    );
+    const before = tradesOf(fresh).length;
+    const refused = await cli(fresh, ["import", csv]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${csv}:2: price: must be between 0 and 1 (got 1.5)`);
+    expect(tradesOf(fresh)).toHaveLength(before);
+
+    writeFileSync(
+      csv,
+      [header, row(1, "0.5", "2026-10-02T00:00:00Z"), row(2, "0.25", "1790000000000")].join("\n"),
+    );
+    const imported = await cli(fresh, ["import", csv]);
+    expect(imported.stderr).toBe("");
+    expect(imported.code).toBe(0);
+    const stored = fresh.db.reader
+      .prepare("SELECT price, size, usd_value, ts FROM trades WHERE wallet = ? ORDER BY ts")
+      .all(wallet);
+    expect(stored).toEqual([
+      { price: 0.25, size: 10, usd_value: 2.5, ts: 1790000000000 },
+      { price: 0.5, size: 10, usd_value: 5, ts: Date.parse("2026-10-02T00:00:00Z") },
+    ]);
+  });
+
+  it("refuses a file that is not Parquet, or has no type column, with one line", async () => {
+    const notParquet = join(fresh.dir, "junk.parquet");
+    writeFileSync(notParquet, "this is not parquet\n");
+    const junk = await cli(fresh, ["import", notParquet]);
+    expect(junk.code).toBe(1);
+    expect(junk.stderr).toMatch(/junk\.parquet: cannot read it as Parquet: /);
+    expect(junk.stderr.trim().split("\n")).toHaveLength(1);
+
+    const untyped = join(fresh.dir, "untyped.csv");
+    writeFileSync(untyped, "slug,title\nx,y\n");
+    const result = await cli(fresh, ["import", untyped]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('untyped.csv: has no "type" column');
+  });
+});
