@@ -194,6 +194,15 @@ export const SETTINGS = [
     value: duration("must be a positive duration such as 10s", true),
   }),
   setting({
+    env: "SMARTMONEY_ALERT_MAX_AGE",
+    // A fill older than this when it is stored (a backfill, an import of history) still records
+    // its signal, but queues no webhook delivery: customers are alerted to news, not history.
+    field: "alertMaxAgeMs",
+    default: "10m",
+    doc: "a fill older than this when stored fires its signal but queues no webhook delivery (a backfill or an import of history alerts nobody); a few minutes past the live ingest's lag",
+    value: duration("must be a positive duration such as 10m", true),
+  }),
+  setting({
     env: "SMARTMONEY_WEBHOOK_ALLOW_PRIVATE",
     field: "webhookAllowPrivate",
     default: "0",

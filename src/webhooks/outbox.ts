@@ -17,7 +17,7 @@ export interface NewSignal {
   outcome: string;
   price: number;
   explanation: string;
-  /** Epoch milliseconds. */
+  /** The trade's time, epoch milliseconds. */
   createdAt: number;
 }
 
@@ -37,8 +37,17 @@ export type Outbox = ReturnType<typeof createOutbox>;
  * interested endpoint in the caller's transaction (a nested savepoint when the caller has one
  * open), so a signal is never committed without its deliveries, nor the reverse. The unique
  * (signal, endpoint) key makes a repeated call, or a signal replayed by a re-import, harmless.
+ *
+ * Alerts are for news: a signal whose trade is older than `alertMaxAgeMs` when it is stored (a
+ * backfill, an import of history) is recorded, so the signal endpoints list it, but queues no
+ * delivery (docs/webhooks.md, "Old trades alert nobody").
  */
-export function createOutbox(deps: { db: Db; clock: Clock; onEnqueued?: () => void }) {
+export function createOutbox(deps: {
+  db: Db;
+  clock: Clock;
+  alertMaxAgeMs: number;
+  onEnqueued?: () => void;
+}) {
   const { db, clock } = deps;
   const w = db.writer;
   const insertSignal = w.prepare<
@@ -112,6 +121,7 @@ export function createOutbox(deps: { db: Db; clock: Clock; onEnqueued?: () => vo
       ? Number(inserted.lastInsertRowid)
       : existingSignal.get(signal.type, signal.tradeId)!.id;
     const now = clock.now();
+    if (now - signal.createdAt > deps.alertMaxAgeMs) return { signalId, created, deliveries: 0 };
     const deliveries =
       toApiEndpoints.run({ signal: signalId, now }).changes +
       toFollowers.run({ signal: signalId, now }).changes;

@@ -67,7 +67,12 @@ export function createWebhooks(deps: {
       ...deps.limits,
     },
   });
-  const outbox = createOutbox({ db, clock, onEnqueued: () => drainer.kick() });
+  const outbox = createOutbox({
+    db,
+    clock,
+    alertMaxAgeMs: config.alertMaxAgeMs,
+    onEnqueued: () => drainer.kick(),
+  });
   return {
     endpoints,
     follows: createFollows(db, clock),

@@ -274,6 +274,8 @@ describe.concurrent.each(replicas)(
         SMARTMONEY_DB: live,
         SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1",
         SMARTMONEY_WHALE_SIGNAL_USD: "1",
+        // The feed replays recorded trades, months old: each must still queue its delivery.
+        SMARTMONEY_ALERT_MAX_AGE: "100000h",
       };
       const { key } = await json(
         ["keys", "mint", "--tier", "terminal_pro", "--account", "acme"],

@@ -34,7 +34,11 @@ let ingest: ReturnType<typeof createIngest>;
 let account: number;
 
 beforeEach(() => {
-  t = createTestApp({ env: { SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1" } });
+  // The scenes' trades are up to an hour old when stored; webhooks/old-news.test.ts holds the
+  // default age past which a stored trade alerts nobody.
+  t = createTestApp({
+    env: { SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1", SMARTMONEY_ALERT_MAX_AGE: "2h" },
+  });
   t.clock.set(NOW);
   ingest = createIngest(t.db, t.clock, t.app.ingestHooks);
   const created = t.app.accounts.create("alerts", "terminal");

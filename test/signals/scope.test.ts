@@ -83,7 +83,11 @@ let changingAfresh: Fired;
 const apps: TestApp[] = [];
 
 async function importWith(source: ImportSource, pick: (hooks: IngestHooks) => IngestHooks) {
-  const t = createTestApp({ env: { SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1" } });
+  // Every signal of the file queues its deliveries, however old its trade: the deliveries are
+  // compared too (webhooks/old-news.test.ts holds the age past which they are not queued).
+  const t = createTestApp({
+    env: { SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1", SMARTMONEY_ALERT_MAX_AGE: "100000h" },
+  });
   apps.push(t);
   t.clock.set(NOW);
   const account = t.app.accounts.create("alerts", "terminal");

@@ -15,6 +15,7 @@ describe("loadConfig", () => {
         publicUrlDerived: true,
         webhookBackoffMs: [5_000, 30_000, 300_000],
         webhookTimeoutMs: 10_000,
+        alertMaxAgeMs: 600_000,
         webhookAllowPrivate: false,
         shutdownGraceMs: 10_000,
         refreshCron: "*/1 * * * *",
