@@ -20,7 +20,11 @@ export function registerStatus(program: Command): void {
     .action((options: CommonOptions) =>
       withApp(options, ({ db, key, config }) => {
         const version = db.writer.pragma("user_version", { simple: true }) as number;
-        const bytes = db.path === ":memory:" ? 0 : statSync(db.path).size;
+        const bytes = fileBytes(db.path);
+        const walBytes = fileBytes(`${db.path}-wal`);
+        const fills = db.reader
+          .prepare("SELECT count(*) AS total, max(ts) AS newest FROM fills")
+          .get() as { total: number; newest: number | null };
         const secrets = checkSecrets(db.writer, key.key);
         const replication = replicationStatus(db.path);
         const retention = {
@@ -28,7 +32,11 @@ export function registerStatus(program: Command): void {
           ...retentionStatus(db),
         };
         const report = {
-          database: { path: db.path, schema_version: version, bytes },
+          database: { path: db.path, schema_version: version, bytes, wal_bytes: walBytes },
+          fills: {
+            total: fills.total,
+            newest_at: fills.newest === null ? null : new Date(fills.newest).toISOString(),
+          },
           installation_key: {
             id: key.id,
             source: describeSource(key.source),
@@ -41,7 +49,8 @@ export function registerStatus(program: Command): void {
         };
         print(options, report, () =>
           [
-            `database          ${db.path} (schema version ${version}, ${(bytes / 1e6).toFixed(1)} MB)`,
+            `database          ${db.path} (schema version ${version}, ${(bytes / 1e6).toFixed(1)} MB, WAL ${(walBytes / 1e6).toFixed(1)} MB)`,
+            `fills             ${fills.total.toLocaleString("en-US")}${fills.newest === null ? "" : `, the newest at ${new Date(fills.newest).toISOString()}`}`,
             `installation key  id ${key.id} from ${describeSource(key.source)}`,
             `webhook secrets   ${secrets.decrypting} of ${secrets.stored} decrypt${secrets.failing.length > 0 ? `; failing: ${secrets.failing.join(", ")}` : ""}`,
             `replication       ${describeReplication(replication)}`,
@@ -55,6 +64,16 @@ export function registerStatus(program: Command): void {
         }
       }),
     );
+}
+
+/** A file's size, 0 when it does not exist (no WAL yet) or the database is in memory. */
+function fileBytes(path: string): number {
+  if (path.startsWith(":memory:")) return 0;
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 function describeRetention(r: {

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withEngine } from "../../src/history/engine";
@@ -38,6 +38,24 @@ const tradesOf = (t: TestApp) =>
          FROM trades t JOIN markets m ON m.id = t.market_id ORDER BY t.tx_hash, t.log_index`,
     )
     .all();
+
+describe("smartmoney status", () => {
+  it("reports the fills stored, the newest one's time, and the bytes of the file and its WAL", async () => {
+    // The world's connections hold the WAL open, with the seed's pages in it.
+    const report = JSON.parse((await cli(world, ["status", "--json"])).stdout);
+    const stored = world.db.reader
+      .prepare("SELECT count(*) AS total, max(ts) AS newest FROM fills")
+      .get() as { total: number; newest: number };
+    expect(stored.total).toBeGreaterThan(10_000);
+    expect(report.fills).toEqual({
+      total: stored.total,
+      newest_at: new Date(stored.newest).toISOString(),
+    });
+    expect(report.database.bytes).toBe(statSync(world.config.dbPath).size);
+    // The WAL as the command found it: its own close may checkpoint and truncate it.
+    expect(report.database.wal_bytes).toBeGreaterThan(0);
+  });
+});
 
 describe("smartmoney export", () => {
   it("writes the four files, each row counted, and tools read them back", async () => {
