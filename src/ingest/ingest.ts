@@ -168,11 +168,12 @@ const MAX_REMEMBERED = 500_000;
 
 /**
  * A stored fill by its key, (tx_hash, log_index) with the hash as its 32 bytes: through
- * fills_by_tx's key, the hash's first 4 bytes (sql/0026), then the whole hash. Exported for the
- * test that holds it to that index.
+ * fills_by_tx's key, the hash's first and last 4 bytes (sql/0030), then the whole hash. Exported
+ * for the test that holds it to that index. Bound as (hash, hash, log_index, hash).
  */
 export const FILL_ID_BY_KEY_SQL = `SELECT id FROM fills
-  WHERE substr(tx_hash, 1, 4) = substr(?, 1, 4) AND log_index = ? AND tx_hash = ?`;
+  WHERE substr(tx_hash, 1, 4) = substr(?, 1, 4) AND substr(tx_hash, 29, 4) = substr(?, 29, 4)
+    AND log_index = ? AND tx_hash = ?`;
 
 export function createIngest(
   db: Db,
@@ -208,12 +209,12 @@ export function createIngest(
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const fillIdByKey = w.prepare(FILL_ID_BY_KEY_SQL).pluck() as Statement<
-    [Buffer, number, Buffer],
+    [Buffer, Buffer, number, Buffer],
     number
   >;
   const deferred = options.deferred ?? null;
   const storedFillId = (hash: Buffer, logIndex: number): number | undefined =>
-    deferred?.active ? deferred.find(hash, logIndex) : fillIdByKey.get(hash, logIndex, hash);
+    deferred?.active ? deferred.find(hash, logIndex) : fillIdByKey.get(hash, hash, logIndex, hash);
   const addWallet = w.prepare("INSERT INTO wallet_ids (address) VALUES (?)");
   const walletIdOf = w.prepare("SELECT id FROM wallet_ids WHERE address = ?").pluck() as Statement<
     [string],

@@ -76,12 +76,13 @@ const FROM = `trades t ${MARKET_JOINS}`;
 
 /**
  * GET /v1/trades/{txHash}: the transaction's first fill. The hash is matched as stored (32 bytes),
- * through fills_by_tx's key, its first 4 bytes (sql/0026). Exported for the test that holds it to
- * that index.
+ * through fills_by_tx's key, its first and last 4 bytes (sql/0030). Exported for the test that
+ * holds it to that index. Bound as (txHash, txHash, txHash).
  */
 export const TRADE_BY_TX_SQL = `SELECT ${COLUMNS} FROM ${FROM}
   WHERE t.id = (SELECT id FROM fills
                  WHERE substr(tx_hash, 1, 4) = substr(unhex(substr(?, 3)), 1, 4)
+                   AND substr(tx_hash, 29, 4) = substr(unhex(substr(?, 3)), 29, 4)
                    AND tx_hash = unhex(substr(?, 3))
                  ORDER BY log_index LIMIT 1)`;
 
@@ -126,7 +127,7 @@ export type TradeQueries = ReturnType<typeof createTradeQueries>;
 /** Every query walks an index in (ts, id) order and stops at the page size. */
 export function createTradeQueries(db: Db) {
   const r = db.reader;
-  const byTx = r.prepare<[string, string], TradeRow>(TRADE_BY_TX_SQL);
+  const byTx = r.prepare<[string, string, string], TradeRow>(TRADE_BY_TX_SQL);
   const marketIdByCondition = r.prepare<[string], { id: number }>(
     "SELECT id FROM markets WHERE condition_id = ?",
   );
@@ -198,7 +199,7 @@ export function createTradeQueries(db: Db) {
     /** The fill with this hash; with several fills in one transaction, the lowest log index. */
     byTxHash(txHash: string): Trade | undefined {
       const hash = txHash.toLowerCase();
-      const row = byTx.get(hash, hash);
+      const row = byTx.get(hash, hash, hash);
       return row ? toTrade(row) : undefined;
     },
 

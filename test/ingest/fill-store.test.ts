@@ -7,7 +7,7 @@ import { queryPlan } from "../helpers/plan";
 /**
  * The compact fill store (sql/0010): what goes in through the ingest path comes back from the
  * trades view exactly, whichever encoding each amount took, and (tx_hash, log_index) stays
- * unique although its index keys on the hash's first 4 bytes only (sql/0026).
+ * unique although its index keys on the hash's first and last 4 bytes only (sql/0030).
  */
 let t: TestApp;
 let marketId: number;
@@ -104,21 +104,25 @@ describe("the compact fill store", () => {
   it("finds a fill by its hash through fills_by_tx's key: the ingest path, the trades view, GET /v1/trades/{txHash}", () => {
     const plan = (sql: string) => queryPlan(t.db.reader, sql);
     expect(plan(FILL_ID_BY_KEY_SQL)).toMatch(
-      /SEARCH fills USING INDEX fills_by_tx \(<expr>=\? AND log_index=\?\)/,
+      /SEARCH fills USING INDEX fills_by_tx \(<expr>=\? AND <expr>=\? AND log_index=\?\)/,
     );
-    expect(plan(TRADE_BY_TX_SQL)).toMatch(/SEARCH fills USING INDEX fills_by_tx \(<expr>=\?\)/);
+    expect(plan(TRADE_BY_TX_SQL)).toMatch(
+      /SEARCH fills USING INDEX fills_by_tx \(<expr>=\? AND <expr>=\?\)/,
+    );
     // The view's INSTEAD OF trigger has no plan of its own to show: it must name the index's key.
     const sqlOf = (name: string) =>
       t.db.reader
         .prepare("SELECT sql FROM sqlite_master WHERE name = ?")
         .pluck()
         .get(name) as string;
-    const key = /ON fills \((substr\(tx_hash, 1, \d\)), log_index\)/.exec(
-      sqlOf("fills_by_tx"),
-    )![1]!;
-    expect(key).toBe("substr(tx_hash, 1, 4)");
+    const key =
+      /ON fills \((substr\(tx_hash, 1, \d\)), (substr\(tx_hash, \d+, \d\)), log_index\)/.exec(
+        sqlOf("fills_by_tx"),
+      )!;
+    expect([key[1], key[2]]).toEqual(["substr(tx_hash, 1, 4)", "substr(tx_hash, 29, 4)"]);
     expect(sqlOf("trades_insert")).toContain(
-      `WHERE ${key} = substr(unhex(substr(NEW.tx_hash, 3)), 1, 4)`,
+      `WHERE ${key[1]} = substr(unhex(substr(NEW.tx_hash, 3)), 1, 4)
+      AND ${key[2]} = substr(unhex(substr(NEW.tx_hash, 3)), 29, 4)`,
     );
 
     // Through the view too, a fill stored already is skipped, and one sharing its key is not.
