@@ -92,7 +92,7 @@ async function main(): Promise<void> {
       .prepare("SELECT count(*) AS markets, sum(resolved_at IS NOT NULL) AS resolved FROM markets")
       .get() as { markets: number; resolved: number };
     const fillsBefore = db.writer.prepare("SELECT count(*) FROM fills").pluck().get() as number;
-    const summary = compactResolvedMarkets(db, world.now, retention);
+    const summary = await compactResolvedMarkets(db, world.now, retention);
     db.writer.pragma("wal_checkpoint(TRUNCATE)");
     const sizesAfter = objectSizes(path);
     const pageSize = db.writer.pragma("page_size", { simple: true }) as number;

@@ -85,7 +85,7 @@ function describeRetention(r: {
   if (r.compacted_markets === 0) return `${setting}, no market compacted`;
   const last = r.last_run;
   const run = last
-    ? `; last compaction ${last.at}: ${last.markets} markets, ${last.fills_deleted} fills deleted`
+    ? `; last compaction ${last.at}: ${last.markets} markets, ${last.fills_deleted} fills moved to the history`
     : "";
   return `${setting}, ${r.compacted_markets} markets compacted${run}`;
 }

@@ -24,15 +24,17 @@ export function refreshNow(app: Core, options: { full?: boolean } = {}): Refresh
  * set: compacts the markets resolved before the window (src/refresh/retention.ts). Logs a line
  * when it compacted any.
  */
-export function compactNow(app: Core, retentionMs: number): CompactionSummary {
-  const { db, clock, log } = app.deps;
-  const summary = compactResolvedMarkets(db, clock.now(), retentionMs);
+export async function compactNow(app: Core, retentionMs: number): Promise<CompactionSummary> {
+  const { db, clock, log, config } = app.deps;
+  const summary = await compactResolvedMarkets(db, clock.now(), retentionMs, {
+    memoryMb: Math.floor(config.memoryMb / 4),
+  });
   if (summary.markets > 0) {
     // Trade pages and timing buckets changed.
     app.readModelsChanged();
     log.info(
       { compaction: summary },
-      `fill retention (SMARTMONEY_FILL_RETENTION=${summary.retention}) compacted ${summary.markets} markets resolved before ${summary.cutoff}: ${summary.fills_deleted} fills deleted, ${summary.fills_kept} kept for their signals`,
+      `fill retention (SMARTMONEY_FILL_RETENTION=${summary.retention}) compacted ${summary.markets} markets resolved before ${summary.cutoff}: ${summary.fills_deleted} fills moved to the history, ${summary.fills_kept} kept for their signals`,
     );
   }
   return summary;
@@ -43,11 +45,11 @@ export function refreshJob(app: Core): ScheduledJob {
   return {
     name: "refresh",
     pattern: app.deps.config.refreshCron,
-    run: () => {
+    run: async () => {
       const summary = refreshNow(app);
       // After the refresh: a market is compacted only once the read models count all its fills.
       if (retention === null) return summary;
-      return { ...summary, compaction: compactNow(app, retention) };
+      return { ...summary, compaction: await compactNow(app, retention) };
     },
     idle: (summary) => {
       const s = summary as RefreshSummary & { compaction?: CompactionSummary };

@@ -1,11 +1,19 @@
 /**
  * Fill retention (SMARTMONEY_FILL_RETENTION; docs/architecture.md, "Fill retention"): markets
- * resolved before the window give up their fills, and their read-model rows are frozen
- * (sql/0023).
+ * resolved before the window move their fills into the Parquet history (sql/0031), and their
+ * read-model rows are frozen (sql/0023).
  */
+import { mkdirSync, rmSync } from "node:fs";
 import type { Db } from "../db/open";
 import { MIN_FILL_RETENTION_MS } from "../domain";
 import { formatDuration } from "../duration";
+import {
+  historyDir,
+  PARTITION_SELECT,
+  removeUnlisted,
+  type WrittenPartition,
+  writePartition,
+} from "../history/store";
 import { contextFor, FILL_COLUMNS, FILLS_BY_WALLET, type FillRow, toFill } from "./pass";
 import { timingOf } from "./wallet-model";
 import { createModelWriter } from "./writer";
@@ -22,6 +30,7 @@ export interface CompactionSummary {
   /** Markets resolved, and last traded, before this moment are compacted. */
   cutoff: string;
   markets: number;
+  /** Fills moved out of `fills` into the history's Parquet files. */
   fills_deleted: number;
   /** Fills of compacted markets kept because a signal names them. */
   fills_kept: number;
@@ -32,23 +41,39 @@ export interface CompactionSummary {
   duration_ms: number;
 }
 
+/** The points of a seal a crash test stops at (test/history/seal.test.ts). */
+export type SealStep = "before-write" | "written" | "in-transaction" | "committed";
+
+export interface CompactionOptions {
+  batch?: number;
+  /** DuckDB's memory cap while a batch's file is written, MB. */
+  memoryMb?: number;
+  /** Called at each step of each batch's seal; a test kills the process there. */
+  onStep?: (step: SealStep) => void;
+}
+
+/** A batch whose markets took fills between the file's write and the transaction: retried later. */
+class StaleBatch extends Error {}
+
 /**
  * Compacts every market resolved, and last traded, before now − retention whose fills the read
  * models have all counted (not in dirty_markets, and a refresh has run): in batches of
- * COMPACTION_BATCH markets, each one transaction, it
- * - deletes the market's fills except those a signal names,
+ * COMPACTION_BATCH markets it
+ * - seals the market's fills, except those a signal names, into one Parquet file of the history
+ *   (written and synced before the transaction; src/history/store.ts), then, in one transaction,
+ * - lists the file in the manifest and deletes those fills from `fills`,
  * - marks it compacted (markets.compacted_at): from then on every refresh leaves its
  *   wallet_bets, market_stats, market_hours and market_price_history rows as they are,
  * - renders again the timing buckets of the wallets that traded it: they count only the fills
  *   stored outside compacted markets, as a full rebuild would.
  * The read models are otherwise unchanged.
  */
-export function compactResolvedMarkets(
+export async function compactResolvedMarkets(
   db: Db,
   now: number,
   retentionMs: number,
-  options: { batch?: number } = {},
-): CompactionSummary {
+  options: CompactionOptions = {},
+): Promise<CompactionSummary> {
   if (!(retentionMs >= MIN_FILL_RETENTION_MS)) {
     throw new Error(
       `fill retention must be at least ${formatDuration(MIN_FILL_RETENTION_MS)}, not ${formatDuration(retentionMs)}`,
@@ -116,6 +141,36 @@ export function compactResolvedMarkets(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE f.wallet_id = ? ORDER BY f.ts, f.id`,
     )
     .raw();
+  const countSealable = w
+    .prepare<[number], number>(
+      `SELECT count(*) FROM fills f WHERE f.market_id = ? AND NOT ${named}`,
+    )
+    .pluck();
+  const sealable = (markets: readonly number[]) =>
+    w
+      .prepare(
+        `SELECT ${PARTITION_SELECT}
+           FROM fills f JOIN wallet_ids w ON w.id = f.wallet_id
+          WHERE f.market_id IN (${markets.map(() => "?").join(", ")}) AND NOT ${named}
+          ORDER BY f.market_id, f.ts, f.id`,
+      )
+      .raw()
+      .iterate(...markets) as Iterable<unknown[]>;
+  const nextPartitionId = w
+    .prepare("SELECT coalesce(max(id), 0) + 1 FROM history_partitions")
+    .pluck() as unknown as { get(): number };
+  const listPartition = w.prepare(
+    `INSERT INTO history_partitions (id, file, fills, bytes, min_ts, max_ts, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const markSealed = w.prepare<[number, number]>(
+    "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
+  );
+  const dir = historyDir(db.path);
+  mkdirSync(dir, { recursive: true });
+  // What a killed seal left: files no manifest row lists.
+  removeUnlisted(w, dir);
+  const step = options.onStep ?? (() => {});
   const writer = createModelWriter(db);
   const batch = options.batch ?? COMPACTION_BATCH;
   // Read once: each market is flagged compacted in it as it is, so the timing buckets below
@@ -123,33 +178,26 @@ export function compactResolvedMarkets(
   const ctx = contextFor(db, now, "seek");
 
   for (let start = 0; start < ready.length; start += batch) {
-    const markets = ready.slice(start, start + batch);
-    w.transaction(() => {
-      const touched = new Set<number>();
-      for (const marketId of markets) {
-        // Another process (an import beside `serve`) may have stored a fill for the market since
-        // the list was read: its fill is not counted yet, so the market waits for a refresh.
-        if (stillDirty.get(marketId) !== undefined) {
-          summary.markets_waiting += 1;
-          continue;
-        }
-        // One bet per wallet in the market: its holders are its frozen bets.
-        const holderIds = holders.all(marketId);
-        for (const walletId of holderIds) touched.add(walletId);
-        summary.bets_frozen += holderIds.length;
-        summary.fills_kept += keptFills.get(marketId) ?? 0;
-        summary.fills_deleted += deleteFills.run(marketId).changes;
-        markCompacted.run(now, marketId);
-        const info = ctx.market(marketId);
-        if (info) info.compacted = true;
-        summary.markets += 1;
-      }
-      // The wallets' timing buckets, from the fills they keep outside compacted markets.
-      for (const walletId of touched) {
-        const fills = (walletFills.all(walletId) as FillRow[]).map(toFill);
-        writer.timing(walletId, timingOf(fills, ctx));
-      }
-    }).immediate();
+    const markets = ready
+      .slice(start, start + batch)
+      .filter((marketId) => stillDirty.get(marketId) === undefined);
+    summary.markets_waiting += Math.min(batch, ready.length - start) - markets.length;
+    if (markets.length === 0) continue;
+    const id = nextPartitionId.get();
+    step("before-write");
+    // Read on the writer: the file holds exactly the fills the transaction below deletes, unless
+    // a market took more meanwhile, which the transaction checks.
+    const sealed = await writePartition(dir, id, sealable(markets), options.memoryMb ?? 256);
+    step("written");
+    try {
+      compactBatch(markets, id, sealed);
+    } catch (error) {
+      if (sealed) rmSync(sealed.path, { force: true });
+      if (!(error instanceof StaleBatch)) throw error;
+      summary.markets_waiting += markets.length;
+      continue;
+    }
+    step("committed");
   }
   w.prepare("INSERT INTO compaction_runs (started_at, finished_at, summary) VALUES (?, ?, ?)").run(
     now,
@@ -157,6 +205,61 @@ export function compactResolvedMarkets(
     JSON.stringify(finish()),
   );
   return summary;
+
+  function compactBatch(markets: number[], id: number, sealed: WrittenPartition | null): void {
+    w.transaction(() => {
+      const touched = new Set<number>();
+      let deleted = 0;
+      let kept = 0;
+      let frozen = 0;
+      for (const marketId of markets) {
+        // Another process (an import beside `serve`) may have stored a fill for the market since
+        // its file was written: its fill is neither counted nor sealed, so the batch waits.
+        if (
+          stillDirty.get(marketId) !== undefined ||
+          countSealable.get(marketId) !== (sealed?.perMarket.get(marketId) ?? 0)
+        ) {
+          throw new StaleBatch(`market ${marketId} took fills while its batch was sealed`);
+        }
+      }
+      if (sealed) {
+        listPartition.run(
+          id,
+          sealed.file,
+          sealed.fills,
+          sealed.bytes,
+          sealed.minTs,
+          sealed.maxTs,
+          now,
+        );
+      }
+      step("in-transaction");
+      for (const marketId of markets) {
+        // One bet per wallet in the market: its holders are its frozen bets.
+        const holderIds = holders.all(marketId);
+        for (const walletId of holderIds) touched.add(walletId);
+        frozen += holderIds.length;
+        kept += keptFills.get(marketId) ?? 0;
+        deleted += deleteFills.run(marketId).changes;
+        markCompacted.run(now, marketId);
+        if (sealed?.perMarket.has(marketId)) markSealed.run(id, marketId);
+        const info = ctx.market(marketId);
+        if (info) info.compacted = true;
+      }
+      if (deleted !== (sealed?.fills ?? 0)) {
+        throw new Error(`sealed ${sealed?.fills ?? 0} fills but deleted ${deleted}`);
+      }
+      // The wallets' timing buckets, from the fills they keep outside compacted markets.
+      for (const walletId of touched) {
+        const fills = (walletFills.all(walletId) as FillRow[]).map(toFill);
+        writer.timing(walletId, timingOf(fills, ctx));
+      }
+      summary.markets += markets.length;
+      summary.fills_deleted += deleted;
+      summary.fills_kept += kept;
+      summary.bets_frozen += frozen;
+    }).immediate();
+  }
 
   function finish(): CompactionSummary {
     summary.duration_ms = Math.round(performance.now() - started);

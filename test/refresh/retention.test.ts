@@ -103,12 +103,12 @@ const fillsOf = (marketId: number) =>
   t.db.writer.prepare("SELECT count(*) FROM fills WHERE market_id = ?").pluck().get(marketId);
 
 describe("fill retention", () => {
-  it("compacts markets resolved before the window; a full rebuild then gives the same read models", () => {
+  it("compacts markets resolved before the window; a full rebuild then gives the same read models", async () => {
     const { ids, signalled } = world(3);
     refreshReadModels(t.db, NOW);
     const before = snapshot();
 
-    const summary = compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 3 });
+    const summary = await compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 3 });
     expect(summary).toMatchObject({
       retention: "2160h",
       markets: 4,
@@ -145,13 +145,13 @@ describe("fill retention", () => {
     for (const [table] of TABLES) expect(rebuilt[table], table).toEqual(compactedState[table]);
 
     // Nothing is due twice.
-    expect(compactResolvedMarkets(t.db, NOW, RETENTION).markets).toBe(0);
+    expect((await compactResolvedMarkets(t.db, NOW, RETENTION)).markets).toBe(0);
   });
 
-  it("keeps the incremental refresh equal to a full rebuild with compacted markets", () => {
+  it("keeps the incremental refresh equal to a full rebuild with compacted markets", async () => {
     const { ingest, ids, round, wallets } = world(5);
     refreshReadModels(t.db, NOW - 2 * DAY);
-    compactResolvedMarkets(t.db, NOW - 2 * DAY, RETENTION);
+    await compactResolvedMarkets(t.db, NOW - 2 * DAY, RETENTION);
     // Later: new trades (a wallet of the old markets turns whale), a resolution, a compacted
     // market (with a fill kept for its signal) moved to another category, and time for marks to go stale.
     round(["new1", "new2"], NOW - 2 * DAY, NOW - HOUR, 400);
@@ -185,7 +185,7 @@ describe("fill retention", () => {
     ).toEqual(["politics"]);
   });
 
-  it("leaves every market whole when a batch fails, and the next run finishes the work", () => {
+  it("leaves every market whole when a batch fails, and the next run finishes the work", async () => {
     const { ids } = world(17);
     refreshReadModels(t.db, NOW);
     const before = snapshot();
@@ -193,7 +193,9 @@ describe("fill retention", () => {
     // The third market's batch fails after its fills are deleted, as a kill or a full disk would.
     t.db.writer.exec(`CREATE TRIGGER fail_old2 BEFORE UPDATE OF compacted_at ON markets
       WHEN NEW.id = ${ids.old2} BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
-    expect(() => compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 1 })).toThrow("disk full");
+    await expect(compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 1 })).rejects.toThrow(
+      "disk full",
+    );
     expect(fillsOf(ids.old2!)).toBe(fillsBefore);
     expect(
       t.db.writer
@@ -202,7 +204,7 @@ describe("fill retention", () => {
         .all(),
     ).toEqual(["old0", "old1"]);
     t.db.writer.exec("DROP TRIGGER fail_old2");
-    expect(compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({ markets: 2 });
+    expect(await compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({ markets: 2 });
     refreshReadModels(t.db, NOW, { full: true });
     const after = snapshot();
     for (const [table] of TABLES) {
@@ -210,25 +212,25 @@ describe("fill retention", () => {
     }
   });
 
-  it("waits for the refresh to count a due market's fills", () => {
+  it("waits for the refresh to count a due market's fills", async () => {
     const { ids, ingest, wallets } = world(9);
     refreshReadModels(t.db, NOW);
     // A late fill of old2 the read models have not counted yet.
     t.db.writer.transaction(() => {
       ingest.insertTrades([trade(wallets[2]!, ids.old2!, "YES", "BUY", 0.4, 10, NOW - 170 * DAY)]);
     })();
-    expect(compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({
+    expect(await compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({
       markets: 3,
       markets_waiting: 1,
     });
     refreshReadModels(t.db, NOW);
-    expect(compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({
+    expect(await compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({
       markets: 1,
       markets_waiting: 0,
     });
   });
 
-  it("leaves a market whose fill arrives while it compacts others for the next run", () => {
+  it("leaves a market whose fill arrives while it compacts others for the next run", async () => {
     const { ids } = world(9);
     refreshReadModels(t.db, NOW);
     const fillsBefore = fillsOf(ids.old2!);
@@ -238,7 +240,7 @@ describe("fill retention", () => {
       WHEN NEW.id = ${ids.old0} BEGIN
         INSERT OR IGNORE INTO dirty_markets (market_id) VALUES (${ids.old2});
       END`);
-    expect(compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 1 })).toMatchObject({
+    expect(await compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 1 })).toMatchObject({
       markets: 3,
       markets_waiting: 1,
     });
@@ -248,13 +250,13 @@ describe("fill retention", () => {
       t.db.writer.prepare("SELECT compacted_at FROM markets WHERE id = ?").pluck().get(ids.old2),
     ).toBeNull();
     refreshReadModels(t.db, NOW);
-    expect(compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({ markets: 1 });
+    expect(await compactResolvedMarkets(t.db, NOW, RETENTION)).toMatchObject({ markets: 1 });
   });
 
   it("refuses later fills of a compacted market on every ingest path, naming it and the setting", async () => {
     const { ids, wallets, signalled } = world(11);
     refreshReadModels(t.db, NOW);
-    compactResolvedMarkets(t.db, NOW, RETENTION);
+    await compactResolvedMarkets(t.db, NOW, RETENTION);
     const refused: { count: number; reason: string }[] = [];
     const ingest = createIngest(t.db, t.clock, {
       onRefusedTrades: (trades, reason) => refused.push({ count: trades.length, reason }),
@@ -332,13 +334,13 @@ describe("fill retention", () => {
     expect(job.idle?.(first)).toBe(false);
     expect(t.logs.find((l) => l.compaction)?.msg).toBe(
       "fill retention (SMARTMONEY_FILL_RETENTION=2160h) compacted 4 markets resolved before 2026-08-03T12:00:00.000Z: " +
-        `${first.compaction.fills_deleted} fills deleted, 1 kept for their signals`,
+        `${first.compaction.fills_deleted} fills moved to the history, 1 kept for their signals`,
     );
     const second = await job.run();
     expect(second).toMatchObject({ kind: "incremental", compaction: { markets: 0 } });
   });
 
-  it("is off by default; SMARTMONEY_FILL_RETENTION takes a duration of at least 720h", () => {
+  it("is off by default; SMARTMONEY_FILL_RETENTION takes a duration of at least 720h", async () => {
     const off = loadConfig({});
     expect(off.ok && off.config.fillRetentionMs).toBeNull();
     const on = loadConfig({ SMARTMONEY_FILL_RETENTION: "2160h" });
@@ -350,6 +352,6 @@ describe("fill retention", () => {
       ]);
     }
     t = createTestApp();
-    expect(() => compactResolvedMarkets(t.db, NOW, DAY)).toThrow(/at least 720h/);
+    await expect(compactResolvedMarkets(t.db, NOW, DAY)).rejects.toThrow(/at least 720h/);
   });
 });

@@ -227,7 +227,7 @@ describe("signal detection on ingest", () => {
     expect(none!.score - many!.score).toBeCloseTo(14, 6);
   });
 
-  it("counts a wallet's trades in markets compacted by fill retention as prior trades", () => {
+  it("counts a wallet's trades in markets compacted by fill retention as prior trades", async () => {
     // As above, but the last buyer's 19 tiny trades are in a market resolved 150 days ago, whose
     // fills a 90-day retention deleted: its frozen bet still counts them.
     const [J1, J2, J3] = [addr(0xb1), addr(0xb2), addr(0xb3)];
@@ -251,7 +251,7 @@ describe("signal detection on ingest", () => {
       ingest.resolveMarket(old.id, "YES", NOW - 150 * DAY);
     })();
     refreshReadModels(t.db, NOW);
-    expect(compactResolvedMarkets(t.db, NOW, 90 * DAY)).toMatchObject({
+    expect(await compactResolvedMarkets(t.db, NOW, 90 * DAY)).toMatchObject({
       markets: 1,
       fills_deleted: 19,
     });

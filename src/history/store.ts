@@ -1,0 +1,207 @@
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Connection } from "../db/open";
+import { type DuckDBConnection, sqlString, withEngine } from "./engine";
+
+/**
+ * The fill history (sql/0031; docs/architecture.md, "Where data lives"): immutable Parquet files
+ * (zstd) in `<db>-history/`, beside the database, listed in SQLite's `history_partitions`. A file
+ * is part of the history exactly when its manifest row is committed; the row commits in the same
+ * transaction that deletes the file's fills from `fills`, so a fill is always in exactly one of
+ * the two places. Any process reads the files through its own in-process DuckDB.
+ */
+
+/** The history folder of the database at `dbPath`. */
+export function historyDir(dbPath: string): string {
+  return `${dbPath}-history`;
+}
+
+/** A sealed file's name: its manifest id, zero-padded so names sort as ids do. */
+export function partitionFile(id: number): string {
+  return `fills-${String(id).padStart(8, "0")}.parquet`;
+}
+
+export interface Partition {
+  id: number;
+  file: string;
+  fills: number;
+  bytes: number;
+  min_ts: number;
+  max_ts: number;
+}
+
+export function partitions(db: Connection): Partition[] {
+  return db
+    .prepare("SELECT id, file, fills, bytes, min_ts, max_ts FROM history_partitions ORDER BY id")
+    .all() as Partition[];
+}
+
+export interface HistoryTotals {
+  partitions: number;
+  fills: number;
+  bytes: number;
+}
+
+/** From the manifest alone: no file is opened. */
+export function historyTotals(db: Connection): HistoryTotals {
+  return db
+    .prepare(
+      "SELECT count(*) AS partitions, coalesce(sum(fills), 0) AS fills, coalesce(sum(bytes), 0) AS bytes FROM history_partitions",
+    )
+    .get() as HistoryTotals;
+}
+
+/**
+ * The columns of a sealed file, in order: the fill as the API serves it (the trades view's
+ * decoded values), keyed by its id in `fills`, so pages in (ts, id) order run on across the two
+ * places. `tx_hash` is the 32 bytes; `outcome` and `side` are text (Parquet's dictionary pages
+ * make them a bit or two a fill).
+ */
+export const PARTITION_COLUMNS = [
+  ["id", "BIGINT"],
+  ["tx_hash", "BLOB"],
+  ["log_index", "BIGINT"],
+  ["wallet", "VARCHAR"],
+  ["market_id", "BIGINT"],
+  ["outcome", "VARCHAR"],
+  ["side", "VARCHAR"],
+  ["price", "DOUBLE"],
+  ["size", "DOUBLE"],
+  ["usd_value", "DOUBLE"],
+  ["ts", "BIGINT"],
+] as const;
+
+/** Rows as `fills` rows in PARTITION_COLUMNS' order (the SELECT list for the `f`/`w` aliases). */
+export const PARTITION_SELECT = `f.id, f.tx_hash, f.log_index, w.address,
+  f.market_id, CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END,
+  CASE WHEN f.kind & 2 THEN 'SELL' ELSE 'BUY' END,
+  CASE typeof(f.price) WHEN 'integer' THEN f.price / 1e6 ELSE f.price END,
+  CASE typeof(f.size) WHEN 'integer' THEN f.size / 1e6 ELSE f.size END,
+  CASE typeof(f.usd_value) WHEN 'integer' THEN f.usd_value / 1e6 ELSE f.usd_value END,
+  f.ts`;
+
+export interface WrittenPartition {
+  file: string;
+  path: string;
+  fills: number;
+  bytes: number;
+  minTs: number;
+  maxTs: number;
+  /** Fills written, by market id. */
+  perMarket: Map<number, number>;
+}
+
+/**
+ * Writes `rows` (PARTITION_COLUMNS' order, sorted as they should be stored) to the file for
+ * manifest id `id`: beside its name first, synced, then renamed into place and the folder
+ * synced, so a file under its name is whole. Returns null for no rows (no file is written).
+ */
+export async function writePartition(
+  dir: string,
+  id: number,
+  rows: Iterable<unknown[]>,
+  memoryMb: number,
+): Promise<WrittenPartition | null> {
+  const file = partitionFile(id);
+  const path = join(dir, file);
+  const partial = `${path}.partial`;
+  return withEngine({ memoryMb }, async (duck) => {
+    await duck.run(
+      `CREATE TABLE stage (${PARTITION_COLUMNS.map(([n, t]) => `${n} ${t}`).join(", ")})`,
+    );
+    const appender = await duck.createAppender("stage");
+    const perMarket = new Map<number, number>();
+    let fills = 0;
+    let minTs = Number.POSITIVE_INFINITY;
+    let maxTs = Number.NEGATIVE_INFINITY;
+    for (const row of rows) {
+      const [fillId, hash, logIndex, wallet, marketId, outcome, side, price, size, usd, ts] =
+        row as [
+          number,
+          Uint8Array,
+          number,
+          string,
+          number,
+          string,
+          string,
+          number,
+          number,
+          number,
+          number,
+        ];
+      appender.appendBigInt(BigInt(fillId));
+      appender.appendBlob(hash);
+      appender.appendBigInt(BigInt(logIndex));
+      appender.appendVarchar(wallet);
+      appender.appendBigInt(BigInt(marketId));
+      appender.appendVarchar(outcome);
+      appender.appendVarchar(side);
+      appender.appendDouble(price);
+      appender.appendDouble(size);
+      appender.appendDouble(usd);
+      appender.appendBigInt(BigInt(ts));
+      appender.endRow();
+      fills++;
+      perMarket.set(marketId, (perMarket.get(marketId) ?? 0) + 1);
+      if (ts < minTs) minTs = ts;
+      if (ts > maxTs) maxTs = ts;
+    }
+    appender.closeSync();
+    if (fills === 0) return null;
+    try {
+      await duck.run(
+        `COPY stage TO ${sqlString(partial)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
+      );
+      syncFile(partial);
+      renameSync(partial, path);
+      syncFile(dir);
+    } finally {
+      rmSync(partial, { force: true });
+    }
+    return { file, path, fills, bytes: statSync(path).size, minTs, maxTs, perMarket };
+  });
+}
+
+function syncFile(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Removes what a killed seal left in the folder: files the manifest does not list (a seal killed
+ * before its commit, or a `.partial` killed while written). Returns the names removed.
+ */
+export function removeUnlisted(db: Connection, dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const listed = new Set(partitions(db).map((p) => p.file));
+  const removed = names.filter((name) => name.startsWith("fills-") && !listed.has(name));
+  for (const name of removed) rmSync(join(dir, name), { force: true });
+  return removed;
+}
+
+/** A DuckDB relation over the listed files (`read_parquet` of their paths), or null for none. */
+export function historyRelation(dir: string, listed: readonly Partition[]): string | null {
+  if (listed.length === 0) return null;
+  const paths = listed.map((p) => sqlString(join(dir, p.file))).join(", ");
+  return `read_parquet([${paths}])`;
+}
+
+/** Runs `work` with a DuckDB connection and the relation over every sealed file. */
+export async function withHistory<T>(
+  db: Connection,
+  dbPath: string,
+  memoryMb: number,
+  work: (duck: DuckDBConnection, relation: string | null) => Promise<T>,
+): Promise<T> {
+  const relation = historyRelation(historyDir(dbPath), partitions(db));
+  return withEngine({ memoryMb, threads: 1 }, (duck) => work(duck, relation));
+}

@@ -1,0 +1,184 @@
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate } from "../../src/db/migrate";
+import { type Db, openDb } from "../../src/db/open";
+import { historyDir, partitions, withHistory } from "../../src/history/store";
+import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { refreshReadModels } from "../../src/refresh/refresh";
+import { compactResolvedMarkets, type SealStep } from "../../src/refresh/retention";
+import { createTestApp, type TestApp } from "../helpers/app";
+import { newTrade } from "../helpers/trades";
+
+/**
+ * Sealing a compacted market's fills into the history (sql/0031): every fill stays stored in
+ * exactly one place, `fills` or a listed Parquet file, whatever the moment the process dies.
+ */
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const NOW = Date.parse("2026-11-01T12:00:00.000Z");
+const RETENTION = 90 * DAY;
+const STEPS: SealStep[] = ["before-write", "written", "in-transaction", "committed"];
+
+let t: TestApp;
+let template: string;
+/** Every fill of the world, as stored before any seal: the set each test must find again. */
+let before: string[];
+
+beforeAll(() => {
+  t = createTestApp();
+  const ingest = createIngest(t.db, t.clock);
+  const ids = t.db.writer.transaction(() =>
+    ["old0", "old1", "old2", "old3", "old4", "new0"].map((slug, i) => {
+      const r = ingest.upsertMarket({
+        slug,
+        title: slug,
+        category: "politics",
+        condition_id: `0x${(i + 1).toString(16).padStart(64, "0")}`,
+        end_date: null,
+        created_at: 0,
+        resolved_outcome: null,
+        resolved_at: null,
+      });
+      if (!r.ok) throw new Error(r.reason);
+      return r.id;
+    }),
+  )();
+  const trades: NewTrade[] = [];
+  for (let i = 0; i < 600; i++) {
+    const market = ids[i % ids.length]!;
+    const old = market !== ids[5];
+    trades.push(
+      newTrade(
+        `0x${((i % 37) + 1).toString(16).padStart(40, "0")}`,
+        market,
+        i % 3 === 0 ? "NO" : "YES",
+        i % 4 === 0 ? "SELL" : "BUY",
+        0.1 + (i % 80) / 100,
+        10 + (i % 13),
+        (old ? NOW - 200 * DAY : NOW - 20 * DAY) + i * 60_000,
+      ),
+    );
+  }
+  t.db.writer.transaction(() => {
+    ingest.insertTrades(trades);
+    for (const id of ids.slice(0, 5)) ingest.resolveMarket(id, "YES", NOW - 150 * DAY);
+  })();
+  refreshReadModels(t.db, NOW);
+  before = storedFills(t.db, []);
+  t.db.writer.pragma("wal_checkpoint(TRUNCATE)");
+  template = join(t.dir, "template.db");
+  copyFileSync(t.config.dbPath, template);
+});
+afterAll(() => t.close());
+
+/** Each fill as one comparable line, in id order; `history` are rows read from the files. */
+function storedFills(db: Db, history: string[]): string[] {
+  const rows = db.reader
+    .prepare(
+      `SELECT id, tx_hash, log_index, wallet, market_id, outcome, side, price, size, usd_value, ts
+         FROM trades`,
+    )
+    .raw()
+    .all() as unknown[][];
+  return [...rows.map((r) => JSON.stringify(r)), ...history].sort(byId);
+}
+
+const byId = (a: string, b: string) =>
+  Number(a.slice(1, a.indexOf(","))) - Number(b.slice(1, b.indexOf(",")));
+
+/** The fills in the listed files, as storedFills lines. */
+async function historyFills(db: Db): Promise<string[]> {
+  return withHistory(db.reader, db.path, 256, async (duck, relation) => {
+    if (relation === null) return [];
+    const result = await duck.runAndReadAll(
+      `SELECT id, '0x' || lower(hex(tx_hash)), log_index, wallet, market_id, outcome, side, price,
+              size, usd_value, ts FROM ${relation}`,
+    );
+    return result
+      .getRowsJS()
+      .map((r) => JSON.stringify(r.map((v) => (typeof v === "bigint" ? Number(v) : v))));
+  });
+}
+
+async function expectEveryFillOnce(db: Db): Promise<void> {
+  const all = storedFills(db, await historyFills(db));
+  expect(all).toHaveLength(before.length);
+  expect(all).toEqual(before);
+}
+
+describe("sealing compacted markets into the history", () => {
+  it("moves their fills into listed Parquet files: every fill once, sizes in the manifest", async () => {
+    const path = join(t.dir, "sealed.db");
+    copyFileSync(template, path);
+    const db = openDb(path);
+    try {
+      migrate(db.writer);
+      const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+      expect(summary).toMatchObject({ markets: 5, markets_waiting: 0 });
+      const listed = partitions(db.reader);
+      // Five markets in batches of two: three files.
+      expect(listed.map((p) => p.file)).toEqual([
+        "fills-00000001.parquet",
+        "fills-00000002.parquet",
+        "fills-00000003.parquet",
+      ]);
+      expect(listed.reduce((n, p) => n + p.fills, 0)).toBe(summary.fills_deleted);
+      expect(readdirSync(historyDir(path)).sort()).toEqual(listed.map((p) => p.file));
+      // Each sealed market names its file: the pairs of a batch of two share one.
+      expect(
+        db.reader
+          .prepare("SELECT partition_id FROM history_markets ORDER BY market_id")
+          .pluck()
+          .all(),
+      ).toEqual([1, 1, 2, 2, 3]);
+      await expectEveryFillOnce(db);
+    } finally {
+      db.close();
+    }
+  });
+
+  it.each(STEPS)(
+    "loses and doubles nothing when the process is killed at %s, and the next seal finishes",
+    async (step) => {
+      const path = join(t.dir, `killed-${step}.db`);
+      copyFileSync(template, path);
+      const child = spawnSync(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          fileURLToPath(new URL("./seal-child.ts", import.meta.url)),
+          path,
+          String(NOW),
+          step,
+        ],
+        { encoding: "utf8", env: { ...process.env, SMARTMONEY_LOG_LEVEL: "error" } },
+      );
+      expect(child.stderr).toBe("");
+      expect(child.signal).toBe("SIGKILL");
+      const db = openDb(path);
+      try {
+        await expectEveryFillOnce(db);
+        const sealedBefore = partitions(db.reader).length;
+        expect(sealedBefore).toBe(step === "committed" ? 1 : 0);
+        // A file written but never listed is no part of the history, and the next seal removes it.
+        const dir = historyDir(path);
+        const leftover = existsSync(dir) ? readdirSync(dir) : [];
+        expect(leftover.length).toBe(
+          step === "written" || step === "in-transaction" ? 1 : sealedBefore,
+        );
+        const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+        expect(summary.markets).toBe(step === "committed" ? 3 : 5);
+        await expectEveryFillOnce(db);
+        expect(readdirSync(dir).sort()).toEqual(partitions(db.reader).map((p) => p.file));
+      } finally {
+        db.close();
+      }
+    },
+    60_000,
+  );
+});
