@@ -1,8 +1,9 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { migrate } from "../../src/db/migrate";
-import { createPrivateFile } from "../../src/db/open";
+import { createPrivateFile, openConnection } from "../../src/db/open";
 import { isStorageFull } from "../../src/db/storage";
+import { copyHistory, historyDir } from "../../src/history/store";
 import { describeSource, keyFilePath } from "../../src/installation/key";
 import {
   type CommonOptions,
@@ -42,7 +43,7 @@ export function registerDatabase(program: Command): void {
 
   withDbOption(program.command("backup"))
     .description(
-      "write a consistent copy of the live database to PATH and its installation key to PATH.key (safe while serving)",
+      "write a consistent copy of the live database to PATH, its fill history to PATH-history/ and its installation key to PATH.key (safe while serving)",
     )
     .argument("<path>")
     .option("--without-key", "leave the installation key out (the copy then cannot sign webhooks)")
@@ -50,15 +51,23 @@ export function registerDatabase(program: Command): void {
     .action((path: string, options: BackupOptions) =>
       withApp(options, async ({ db, key }) => {
         const keyPath = options.withoutKey ? null : keyFilePath(path);
-        for (const target of [path, keyPath]) {
+        for (const target of [path, keyPath, historyDir(path)]) {
           if (target && existsSync(target)) {
             throw new CliError(`${target} already exists; choose a new file`);
           }
         }
         const started = performance.now();
+        let historyBytes = 0;
         createPrivateFile(path); // the copy holds what the database holds: owner-only
         try {
           await db.writer.backup(path);
+          // The fill history's files the copy lists go beside it, as the live ones do.
+          const copy = openConnection(path, { readonly: true });
+          try {
+            historyBytes = copyHistory(db.path, copy, path);
+          } finally {
+            copy.close();
+          }
           // The key goes beside the copy: a restore needs both, and the copy records the key's id.
           if (keyPath) {
             writeFileSync(keyPath, `${key.key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
@@ -66,6 +75,7 @@ export function registerDatabase(program: Command): void {
         } catch (error) {
           // Neither file existed before: a partial copy or key must not pass for a backup.
           rmSync(path, { force: true });
+          rmSync(historyDir(path), { recursive: true, force: true });
           if (keyPath) rmSync(keyPath, { force: true });
           if (!isStorageFull(error)) throw error;
           const code = (error as { code?: string }).code;
@@ -77,11 +87,22 @@ export function registerDatabase(program: Command): void {
         const from = describeSource(key.source);
         print(
           options,
-          { path, key_path: keyPath, key_id: key.id, key_source: from, seconds },
+          {
+            path,
+            key_path: keyPath,
+            key_id: key.id,
+            key_source: from,
+            history_path: historyBytes > 0 ? historyDir(path) : null,
+            history_bytes: historyBytes,
+            seconds,
+          },
           () =>
-            keyPath
+            (historyBytes > 0
+              ? `fill history (${(historyBytes / 1e6).toFixed(1)} MB) copied to ${historyDir(path)}\n`
+              : "") +
+            (keyPath
               ? `backed up to ${path} in ${seconds.toFixed(2)} s; installation key (id ${key.id}) written to ${keyPath} (mode 0600): keep the two together, and as private as the key itself`
-              : `backed up to ${path} in ${seconds.toFixed(2)} s without the installation key: it lives in ${from} (id ${key.id}), and without it the copy's webhook secrets cannot be decrypted`,
+              : `backed up to ${path} in ${seconds.toFixed(2)} s without the installation key: it lives in ${from} (id ${key.id}), and without it the copy's webhook secrets cannot be decrypted`),
         );
       }),
     );

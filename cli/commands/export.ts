@@ -37,7 +37,7 @@ export function registerExport(program: Command): void {
           throw new CliError("--from must be before --to");
         }
         const started = performance.now();
-        const files = await exportParquet(db.reader, {
+        const files = await exportParquet(db.reader, db.path, {
           out: options.out,
           from: options.from,
           to: options.to,

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { formatDuration } from "../../src/duration";
+import { historyDir, historyTotals } from "../../src/history/store";
 import { checkSecrets, describeSource } from "../../src/installation/key";
 import { retentionStatus } from "../../src/refresh/retention";
 import { type ReplicationReport, replicationStatus } from "../../src/replication/supervisor";
@@ -22,9 +23,18 @@ export function registerStatus(program: Command): void {
         const version = db.writer.pragma("user_version", { simple: true }) as number;
         const bytes = fileBytes(db.path);
         const walBytes = fileBytes(`${db.path}-wal`);
-        const fills = db.reader
+        const recent = db.reader
           .prepare("SELECT count(*) AS total, max(ts) AS newest FROM fills")
           .get() as { total: number; newest: number | null };
+        const history = historyTotals(db.reader);
+        const newestSealed = db.reader
+          .prepare("SELECT max(max_ts) FROM history_partitions")
+          .pluck()
+          .get() as number | null;
+        const fills = {
+          total: recent.total + history.fills,
+          newest: Math.max(recent.newest ?? -1, newestSealed ?? -1),
+        };
         const secrets = checkSecrets(db.writer, key.key);
         const replication = replicationStatus(db.path);
         const retention = {
@@ -35,8 +45,11 @@ export function registerStatus(program: Command): void {
           database: { path: db.path, schema_version: version, bytes, wal_bytes: walBytes },
           fills: {
             total: fills.total,
-            newest_at: fills.newest === null ? null : new Date(fills.newest).toISOString(),
+            recent: recent.total,
+            history: history.fills,
+            newest_at: fills.newest < 0 ? null : new Date(fills.newest).toISOString(),
           },
+          history: { path: historyDir(db.path), files: history.partitions, bytes: history.bytes },
           installation_key: {
             id: key.id,
             source: describeSource(key.source),
@@ -50,7 +63,8 @@ export function registerStatus(program: Command): void {
         print(options, report, () =>
           [
             `database          ${db.path} (schema version ${version}, ${(bytes / 1e6).toFixed(1)} MB, WAL ${(walBytes / 1e6).toFixed(1)} MB)`,
-            `fills             ${fills.total.toLocaleString("en-US")}${fills.newest === null ? "" : `, the newest at ${new Date(fills.newest).toISOString()}`}`,
+            `fills             ${fills.total.toLocaleString("en-US")} (${recent.total.toLocaleString("en-US")} in the database, ${history.fills.toLocaleString("en-US")} in the history)${fills.newest < 0 ? "" : `, the newest at ${new Date(fills.newest).toISOString()}`}`,
+            `fill history      ${history.partitions} files, ${(history.bytes / 1e6).toFixed(1)} MB in ${historyDir(db.path)}`,
             `installation key  id ${key.id} from ${describeSource(key.source)}`,
             `webhook secrets   ${secrets.decrypting} of ${secrets.stored} decrypt${secrets.failing.length > 0 ? `; failing: ${secrets.failing.join(", ")}` : ""}`,
             `replication       ${describeReplication(replication)}`,

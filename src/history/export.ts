@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Connection } from "../db/open";
 import { type DuckDBConnection, sqlIdentifier, sqlString, withEngine } from "./engine";
+import { historyDir, historyRelation, partitions } from "./store";
 
 /**
  * `smartmoney export`: fills, bets, wallet stats and markets as Parquet files (zstd) for
@@ -19,6 +20,12 @@ interface ExportTable {
   /** SQLite: one row per record, the columns in order; `?` bounds are the fill window. */
   sql: string;
   windowed: boolean;
+  /**
+   * DuckDB, for the fills sealed into the history: the same columns from the relation `h` (the
+   * listed files) and `market_keys` (id, condition_id, slug), plus `id` last; the file is then
+   * in (timestamp, id) order across both places.
+   */
+  history?: string;
 }
 
 const TABLES: readonly ExportTable[] = [
@@ -39,11 +46,15 @@ const TABLES: readonly ExportTable[] = [
       ["timestamp", "TIME"],
     ],
     sql: `SELECT 'trade', t.tx_hash, t.log_index, t.wallet, m.condition_id, m.slug, t.outcome,
-                 t.side, t.price, t.size, t.usd_value, t.ts
+                 t.side, t.price, t.size, t.usd_value, t.ts, t.id
             FROM trades t JOIN markets m ON m.id = t.market_id
            WHERE t.ts >= ? AND t.ts < ?
            ORDER BY t.ts, t.id`,
     windowed: true,
+    history: `SELECT 'trade', '0x' || lower(hex(h.tx_hash)), h.log_index, h.wallet, k.condition_id,
+                     k.slug, h.outcome, h.side, h.price, h.size, h.usd_value, h.ts, h.id
+                FROM HISTORY h JOIN market_keys k ON k.id = h.market_id
+               WHERE h.ts >= $from AND h.ts < $to`,
   },
   {
     file: "markets.parquet",
@@ -153,16 +164,22 @@ export interface ExportedFile {
 /** Reads through `reader` (one snapshot per table) and writes the four files into `out`. */
 export async function exportParquet(
   reader: Connection,
+  dbPath: string,
   options: ExportOptions,
 ): Promise<ExportedFile[]> {
   mkdirSync(options.out, { recursive: true });
   return withEngine({ memoryMb: options.memoryMb }, async (duck) => {
     await duck.run("SET TimeZone = 'UTC'");
     const written: ExportedFile[] = [];
-    // One read transaction: the four files are one snapshot, whatever the jobs write meanwhile.
+    // One read transaction: the four files are one snapshot, whatever the jobs write meanwhile;
+    // the history's files it lists are never changed.
     reader.exec("BEGIN");
     try {
-      for (const table of TABLES) written.push(await exportTable(reader, duck, table, options));
+      const history = historyRelation(historyDir(dbPath), partitions(reader));
+      if (history) await stageMarketKeys(reader, duck);
+      for (const table of TABLES) {
+        written.push(await exportTable(reader, duck, table, options, history));
+      }
     } finally {
       reader.exec("COMMIT");
     }
@@ -170,14 +187,32 @@ export async function exportParquet(
   });
 }
 
+/** Markets' keys, for the history's fills, which name their market by id. */
+async function stageMarketKeys(reader: Connection, duck: DuckDBConnection): Promise<void> {
+  await duck.run("CREATE TABLE market_keys (id BIGINT, condition_id VARCHAR, slug VARCHAR)");
+  const appender = await duck.createAppender("market_keys");
+  for (const [id, conditionId, slug] of reader
+    .prepare("SELECT id, condition_id, slug FROM markets")
+    .raw()
+    .iterate() as Iterable<[number, string, string]>) {
+    appender.appendBigInt(BigInt(id));
+    appender.appendVarchar(conditionId);
+    appender.appendVarchar(slug);
+    appender.endRow();
+  }
+  appender.closeSync();
+}
+
 async function exportTable(
   reader: Connection,
   duck: DuckDBConnection,
   table: ExportTable,
   options: ExportOptions,
+  history: string | null,
 ): Promise<ExportedFile> {
   const stage = `stage_${table.file.replace(".parquet", "")}`;
-  const definition = table.columns
+  const columns = table.history ? [...table.columns, ["id", "BIGINT"] as const] : table.columns;
+  const definition = columns
     .map(([name, type]) => `${sqlIdentifier(name)} ${type === "TIME" ? "BIGINT" : type}`)
     .join(", ");
   await duck.run(`CREATE OR REPLACE TABLE ${stage} (${definition})`);
@@ -188,11 +223,22 @@ async function exportTable(
     : [];
   let rows = 0;
   for (const row of statement.iterate(...bounds) as Iterable<unknown[]>) {
-    for (let i = 0; i < table.columns.length; i++) append(appender, table.columns[i]![1], row[i]);
+    for (let i = 0; i < columns.length; i++) append(appender, columns[i]![1], row[i]);
     appender.endRow();
     rows++;
   }
   appender.closeSync();
+  let order = "";
+  if (table.history && history) {
+    const sealed = table.history
+      .replace("HISTORY", history)
+      .replace("$from", String(bounds[0]))
+      .replace("$to", String(bounds[1]));
+    const added = await duck.runAndReadAll(`INSERT INTO ${stage} ${sealed}`);
+    rows += Number(added.getRowsJS()[0]?.[0] ?? 0);
+    // The staged columns, not the select's converted ones of the same name.
+    order = ` ORDER BY ${stage}."timestamp", ${stage}.id`;
+  }
 
   const path = join(options.out, table.file);
   const partial = `${path}.partial`;
@@ -204,7 +250,7 @@ async function exportTable(
     .join(", ");
   try {
     await duck.run(
-      `COPY (SELECT ${select} FROM ${stage}) TO ${sqlString(partial)} (FORMAT parquet, COMPRESSION zstd)`,
+      `COPY (SELECT ${select} FROM ${stage}${order}) TO ${sqlString(partial)} (FORMAT parquet, COMPRESSION zstd)`,
     );
     renameSync(partial, path);
   } finally {

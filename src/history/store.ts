@@ -1,4 +1,14 @@
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { Connection } from "../db/open";
 import { type DuckDBConnection, sqlString, withEngine } from "./engine";
@@ -204,4 +214,23 @@ export async function withHistory<T>(
 ): Promise<T> {
   const relation = historyRelation(historyDir(dbPath), partitions(db));
   return withEngine({ memoryMb, threads: 1 }, (duck) => work(duck, relation));
+}
+
+/**
+ * Copies the history files a database copy lists (`backup`): the copy's manifest is its snapshot,
+ * and listed files are never changed, so these are exactly the files it needs. Returns the
+ * bytes copied.
+ */
+export function copyHistory(fromDbPath: string, copy: Connection, copyPath: string): number {
+  const listed = partitions(copy);
+  if (listed.length === 0) return 0;
+  const from = historyDir(fromDbPath);
+  const to = historyDir(copyPath);
+  mkdirSync(to, { recursive: true, mode: 0o700 });
+  let bytes = 0;
+  for (const p of listed) {
+    copyFileSync(join(from, p.file), join(to, p.file));
+    bytes += p.bytes;
+  }
+  return bytes;
 }

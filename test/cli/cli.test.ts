@@ -171,7 +171,7 @@ describe("smartmoney CLI", () => {
     const status = await cli(["status"], { SMARTMONEY_FILL_RETENTION: "2160h" });
     expect(status.stdout).toContain("fill retention    2160h, no market compacted");
     const report = JSON.parse((await cli(["status", "--json"])).stdout);
-    expect(report.fills).toEqual({ total: 0, newest_at: null });
+    expect(report.fills).toEqual({ total: 0, recent: 0, history: 0, newest_at: null });
     const bad = await cli(["status"], { SMARTMONEY_FILL_RETENTION: "10d" });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain(

@@ -49,6 +49,8 @@ describe("smartmoney status", () => {
     expect(stored.total).toBeGreaterThan(10_000);
     expect(report.fills).toEqual({
       total: stored.total,
+      recent: stored.total,
+      history: 0,
       newest_at: new Date(stored.newest).toISOString(),
     });
     expect(report.database.bytes).toBe(statSync(world.config.dbPath).size);

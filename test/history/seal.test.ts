@@ -5,11 +5,13 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate";
 import { type Db, openDb } from "../../src/db/open";
+import { withEngine } from "../../src/history/engine";
 import { historyDir, partitions, withHistory } from "../../src/history/store";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets, type SealStep } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { runCli } from "../helpers/cli";
 import { newTrade } from "../helpers/trades";
 
 /**
@@ -181,4 +183,55 @@ describe("sealing compacted markets into the history", () => {
     },
     60_000,
   );
+});
+
+describe("the history beside the database", () => {
+  it("is counted by status, exported with the recent fills, and copied by backup", async () => {
+    const path = join(t.dir, "operated.db");
+    copyFileSync(template, path);
+    const db = openDb(path);
+    const sealed = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+    db.close();
+    const env = { SMARTMONEY_DB: path, SMARTMONEY_LOG_LEVEL: "error" };
+    const status = JSON.parse((await runCli(["status", "--json"], env)).stdout);
+    expect(status.fills).toMatchObject({
+      total: before.length,
+      history: sealed.fills_deleted,
+      recent: before.length - sealed.fills_deleted,
+    });
+    expect(status.history.files).toBe(3);
+    expect(status.history.bytes).toBeGreaterThan(0);
+
+    const out = join(t.dir, "operated-export");
+    expect((await runCli(["export", "--out", out], env)).code).toBe(0);
+    const exported = await withEngine({ memoryMb: 256 }, async (duck) =>
+      (
+        await duck.runAndReadAll(
+          `SELECT tx_hash, log_index, epoch_ms(timestamp) FROM read_parquet('${join(out, "fills.parquet")}')`,
+        )
+      )
+        .getRowsJS()
+        .map((r) => `${r[0]}:${r[1]}:${r[2]}`),
+    );
+    const keys = before.map((line) => {
+      const [, hash, logIndex, , , , , , , , ts] = JSON.parse(line) as unknown[];
+      return `${hash}:${logIndex}:${ts}`;
+    });
+    // Every fill once, in time order (ties in id order, as stored).
+    expect(exported).toHaveLength(keys.length);
+    expect([...exported].sort()).toEqual([...keys].sort());
+    const times = exported.map((k) => Number(k.split(":")[2]));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+
+    const backup = join(t.dir, "operated-backup.db");
+    const result = await runCli(["backup", backup, "--json"], env);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).history_path).toBe(historyDir(backup));
+    const restored = openDb(backup);
+    try {
+      await expectEveryFillOnce(restored);
+    } finally {
+      restored.close();
+    }
+  });
 });
