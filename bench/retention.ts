@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { migrate } from "../src/db/migrate";
 import { openDb } from "../src/db/open";
 import { parseDuration } from "../src/duration";
+import { historyTotals } from "../src/history/store";
 import { refreshReadModels } from "../src/refresh/refresh";
 import { compactResolvedMarkets } from "../src/refresh/retention";
 import { READ_MODEL_TABLES } from "../test/helpers/read-models";
@@ -93,6 +94,7 @@ async function main(): Promise<void> {
       .get() as { markets: number; resolved: number };
     const fillsBefore = db.writer.prepare("SELECT count(*) FROM fills").pluck().get() as number;
     const summary = await compactResolvedMarkets(db, world.now, retention);
+    const history = historyTotals(db.writer);
     db.writer.pragma("wal_checkpoint(TRUNCATE)");
     const sizesAfter = objectSizes(path);
     const pageSize = db.writer.pragma("page_size", { simple: true }) as number;
@@ -121,6 +123,12 @@ async function main(): Promise<void> {
           resolved_markets: counts.resolved,
           fills_before: fillsBefore,
           compaction: summary,
+          history: {
+            files: history.partitions,
+            fills: history.fills,
+            mb: mb(history.bytes),
+            bytes_per_fill: history.fills > 0 ? +(history.bytes / history.fills).toFixed(1) : null,
+          },
           used_mb: { before: mb(sizesBefore.usedBytes), after: mb(sizesAfter.usedBytes) },
           objects_mb: { before: objectsOf(sizesBefore), after: objectsOf(sizesAfter) },
           file_mb: {

@@ -7,6 +7,8 @@ import type { Db } from "./db/open";
 import { sqliteTempDir } from "./db/storage";
 import { fundingRefreshExtension } from "./funding/refresh";
 import { createFunding, type Funding } from "./funding/service";
+import { createHistoryReader } from "./history/reader";
+import { historyDir } from "./history/store";
 import type { IngestHooks } from "./ingest/ingest";
 import type { Log } from "./log";
 import { type Cursors, createCursors } from "./paging/cursor";
@@ -72,7 +74,11 @@ export function createCore(deps: AppDeps): Core {
   const accounts = createAccounts(deps.db, deps.clock);
   const limiter = createRateLimiter({ db: deps.db, clock: deps.clock, log: deps.log });
   const cursors = createCursors(createHmac("sha256", deps.secretKey).update("cursors").digest());
-  const trades = createTradeQueries(deps.db);
+  const history = createHistoryReader({
+    dir: historyDir(deps.db.path),
+    memoryMb: Math.max(64, Math.floor(deps.config.memoryMb / 4)),
+  });
+  const trades = createTradeQueries(deps.db, history);
   const read = {
     trades,
     markets: createMarketQueries(deps.db),
@@ -107,6 +113,7 @@ export function createCore(deps: AppDeps): Core {
     stopWatching();
     limiter.close();
     webhooks.close();
+    history.close();
   };
   return app;
 }

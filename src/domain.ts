@@ -53,4 +53,4 @@ export const MIN_FILL_RETENTION_MS = 30 * 24 * 3_600_000;
 
 /** What trade pages say about fill retention (docs/operations.md, "Fill retention"). */
 export const FILL_RETENTION_NOTE =
-  "With SMARTMONEY_FILL_RETENTION set, the fills of markets resolved before its window are deleted, except those a signal names, and are no longer served.";
+  "Fills sealed into the fill history (SMARTMONEY_FILL_RETENTION) are served as the others are.";

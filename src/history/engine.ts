@@ -70,4 +70,4 @@ export function sqlIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-export type { DuckDBAppender, DuckDBConnection } from "@duckdb/node-api";
+export type { DuckDBAppender, DuckDBConnection, DuckDBValue } from "@duckdb/node-api";

@@ -45,6 +45,22 @@ export function createAnswerCache(lane: AnswerLane, epoch: Epoch, maxAnswers = M
   return {
     json: (c: Context<HttpEnv>, key: string, compute: () => unknown): Response =>
       send(c, key, () => JSON.stringify(compute())),
+    /**
+     * The same for an answer that may read the fill history (an await on DuckDB): the epoch is
+     * read before the computation starts, so an answer is kept under the epoch it is as fresh as.
+     */
+    async jsonAsync(
+      c: Context<HttpEnv>,
+      key: string,
+      compute: () => Promise<unknown>,
+    ): Promise<Response> {
+      const at = epoch();
+      if (at === current && answers.has(key)) return send(c, key, () => answers.get(key)!);
+      const body = JSON.stringify(await compute());
+      // Kept only if nothing committed meanwhile; otherwise sent and not kept.
+      if (epoch() !== at) return c.body(body, 200, { "Content-Type": "application/json" });
+      return send(c, key, () => body);
+    },
     /** The same for an answer computed as JSON text (a market's detail splices stored JSON in). */
     text: (c: Context<HttpEnv>, key: string, compute: () => string): Response =>
       send(c, key, compute),

@@ -233,11 +233,11 @@ export function listTools(app: App): McpTool[] {
       minTier: "terminal",
       input: TradesInput,
       output: outputOf(PageOf(TradeSchema)),
-      run: (q) => {
+      run: async (q) => {
         const filter = tradeFilterOf(q);
         const after =
           q.cursor === undefined ? undefined : (cursors.decode("trades", q.cursor, 2) as TradeKey);
-        const { rows, more } = read.trades.page(filter, q.limit, after);
+        const { rows, more } = await read.trades.page(filter, q.limit, after);
         return toPage(cursors, "trades", rows, more, (t) => [Date.parse(t.trade_timestamp), t.id]);
       },
       summarize: (p) => `${p.data.length} trades, newest first${morePages(p)}.`,

@@ -2,6 +2,7 @@ import type * as v from "valibot";
 import type { Db, Statement } from "../db/open";
 import type { TradeSide } from "../domain";
 import { badRequest } from "../errors";
+import type { HistoryReader, SealedFill } from "../history/reader";
 import type { TradeSchema } from "../schemas/shared";
 
 /** A fill as the API serves it: the response schema's type (src/schemas/shared.ts). */
@@ -124,8 +125,13 @@ export function toTrade(row: TradeRow): Trade {
 
 export type TradeQueries = ReturnType<typeof createTradeQueries>;
 
-/** Every query walks an index in (ts, id) order and stops at the page size. */
-export function createTradeQueries(db: Db) {
+/**
+ * Every query walks an index in (ts, id) order and stops at the page size. Fills sealed into the
+ * history (src/history/) are read back through `history` for the files the manifest says may
+ * hold matches, and merged into the page in the same (ts, id) order: the same shapes, cursors
+ * and order whichever place a fill is in.
+ */
+export function createTradeQueries(db: Db, history?: HistoryReader) {
   const r = db.reader;
   const byTx = r.prepare<[string, string, string], TradeRow>(TRADE_BY_TX_SQL);
   const marketIdByCondition = r.prepare<[string], { id: number }>(
@@ -133,6 +139,82 @@ export function createTradeQueries(db: Db) {
   );
   // One statement per combination of filters, prepared on first use and kept.
   const shapes = new Map<string, Statement<unknown[], TradeRow>>();
+  const anySealed = r.prepare("SELECT EXISTS (SELECT 1 FROM history_partitions)").pluck();
+  const allFiles = r.prepare("SELECT file FROM history_partitions").pluck();
+  const marketOf = r.prepare<
+    [number],
+    Omit<TradeRow, keyof SealedFill | "outcome_name"> & {
+      yes_name: string | null;
+      no_name: string | null;
+    }
+  >(
+    `SELECT m.slug AS market_slug, m.condition_id, o.yes_name, o.no_name
+       FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id WHERE m.id = ?`,
+  );
+
+  /** The listed files that may hold fills matching the filter before the key. */
+  function filesFor(filter: TradeFilter, marketId: number | undefined, after?: TradeKey) {
+    const where: string[] = [];
+    const params: Record<string, unknown> = {};
+    if (marketId !== undefined) {
+      where.push("p.id IN (SELECT partition_id FROM history_markets WHERE market_id = @marketId)");
+      params.marketId = marketId;
+    }
+    if (filter.wallet !== undefined) {
+      // The wallet's sealed fills are in the files of the sealed markets it holds a bet in.
+      where.push(`p.id IN (SELECT hm.partition_id FROM wallet_ids wi
+                   JOIN wallet_bets b ON b.wallet_id = wi.id
+                   JOIN history_markets hm ON hm.market_id = b.market_id
+                  WHERE wi.address = @wallet)`);
+      params.wallet = filter.wallet;
+    }
+    if (filter.from !== undefined) {
+      where.push("p.max_ts >= @from");
+      params.from = filter.from;
+    }
+    if (filter.to !== undefined) {
+      where.push("p.min_ts <= @to");
+      params.to = filter.to;
+    }
+    if (after !== undefined) {
+      where.push("p.min_ts <= @keyTs");
+      params.keyTs = after[0];
+    }
+    const sql = `SELECT p.file FROM history_partitions p ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}`;
+    return (prepared(sql) as unknown as Statement<unknown[], string>)
+      .pluck()
+      .all(params) as string[];
+  }
+
+  function fromHistory(fill: SealedFill): TradeRow {
+    const market = marketOf.get(fill.market_id);
+    return {
+      id: fill.id,
+      tx_hash: fill.tx_hash,
+      log_index: fill.log_index,
+      wallet: fill.wallet,
+      market_slug: market?.market_slug ?? "",
+      condition_id: market?.condition_id ?? "",
+      outcome: fill.outcome,
+      outcome_name: (fill.outcome === "YES" ? market?.yes_name : market?.no_name) ?? null,
+      side: fill.side,
+      price: fill.price,
+      size: fill.size,
+      usd_value: fill.usd_value,
+      ts: fill.ts,
+    };
+  }
+
+  /** `work` in one read snapshot: a recent page and the files listed beside it agree. */
+  function snapshot<T>(work: () => T): T {
+    if (r.inTransaction) return work();
+    r.exec("BEGIN");
+    try {
+      return work();
+    } finally {
+      r.exec("COMMIT");
+    }
+  }
 
   function statementFor(filter: TradeFilter, keyed: boolean) {
     if (
@@ -195,39 +277,88 @@ export function createTradeQueries(db: Db) {
     return statement;
   }
 
+  function recentPage(
+    filter: TradeFilter,
+    limit: number,
+    after: TradeKey | undefined,
+  ): { rows: TradeRow[]; marketId?: number } | undefined {
+    let marketId: number | undefined;
+    if (filter.conditionId !== undefined) {
+      marketId = marketIdByCondition.get(filter.conditionId.toLowerCase())?.id;
+      if (marketId === undefined) return undefined;
+    }
+    const params: Record<string, unknown> = {
+      wallet: filter.wallet,
+      marketId,
+      side: filter.side,
+      minUsd: filter.minUsd,
+      from: filter.from,
+      to: filter.to,
+      keyTs: after?.[0],
+      keyId: after?.[1],
+      limit: limit + 1,
+    };
+    for (const name of Object.keys(params)) if (params[name] === undefined) delete params[name];
+    return { rows: statementFor(filter, after !== undefined).all(params), marketId };
+  }
+
   return {
     /** The fill with this hash; with several fills in one transaction, the lowest log index. */
-    byTxHash(txHash: string): Trade | undefined {
+    async byTxHash(txHash: string): Promise<Trade | undefined> {
       const hash = txHash.toLowerCase();
-      const row = byTx.get(hash, hash, hash);
-      return row ? toTrade(row) : undefined;
+      const { row, files } = snapshot(() => {
+        const row = byTx.get(hash, hash, hash);
+        const files = row || !history || anySealed.get() === 0 ? [] : (allFiles.all() as string[]);
+        return { row, files };
+      });
+      if (row) return toTrade(row);
+      const sealed = history ? await history.byTxHash(files, hash) : undefined;
+      return sealed ? toTrade(fromHistory(sealed)) : undefined;
     },
 
     /**
      * Newest first, keyset-paginated on (ts, id). Returns one row more than `limit` when a further
      * page exists, so callers know whether to hand out a cursor.
      */
-    page(filter: TradeFilter, limit: number, after?: TradeKey): { rows: Trade[]; more: boolean } {
-      let marketId: number | undefined;
-      if (filter.conditionId !== undefined) {
-        marketId = marketIdByCondition.get(filter.conditionId.toLowerCase())?.id;
-        if (marketId === undefined) return { rows: [], more: false };
+    async page(
+      filter: TradeFilter,
+      limit: number,
+      after?: TradeKey,
+    ): Promise<{ rows: Trade[]; more: boolean }> {
+      const read = snapshot(() => {
+        const recent = recentPage(filter, limit, after);
+        if (!recent) return undefined;
+        const files =
+          history && anySealed.get() === 1 ? filesFor(filter, recent.marketId, after) : [];
+        return { ...recent, files };
+      });
+      if (!read) return { rows: [], more: false };
+      let rows = read.rows;
+      if (history && read.files.length > 0) {
+        const sealed = await history.page(
+          read.files,
+          {
+            wallet: filter.wallet,
+            marketId: read.marketId,
+            side: filter.side,
+            minUsd: filter.minUsd,
+            from: filter.from,
+            to: filter.to,
+            before: after,
+          },
+          limit + 1,
+        );
+        rows = [...rows, ...sealed.map(fromHistory)]
+          .sort((a, b) => b.ts - a.ts || b.id - a.id)
+          .slice(0, limit + 1);
       }
-      const params: Record<string, unknown> = {
-        wallet: filter.wallet,
-        marketId,
-        side: filter.side,
-        minUsd: filter.minUsd,
-        from: filter.from,
-        to: filter.to,
-        keyTs: after?.[0],
-        keyId: after?.[1],
-        limit: limit + 1,
-      };
-      for (const name of Object.keys(params)) if (params[name] === undefined) delete params[name];
-      const rows = statementFor(filter, after !== undefined).all(params);
       const more = rows.length > limit;
       return { rows: rows.slice(0, limit).map(toTrade), more };
+    },
+
+    /** The page of fills stored in the database alone (the dossier's latest trades). */
+    recentPage(filter: TradeFilter, limit: number): Trade[] {
+      return (recentPage(filter, limit - 1, undefined)?.rows ?? []).slice(0, limit).map(toTrade);
     },
   };
 }

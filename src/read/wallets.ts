@@ -139,7 +139,9 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
       if (!base) return undefined;
       return {
         ...base,
-        recent_trades: deps.trades.page({ wallet: address }, DOSSIER_TRADES).rows,
+        // The fills stored in the database: a wallet whose every fill is sealed into the history
+        // (src/history/) shows none here, and all of them in its trade pages.
+        recent_trades: deps.trades.recentPage({ wallet: address }, DOSSIER_TRADES),
         alerts: alerts.all(address, DOSSIER_ALERTS).map(toAlert),
         funding_cluster: deps.clusterOf(address) ?? null,
       };

@@ -83,10 +83,10 @@ export function tradeRoutes(app: App) {
       validator("query", TradesQuery, invalidParams),
       (c) => {
         const q = c.req.valid("query");
-        return pages.json(c, JSON.stringify(q), () => {
+        return pages.jsonAsync(c, JSON.stringify(q), async () => {
           const filter = tradeFilterOf(q);
           const after = q.cursor ? (cursors.decode("trades", q.cursor, 2) as TradeKey) : undefined;
-          const { rows, more } = read.trades.page(filter, q.limit!, after);
+          const { rows, more } = await read.trades.page(filter, q.limit!, after);
           return toPage(cursors, "trades", rows, more, (t) => [
             Date.parse(t.trade_timestamp),
             t.id,
@@ -107,9 +107,9 @@ export function tradeRoutes(app: App) {
       }),
       access(limiter, "terminal"),
       validator("param", TxParam, invalidParams),
-      (c) => {
+      async (c) => {
         const { txHash } = c.req.valid("param");
-        const trade = read.trades.byTxHash(txHash);
+        const trade = await read.trades.byTxHash(txHash);
         if (!trade) throw notFound(`no trade with transaction hash ${txHash.toLowerCase()}`);
         return c.json(trade);
       },

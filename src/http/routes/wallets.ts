@@ -110,9 +110,9 @@ export function walletRoutes(app: App) {
         const q = c.req.valid("query");
         const endpoint = "wallet-trades";
         // Fills and markets only: kept until anything commits, as the dossier's recent trades.
-        return profiles.json(c, `trades ${address} ${q.limit} ${q.cursor ?? ""}`, () => {
+        return profiles.jsonAsync(c, `trades ${address} ${q.limit} ${q.cursor ?? ""}`, async () => {
           const after = q.cursor ? (cursors.decode(endpoint, q.cursor, 2) as TradeKey) : undefined;
-          const { rows, more } = read.trades.page({ wallet: address }, q.limit!, after);
+          const { rows, more } = await read.trades.page({ wallet: address }, q.limit!, after);
           return toPage(cursors, endpoint, rows, more, (t) => [
             Date.parse(t.trade_timestamp),
             t.id,

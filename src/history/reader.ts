@@ -1,0 +1,125 @@
+import { join } from "node:path";
+import { type DuckDBValue, type Engine, openEngine, sqlString } from "./engine";
+
+/**
+ * Fills read back from the history's Parquet files for the trade pages and the trade by hash
+ * (src/read/trades.ts decides which files may hold matching fills, from the manifest, in the same
+ * SQLite snapshot as its page of recent fills). One DuckDB instance per process, opened on the
+ * first read that needs a file, with a connection per query (duckdb-node-neo#235).
+ */
+
+/** A sealed fill, decoded as the trades view decodes a stored one. */
+export interface SealedFill {
+  id: number;
+  tx_hash: string;
+  log_index: number;
+  wallet: string;
+  market_id: number;
+  outcome: "YES" | "NO";
+  side: "BUY" | "SELL";
+  price: number;
+  size: number;
+  usd_value: number;
+  ts: number;
+}
+
+export interface SealedFilter {
+  wallet?: string;
+  marketId?: number;
+  side?: "BUY" | "SELL";
+  minUsd?: number;
+  /** Inclusive epoch-ms bounds. */
+  from?: number;
+  to?: number;
+  /** Keyset position: only fills before (ts, id), newest first. */
+  before?: [ts: number, id: number];
+}
+
+export interface HistoryReader {
+  /** Up to `limit` fills of `files` matching the filter, newest first by (ts, id). */
+  page(files: readonly string[], filter: SealedFilter, limit: number): Promise<SealedFill[]>;
+  /** The fill with this hash and the lowest log index, among `files`. */
+  byTxHash(files: readonly string[], txHash: string): Promise<SealedFill | undefined>;
+  close(): void;
+}
+
+const SELECT = `SELECT id, '0x' || lower(hex(tx_hash)) AS tx_hash, log_index, wallet, market_id,
+  outcome, side, price, size, usd_value, ts`;
+
+export function createHistoryReader(options: { dir: string; memoryMb: number }): HistoryReader {
+  let engine: Promise<Engine> | undefined;
+
+  async function query(sql: string, values: DuckDBValue[]): Promise<SealedFill[]> {
+    engine ??= openEngine({ memoryMb: options.memoryMb, threads: 1 });
+    const connection = await (await engine).connect();
+    try {
+      const result = await connection.runAndReadAll(sql, values);
+      return result.getRowObjectsJS().map(toSealedFill);
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  const relation = (files: readonly string[]) =>
+    `read_parquet([${files.map((f) => sqlString(join(options.dir, f))).join(", ")}])`;
+
+  return {
+    async page(files, filter, limit) {
+      if (files.length === 0) return [];
+      const where: string[] = [];
+      const values: DuckDBValue[] = [];
+      const bind = (value: DuckDBValue) => {
+        values.push(value);
+        return `$${values.length}`;
+      };
+      if (filter.wallet !== undefined) where.push(`wallet = ${bind(filter.wallet)}`);
+      if (filter.marketId !== undefined) where.push(`market_id = ${bind(filter.marketId)}`);
+      if (filter.side !== undefined) where.push(`side = ${bind(filter.side)}`);
+      if (filter.minUsd !== undefined) where.push(`usd_value >= ${bind(filter.minUsd)}`);
+      if (filter.from !== undefined) where.push(`ts >= ${bind(filter.from)}`);
+      if (filter.to !== undefined) where.push(`ts <= ${bind(filter.to)}`);
+      if (filter.before !== undefined) {
+        const [ts, id] = filter.before;
+        where.push(`(ts < ${bind(ts)} OR (ts = ${bind(ts)} AND id < ${bind(id)}))`);
+      }
+      return query(
+        `${SELECT} FROM ${relation(files)}
+          ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+          ORDER BY ts DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
+        values,
+      );
+    },
+
+    async byTxHash(files, txHash) {
+      if (files.length === 0) return undefined;
+      const [fill] = await query(
+        `${SELECT} FROM ${relation(files)} WHERE tx_hash = unhex(${"$1"})
+          ORDER BY log_index LIMIT 1`,
+        [txHash.slice(2)],
+      );
+      return fill;
+    },
+
+    close() {
+      void engine?.then((e) => e.close());
+      engine = undefined;
+    },
+  };
+}
+
+function toSealedFill(row: Record<string, unknown>): SealedFill {
+  const n = (value: unknown) => (typeof value === "bigint" ? Number(value) : (value as number));
+  return {
+    id: n(row.id),
+    tx_hash: row.tx_hash as string,
+    log_index: n(row.log_index),
+    wallet: row.wallet as string,
+    market_id: n(row.market_id),
+    outcome: row.outcome as "YES" | "NO",
+    side: row.side as "BUY" | "SELL",
+    price: row.price as number,
+    size: row.size as number,
+    usd_value: row.usd_value as number,
+    ts: n(row.ts),
+  };
+}
