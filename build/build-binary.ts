@@ -228,7 +228,7 @@ async function main(): Promise<void> {
   const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
   if (major < 22 || (major === 22 && minor < 12)) {
     fail(
-      `Node ${process.versions.node} is too old to build the binary: run "source scripts/node.sh" first`,
+      `Node ${process.versions.node} is too old to build the binary: run it as \`npm run build\`, on the pinned Node 24 that \`npm ci\` installs`,
     );
   }
   if (process.platform !== "linux") fail("the binary build supports Linux only");
