@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import {
   closeSync,
   copyFileSync,
@@ -26,10 +27,19 @@ export function historyDir(dbPath: string): string {
   return `${dbPath}-history`;
 }
 
-/** A sealed file's name: its manifest id, zero-padded so names sort as ids do. */
-export function partitionFile(id: number): string {
-  return `fills-${String(id).padStart(8, "0")}.parquet`;
+/**
+ * A new file's name: its time and random bytes, unique to the seal that writes it, so two seals
+ * (the jobs process's and one run by hand) never write, or remove, each other's file.
+ */
+function newPartitionFile(now: number): string {
+  return `fills-${now}-${randomBytes(6).toString("hex")}.parquet`;
 }
+
+/**
+ * How old an unlisted file must be before a seal removes it: far longer than any seal takes
+ * from its file's rename to its commit, so a file another seal has just written is left alone.
+ */
+export const UNLISTED_FILE_MIN_AGE_MS = 60 * 60_000;
 
 export interface Partition {
   id: number;
@@ -102,20 +112,21 @@ export interface WrittenPartition {
 }
 
 /**
- * Writes `rows` (PARTITION_COLUMNS' order, sorted as they should be stored) to the file for
- * manifest id `id`: beside its name first, synced, then renamed into place and the folder
- * synced, so a file under its name is whole. Returns null for no rows (no file is written).
+ * Writes `rows()` (PARTITION_COLUMNS' order, sorted as they should be stored) to a new file of
+ * the history: beside its name first, synced, then renamed into place and the folder synced, so
+ * a file under its name is whole. The rows are read in one go once DuckDB is ready, with no
+ * await in between, so a statement iterating the database's connection is never left open while
+ * other work uses it. Returns null for no rows (no file is written).
  */
 export async function writePartition(
   dir: string,
-  id: number,
-  rows: Iterable<unknown[]>,
-  memoryMb: number,
+  rows: () => Iterable<unknown[]>,
+  options: { memoryMb: number; now: number },
 ): Promise<WrittenPartition | null> {
-  const file = partitionFile(id);
+  const file = newPartitionFile(options.now);
   const path = join(dir, file);
   const partial = `${path}.partial`;
-  return withEngine({ memoryMb }, async (duck) => {
+  return withEngine({ memoryMb: options.memoryMb }, async (duck) => {
     await duck.run(
       `CREATE TABLE stage (${PARTITION_COLUMNS.map(([n, t]) => `${n} ${t}`).join(", ")})`,
     );
@@ -124,7 +135,7 @@ export async function writePartition(
     let fills = 0;
     let minTs = Number.POSITIVE_INFINITY;
     let maxTs = Number.NEGATIVE_INFINITY;
-    for (const row of rows) {
+    for (const row of rows()) {
       const [fillId, hash, logIndex, wallet, marketId, outcome, side, price, size, usd, ts] =
         row as [
           number,
@@ -183,9 +194,16 @@ function syncFile(path: string): void {
 
 /**
  * Removes what a killed seal left in the folder: files the manifest does not list (a seal killed
- * before its commit, or a `.partial` killed while written). Returns the names removed.
+ * before its commit, or a `.partial` killed while written) once they are `minAgeMs` old. An
+ * unlisted file is no part of the history meanwhile: no reader opens it. Returns the names
+ * removed.
  */
-export function removeUnlisted(db: Connection, dir: string): string[] {
+export function removeUnlisted(
+  db: Connection,
+  dir: string,
+  now: number,
+  minAgeMs = UNLISTED_FILE_MIN_AGE_MS,
+): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -193,7 +211,12 @@ export function removeUnlisted(db: Connection, dir: string): string[] {
     return [];
   }
   const listed = new Set(partitions(db).map((p) => p.file));
-  const removed = names.filter((name) => name.startsWith("fills-") && !listed.has(name));
+  const removed = names.filter(
+    (name) =>
+      name.startsWith("fills-") &&
+      !listed.has(name) &&
+      now - statSync(join(dir, name)).mtimeMs >= minAgeMs,
+  );
   for (const name of removed) rmSync(join(dir, name), { force: true });
   return removed;
 }

@@ -50,6 +50,8 @@ export interface CompactionOptions {
   memoryMb?: number;
   /** Called at each step of each batch's seal; a test kills the process there. */
   onStep?: (step: SealStep) => void;
+  /** Unlisted files in the history this old are removed (UNLISTED_FILE_MIN_AGE_MS). */
+  unlistedMinAgeMs?: number;
 }
 
 /** A batch whose markets took fills between the file's write and the transaction: retried later. */
@@ -112,6 +114,9 @@ export async function compactResolvedMarkets(
     .all(cutoff, cutoff);
   const ready = due.filter((m) => m.dirty === 0).map((m) => m.id);
   summary.markets_waiting = due.length - ready.length;
+  const dir = historyDir(db.path);
+  // What a killed seal left: files no manifest row lists, once surely not another seal's.
+  removeUnlisted(w, dir, Date.now(), options.unlistedMinAgeMs);
   if (ready.length === 0) return finish();
 
   const holders = w
@@ -156,20 +161,17 @@ export async function compactResolvedMarkets(
       )
       .raw()
       .iterate(...markets) as Iterable<unknown[]>;
-  const nextPartitionId = w
-    .prepare("SELECT coalesce(max(id), 0) + 1 FROM history_partitions")
-    .pluck() as unknown as { get(): number };
+  const compactedAt = w
+    .prepare<[number], number | null>("SELECT compacted_at FROM markets WHERE id = ?")
+    .pluck();
   const listPartition = w.prepare(
-    `INSERT INTO history_partitions (id, file, fills, bytes, min_ts, max_ts, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at)
+     VALUES (?, ?, ?, ?, ?, ?)`,
   );
   const markSealed = w.prepare<[number, number]>(
     "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
   );
-  const dir = historyDir(db.path);
   mkdirSync(dir, { recursive: true });
-  // What a killed seal left: files no manifest row lists.
-  removeUnlisted(w, dir);
   const step = options.onStep ?? (() => {});
   const writer = createModelWriter(db);
   const batch = options.batch ?? COMPACTION_BATCH;
@@ -183,14 +185,16 @@ export async function compactResolvedMarkets(
       .filter((marketId) => stillDirty.get(marketId) === undefined);
     summary.markets_waiting += Math.min(batch, ready.length - start) - markets.length;
     if (markets.length === 0) continue;
-    const id = nextPartitionId.get();
     step("before-write");
     // Read on the writer: the file holds exactly the fills the transaction below deletes, unless
     // a market took more meanwhile, which the transaction checks.
-    const sealed = await writePartition(dir, id, sealable(markets), options.memoryMb ?? 256);
+    const sealed = await writePartition(dir, () => sealable(markets), {
+      memoryMb: options.memoryMb ?? 256,
+      now: Date.now(),
+    });
     step("written");
     try {
-      compactBatch(markets, id, sealed);
+      compactBatch(markets, sealed);
     } catch (error) {
       if (sealed) rmSync(sealed.path, { force: true });
       if (!(error instanceof StaleBatch)) throw error;
@@ -206,33 +210,36 @@ export async function compactResolvedMarkets(
   );
   return summary;
 
-  function compactBatch(markets: number[], id: number, sealed: WrittenPartition | null): void {
+  function compactBatch(markets: number[], sealed: WrittenPartition | null): void {
     w.transaction(() => {
       const touched = new Set<number>();
       let deleted = 0;
       let kept = 0;
       let frozen = 0;
       for (const marketId of markets) {
-        // Another process (an import beside `serve`) may have stored a fill for the market since
-        // its file was written: its fill is neither counted nor sealed, so the batch waits.
+        // Another process may have stored a fill for the market since its file was written (an
+        // import beside `serve`: its fill is neither counted nor sealed), or compacted it (a
+        // compaction run by hand beside the scheduled one): the batch waits for the next run.
         if (
           stillDirty.get(marketId) !== undefined ||
+          compactedAt.get(marketId) !== null ||
           countSealable.get(marketId) !== (sealed?.perMarket.get(marketId) ?? 0)
         ) {
           throw new StaleBatch(`market ${marketId} took fills while its batch was sealed`);
         }
       }
-      if (sealed) {
-        listPartition.run(
-          id,
-          sealed.file,
-          sealed.fills,
-          sealed.bytes,
-          sealed.minTs,
-          sealed.maxTs,
-          now,
-        );
-      }
+      const id = sealed
+        ? Number(
+            listPartition.run(
+              sealed.file,
+              sealed.fills,
+              sealed.bytes,
+              sealed.minTs,
+              sealed.maxTs,
+              now,
+            ).lastInsertRowid,
+          )
+        : null;
       step("in-transaction");
       for (const marketId of markets) {
         // One bet per wallet in the market: its holders are its frozen bets.
@@ -242,7 +249,7 @@ export async function compactResolvedMarkets(
         kept += keptFills.get(marketId) ?? 0;
         deleted += deleteFills.run(marketId).changes;
         markCompacted.run(now, marketId);
-        if (sealed?.perMarket.has(marketId)) markSealed.run(id, marketId);
+        if (id !== null && sealed?.perMarket.has(marketId)) markSealed.run(id, marketId);
         const info = ctx.market(marketId);
         if (info) info.compacted = true;
       }
