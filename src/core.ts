@@ -77,6 +77,7 @@ export function createCore(deps: AppDeps): Core {
   const history = createHistoryReader({
     dir: historyDir(deps.db.path),
     memoryMb: Math.max(64, Math.floor(deps.config.memoryMb / 4)),
+    log: deps.log,
   });
   const trades = createTradeQueries(deps.db, history);
   const read = {

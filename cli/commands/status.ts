@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { formatDuration } from "../../src/duration";
-import { historyDir, historyTotals } from "../../src/history/store";
+import { checkHistory, historyDir, historyTotals } from "../../src/history/store";
 import { checkSecrets, describeSource } from "../../src/installation/key";
 import { retentionStatus } from "../../src/refresh/retention";
 import { type ReplicationReport, replicationStatus } from "../../src/replication/supervisor";
@@ -27,6 +27,7 @@ export function registerStatus(program: Command): void {
           .prepare("SELECT count(*) AS total, max(ts) AS newest FROM fills")
           .get() as { total: number; newest: number | null };
         const history = historyTotals(db.reader);
+        const historyCheck = checkHistory(db.reader, db.path);
         const newestSealed = db.reader
           .prepare("SELECT max(max_ts) FROM history_partitions")
           .pluck()
@@ -49,7 +50,13 @@ export function registerStatus(program: Command): void {
             history: history.fills,
             newest_at: fills.newest < 0 ? null : new Date(fills.newest).toISOString(),
           },
-          history: { path: historyDir(db.path), files: history.partitions, bytes: history.bytes },
+          history: {
+            path: historyDir(db.path),
+            files: history.partitions,
+            bytes: history.bytes,
+            missing: historyCheck.missing,
+            damaged: historyCheck.damaged,
+          },
           installation_key: {
             id: key.id,
             source: describeSource(key.source),
@@ -64,13 +71,19 @@ export function registerStatus(program: Command): void {
           [
             `database          ${db.path} (schema version ${version}, ${(bytes / 1e6).toFixed(1)} MB, WAL ${(walBytes / 1e6).toFixed(1)} MB)`,
             `fills             ${fills.total.toLocaleString("en-US")} (${recent.total.toLocaleString("en-US")} in the database, ${history.fills.toLocaleString("en-US")} in the history)${fills.newest < 0 ? "" : `, the newest at ${new Date(fills.newest).toISOString()}`}`,
-            `fill history      ${history.partitions} files, ${(history.bytes / 1e6).toFixed(1)} MB in ${historyDir(db.path)}`,
+            `fill history      ${history.partitions} files, ${(history.bytes / 1e6).toFixed(1)} MB in ${historyDir(db.path)}${describeHistoryCheck(historyCheck)}`,
             `installation key  id ${key.id} from ${describeSource(key.source)}`,
             `webhook secrets   ${secrets.decrypting} of ${secrets.stored} decrypt${secrets.failing.length > 0 ? `; failing: ${secrets.failing.join(", ")}` : ""}`,
             `replication       ${describeReplication(replication)}`,
             `fill retention    ${describeRetention(retention)}`,
           ].join("\n"),
         );
+        const unreadable = [...historyCheck.missing, ...historyCheck.damaged];
+        if (unreadable.length > 0) {
+          throw new CliError(
+            `${unreadable.length} file(s) of the fill history are missing or damaged (${unreadable.join(", ")}): restore them from a backup's PATH-history/ folder`,
+          );
+        }
         if (secrets.failing.length > 0) {
           throw new CliError(
             `${secrets.failing.length} webhook secret(s) do not decrypt under installation key id ${key.id}`,
@@ -88,6 +101,14 @@ function fileBytes(path: string): number {
   } catch {
     return 0;
   }
+}
+
+function describeHistoryCheck(check: { missing: string[]; damaged: string[] }): string {
+  const parts = [
+    ...(check.missing.length > 0 ? [`MISSING: ${check.missing.join(", ")}`] : []),
+    ...(check.damaged.length > 0 ? [`DAMAGED (size differs): ${check.damaged.join(", ")}`] : []),
+  ];
+  return parts.length > 0 ? `; ${parts.join("; ")}` : "";
 }
 
 function describeRetention(r: {

@@ -1,4 +1,6 @@
 import { join } from "node:path";
+import { ApiError } from "../errors";
+import type { Log } from "../log";
 import { type DuckDBValue, type Engine, openEngine, sqlString } from "./engine";
 
 /**
@@ -46,15 +48,33 @@ export interface HistoryReader {
 const SELECT = `SELECT id, '0x' || lower(hex(tx_hash)) AS tx_hash, log_index, wallet, market_id,
   outcome, side, price, size, usd_value, ts`;
 
-export function createHistoryReader(options: { dir: string; memoryMb: number }): HistoryReader {
+/**
+ * What a caller is told when a listed file cannot be read (deleted, truncated, damaged): the
+ * answers that need it fail with this, everything else is served as usual, and `smartmoney
+ * status` names the file.
+ */
+export const HISTORY_UNREADABLE =
+  "older fills cannot be read right now: a file of the fill history is missing or damaged (smartmoney status names it); quote the request id when reporting it";
+
+export function createHistoryReader(options: {
+  dir: string;
+  memoryMb: number;
+  log?: Log;
+}): HistoryReader {
   let engine: Promise<Engine> | undefined;
 
-  async function query(sql: string, values: DuckDBValue[]): Promise<SealedFill[]> {
+  async function query(sql: string, values: DuckDBValue[], files: readonly string[]) {
     engine ??= openEngine({ memoryMb: options.memoryMb, threads: 1 });
     const connection = await (await engine).connect();
     try {
       const result = await connection.runAndReadAll(sql, values);
       return result.getRowObjectsJS().map(toSealedFill);
+    } catch (error) {
+      options.log?.error(
+        { err: error, dir: options.dir, files },
+        "the fill history cannot be read: a listed file is missing or damaged (smartmoney status)",
+      );
+      throw new ApiError("internal_error", HISTORY_UNREADABLE);
     } finally {
       connection.closeSync();
     }
@@ -87,6 +107,7 @@ export function createHistoryReader(options: { dir: string; memoryMb: number }):
           ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
           ORDER BY ts DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
         values,
+        files,
       );
     },
 
@@ -96,6 +117,7 @@ export function createHistoryReader(options: { dir: string; memoryMb: number }):
         `${SELECT} FROM ${relation(files)} WHERE tx_hash = unhex(${"$1"})
           ORDER BY log_index LIMIT 1`,
         [txHash.slice(2)],
+        files,
       );
       return fill;
     },

@@ -257,3 +257,27 @@ export function copyHistory(fromDbPath: string, copy: Connection, copyPath: stri
   }
   return bytes;
 }
+
+export interface HistoryCheck {
+  /** Listed files that are not in the folder. */
+  missing: string[];
+  /** Listed files whose size is not the size listed: truncated or replaced. */
+  damaged: string[];
+}
+
+/** Every listed file is there, at its listed size (`status`); no file is read. */
+export function checkHistory(db: Connection, dbPath: string): HistoryCheck {
+  const dir = historyDir(dbPath);
+  const check: HistoryCheck = { missing: [], damaged: [] };
+  for (const p of partitions(db)) {
+    let size: number;
+    try {
+      size = statSync(join(dir, p.file)).size;
+    } catch {
+      check.missing.push(p.file);
+      continue;
+    }
+    if (size !== p.bytes) check.damaged.push(p.file);
+  }
+  return check;
+}

@@ -1,11 +1,12 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, readdirSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, rmSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate";
 import { type Db, openDb } from "../../src/db/open";
 import { withEngine } from "../../src/history/engine";
+import { HISTORY_UNREADABLE } from "../../src/history/reader";
 import { historyDir, partitions, withHistory } from "../../src/history/store";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshReadModels } from "../../src/refresh/refresh";
@@ -325,5 +326,42 @@ describe("trade pages over the history", () => {
       unsealed.close();
       sealed.close();
     }
+  });
+});
+
+describe("a damaged history", () => {
+  it("fails only the answers that need the file, clearly, and status names it", async () => {
+    const path = join(t.dir, "damaged.db");
+    copyFileSync(template, path);
+    const db = openDb(path);
+    await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+    const [first, second] = partitions(db.reader);
+    db.close();
+    rmSync(join(historyDir(path), first!.file));
+    truncateSync(join(historyDir(path), second!.file), 100);
+    const app = createTestApp({ env: { SMARTMONEY_DB: path } });
+    try {
+      const key = app.key("terminal_pro");
+      // Market 1's fills were in the first file.
+      const res = await app.raw(`/v1/trades?market=0x${"1".padStart(64, "0")}`, key);
+      expect(res.status).toBe(500);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error).toMatchObject({ code: "internal_error", message: HISTORY_UNREADABLE });
+      expect(app.logText()).toContain(first!.file);
+      // What does not need the file is served: the recent market's trades, a leaderboard.
+      expect((await app.get(`/v1/trades?market=0x${"6".padStart(64, "0")}`, key)).status).toBe(200);
+      expect((await app.get("/v1/leaderboards/whales", key)).status).toBe(200);
+    } finally {
+      app.close();
+    }
+    const env = { SMARTMONEY_DB: path, SMARTMONEY_LOG_LEVEL: "error" };
+    const status = await runCli(["status", "--json"], env);
+    expect(status.code).toBe(1);
+    expect(JSON.parse(status.stdout).history).toMatchObject({
+      missing: [first!.file],
+      damaged: [second!.file],
+    });
+    expect(status.stderr.trim().split("\n")).toHaveLength(1);
+    expect(status.stderr).toContain("2 file(s) of the fill history are missing or damaged");
   });
 });
