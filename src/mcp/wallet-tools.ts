@@ -42,8 +42,8 @@ export function walletTools(app: App): McpTool[] {
       minTier: "free",
       input: v.strictObject({ address: walletAddress }),
       output: outputOf(WalletDossierSchema),
-      run: ({ address }) => {
-        const dossier = wallets.dossier(address);
+      run: async ({ address }) => {
+        const dossier = await wallets.dossier(address);
         if (!dossier) throw neverTraded(address);
         return dossier;
       },

@@ -355,10 +355,5 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       const more = rows.length > limit;
       return { rows: rows.slice(0, limit).map(toTrade), more };
     },
-
-    /** The page of fills stored in the database alone (the dossier's latest trades). */
-    recentPage(filter: TradeFilter, limit: number): Trade[] {
-      return (recentPage(filter, limit - 1, undefined)?.rows ?? []).slice(0, limit).map(toTrade);
-    },
   };
 }

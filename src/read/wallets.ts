@@ -133,18 +133,17 @@ export function createWalletQueries(db: Db, deps: WalletQueryDeps) {
     /** The lite profile (free keys); undefined when the wallet never traded. */
     profile,
 
-    /** The full dossier: the profile plus recent trades, alerts and the funding cluster. */
-    dossier(address: string): WalletDossier | undefined {
+    /**
+     * The full dossier: the profile plus recent trades (the first page of its trades, the fill
+     * history's included), alerts and the funding cluster.
+     */
+    async dossier(address: string): Promise<WalletDossier | undefined> {
       const base = profile(address);
       if (!base) return undefined;
-      return {
-        ...base,
-        // The fills stored in the database: a wallet whose every fill is sealed into the history
-        // (src/history/) shows none here, and all of them in its trade pages.
-        recent_trades: deps.trades.recentPage({ wallet: address }, DOSSIER_TRADES),
-        alerts: alerts.all(address, DOSSIER_ALERTS).map(toAlert),
-        funding_cluster: deps.clusterOf(address) ?? null,
-      };
+      const alertRows = alerts.all(address, DOSSIER_ALERTS).map(toAlert);
+      const cluster = deps.clusterOf(address) ?? null;
+      const trades = await deps.trades.page({ wallet: address }, DOSSIER_TRADES);
+      return { ...base, recent_trades: trades.rows, alerts: alertRows, funding_cluster: cluster };
     },
 
     /** Per-category record, most bets first; PnL withheld where the ledger is not trusted. */

@@ -311,6 +311,11 @@ describe("trade pages over the history", () => {
         expect(expected.flat().length, query).toBeGreaterThan(7);
         expect(await walk(sealed, keys[1], query), query).toEqual(expected);
       }
+      // The dossier's latest trades, too.
+      const dossier = async (app: TestApp, key: string) =>
+        ((await (await app.get(`/v1/wallets/${wallet}`, key)).json()) as { recent_trades: unknown })
+          .recent_trades;
+      expect(await dossier(sealed, keys[1])).toEqual(await dossier(unsealed, keys[0]));
       // The page really came from the history: the market's fills are all sealed.
       expect(
         sealed.db.reader.prepare("SELECT count(*) FROM fills WHERE market_id = 1").pluck().get(),

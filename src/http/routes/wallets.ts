@@ -84,8 +84,8 @@ export function walletRoutes(app: App) {
         const { address } = c.req.valid("param");
         const full = tierAllows(c.get("caller")!.account.tier, "terminal");
         const key = `${full ? "dossier" : "profile"} ${address}`;
-        return profiles.json(c, key, () => {
-          const profile = full ? wallets.dossier(address) : wallets.profile(address);
+        return profiles.jsonAsync(c, key, async () => {
+          const profile = full ? await wallets.dossier(address) : wallets.profile(address);
           if (!profile) throw notFound(`wallet ${address} has never traded`);
           return profile;
         });
