@@ -122,6 +122,11 @@ export function startBackgroundJobs(options: {
   memoryMb: number;
   /** The server's clock reading when it is not the system's (`serve --now`), or null. */
   now: number | null;
+  /**
+   * `serve --replicate URL`: the jobs put the fill history's files there too (src/history/
+   * replica.ts), so they are told it as the setting they read.
+   */
+  replicaUrl: string | null;
   log: Log;
   /** The jobs' storage state as they report it (src/db/storage.ts); null once they exit. */
   onStorage?(status: StorageStatus | null): void;
@@ -152,7 +157,10 @@ export function startBackgroundJobs(options: {
     // the server, which stops it in order; the IPC channel closing tells it the server is gone,
     // however the server ended (src/jobs: `jobs schedule` stops on disconnect).
     const current = spawn(self.command, args, {
-      env: jobsEnv(options.memoryMb),
+      env: {
+        ...jobsEnv(options.memoryMb),
+        ...(options.replicaUrl ? { SMARTMONEY_REPLICA_URL: options.replicaUrl } : {}),
+      },
       stdio: ["ignore", "ignore", "inherit", "ipc"],
       detached: true,
     });

@@ -148,6 +148,7 @@ async function runServer(session: Session, options: ServeOptions): Promise<void>
           logLevel: config.logLevel,
           memoryMb: config.memoryMb,
           now: options.now === undefined ? null : app.deps.clock.now(),
+          replicaUrl: options.replicate ?? process.env.SMARTMONEY_REPLICA_URL ?? null,
           log,
           onStorage: (status) => app.deps.db.storage.setRemote("jobs", status),
         })

@@ -1,4 +1,5 @@
 import type { Core } from "../core";
+import { historyReplica } from "../history/replica";
 import { type RefreshSummary, refreshReadModels } from "../refresh/refresh";
 import { type CompactionSummary, compactResolvedMarkets } from "../refresh/retention";
 import type { ScheduledJob } from "./scheduler";
@@ -28,7 +29,14 @@ export async function compactNow(app: Core, retentionMs: number): Promise<Compac
   const { db, clock, log, config } = app.deps;
   const summary = await compactResolvedMarkets(db, clock.now(), retentionMs, {
     memoryMb: Math.floor(config.memoryMb / 4),
+    replica: config.replica ? historyReplica(config.replica) : undefined,
   });
+  if (summary.replica_error) {
+    log.warn(
+      { compaction: summary },
+      `fill retention could not put a history file on the replica (${summary.replica_error}): its markets keep their fills until the next run`,
+    );
+  }
   if (summary.markets > 0) {
     // Trade pages and timing buckets changed.
     app.readModelsChanged();

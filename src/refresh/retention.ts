@@ -7,6 +7,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import type { Db } from "../db/open";
 import { MIN_FILL_RETENTION_MS } from "../domain";
 import { formatDuration } from "../duration";
+import type { HistoryReplica } from "../history/replica";
 import {
   historyDir,
   PARTITION_SELECT,
@@ -38,6 +39,8 @@ export interface CompactionSummary {
   bets_frozen: number;
   /** Due, but with fills the read models have not counted yet: compacted after a refresh. */
   markets_waiting: number;
+  /** Why the replica refused a file (the markets it held wait for the next run), else null. */
+  replica_error: string | null;
   duration_ms: number;
 }
 
@@ -52,6 +55,8 @@ export interface CompactionOptions {
   onStep?: (step: SealStep) => void;
   /** Unlisted files in the history this old are removed (UNLISTED_FILE_MIN_AGE_MS). */
   unlistedMinAgeMs?: number;
+  /** Where each file goes before the transaction that lists it (SMARTMONEY_REPLICA_URL). */
+  replica?: HistoryReplica;
 }
 
 /** A batch whose markets took fills between the file's write and the transaction: retried later. */
@@ -92,6 +97,7 @@ export async function compactResolvedMarkets(
     fills_kept: 0,
     bets_frozen: 0,
     markets_waiting: 0,
+    replica_error: null,
     duration_ms: 0,
   };
   const refreshed = w
@@ -193,6 +199,17 @@ export async function compactResolvedMarkets(
       now: Date.now(),
     });
     step("written");
+    if (sealed && options.replica) {
+      // On the replica before it is listed: a database restored from there finds every file.
+      try {
+        await options.replica.put(sealed.file, sealed.path);
+      } catch (error) {
+        rmSync(sealed.path, { force: true });
+        summary.replica_error = `${options.replica.describe}: ${(error as Error).message}`;
+        summary.markets_waiting += markets.length + Math.max(0, ready.length - start - batch);
+        break;
+      }
+    }
     try {
       compactBatch(markets, sealed);
     } catch (error) {

@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { openConnection } from "../db/open";
+import { historyReplica } from "../history/replica";
+import { historyDir, partitions } from "../history/store";
 import { keyFilePath, recordedKeyId, storedSecretCount } from "../installation/key";
 import { fail, ok, type Result } from "../result";
 import { litestreamBinary, litestreamConfig } from "./litestream";
@@ -63,11 +65,19 @@ export async function restoreDatabase(options: {
     if (!existsSync(partial)) {
       return fail(`no replica at ${options.from}${timestamp ? ` as of ${timestamp}` : ""}`);
     }
+    // The fill history's files the restored database lists, from beside its replica.
+    const fetched = await restoreHistory(partial, `${historyDir(dbPath)}.restoring`, replica.value);
+    if (!fetched.ok) return fetched;
     for (const suffix of ["-wal", "-shm"]) rmSync(`${dbPath}${suffix}`, { force: true });
     renameSync(partial, dbPath);
+    if (fetched.value > 0) {
+      rmSync(historyDir(dbPath), { recursive: true, force: true });
+      renameSync(`${historyDir(dbPath)}.restoring`, historyDir(dbPath));
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
-    rmSync(partial, { force: true });
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${partial}${suffix}`, { force: true });
+    rmSync(`${historyDir(dbPath)}.restoring`, { recursive: true, force: true });
   }
   const seconds = (performance.now() - started) / 1000;
   const db = openConnection(dbPath, { readonly: true });
@@ -85,6 +95,40 @@ export async function restoreDatabase(options: {
   } finally {
     db.close();
   }
+}
+
+/**
+ * Downloads every history file the database at `dbPath` lists into `dir`; refuses (and leaves
+ * nothing) when the replica lacks one. Returns the files fetched.
+ */
+export async function restoreHistory(
+  dbPath: string,
+  dir: string,
+  replica: Parameters<typeof historyReplica>[0],
+): Promise<Result<number>> {
+  const db = openConnection(dbPath, { readonly: true });
+  let listed: string[];
+  try {
+    const hasManifest = db
+      .prepare("SELECT 1 FROM sqlite_master WHERE name = 'history_partitions'")
+      .get();
+    listed = hasManifest ? partitions(db).map((p) => p.file) : [];
+  } finally {
+    db.close();
+  }
+  if (listed.length === 0) return ok(0);
+  const files = historyReplica(replica);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const missing: string[] = [];
+  for (const file of listed) {
+    if (!(await files.get(file, join(dir, file)))) missing.push(file);
+  }
+  if (missing.length > 0) {
+    return fail(
+      `the replica lacks ${missing.length} file(s) of the fill history the database lists (${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", …" : ""}) at ${files.describe}`,
+    );
+  }
+  return ok(listed.length);
 }
 
 function runLitestream(args: string[]): Promise<{ code: number | null; output: string }> {
