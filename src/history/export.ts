@@ -230,10 +230,11 @@ async function exportTable(
   appender.closeSync();
   let order = "";
   if (table.history && history) {
+    // Functions, not strings, as replacements: a path may hold `$` patterns.
     const sealed = table.history
-      .replace("HISTORY", history)
-      .replace("$from", String(bounds[0]))
-      .replace("$to", String(bounds[1]));
+      .replace("HISTORY", () => history)
+      .replace("$from", () => String(bounds[0]))
+      .replace("$to", () => String(bounds[1]));
     const added = await duck.runAndReadAll(`INSERT INTO ${stage} ${sealed}`);
     rows += Number(added.getRowsJS()[0]?.[0] ?? 0);
     // The staged columns, not the select's converted ones of the same name.

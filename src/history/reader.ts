@@ -114,7 +114,7 @@ export function createHistoryReader(options: {
     async byTxHash(files, txHash) {
       if (files.length === 0) return undefined;
       const [fill] = await query(
-        `${SELECT} FROM ${relation(files)} WHERE tx_hash = unhex(${"$1"})
+        `${SELECT} FROM ${relation(files)} WHERE tx_hash = unhex($1)
           ORDER BY log_index LIMIT 1`,
         [txHash.slice(2)],
         files,
