@@ -1,4 +1,5 @@
 import type { Statement } from "../db/open";
+import { sealedFileOf, sealedKeys } from "../history/store";
 import type { DeferredFillIndexes } from "./deferred-fill-indexes";
 import type { ImportDeps, LineError } from "./import";
 import { createIngest, type NewTrade, type NewTransfer } from "./ingest";
@@ -103,6 +104,16 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     return id === 0 ? undefined : id;
   };
 
+  // Lines of compacted markets whose fill is not in `fills`: it may be in the fill history, where
+  // a compaction sealed it; looked up there once the file is read (finish).
+  const sealedLines: {
+    line: number;
+    text: string;
+    marketId: number;
+    key: string;
+    reason: string;
+  }[] = [];
+  const sealedFiles = new Map<number, string>();
   const compactedReasons = new Map<number, string | null>();
   const compactedReasonOf = (marketId: number): string | null => {
     let reason = compactedReasons.get(marketId);
@@ -186,11 +197,19 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
           needsMarket(line, text, l.condition_id, secondLook);
           return;
         }
-        // A compacted market's fills are gone but for those a signal names, which are present.
+        // A compacted market's fills are in the fill history but for those a signal names,
+        // which stay in `fills`: a line repeating either is present, any other is refused.
         const refused = compactedReasonOf(marketId);
         if (refused !== null) {
-          if (ingest.tradeIdOf(l.tx_hash, l.log_index) !== undefined) counts.trade.present++;
-          else reject(line, text, refused);
+          if (ingest.tradeIdOf(l.tx_hash, l.log_index) !== undefined) {
+            counts.trade.present++;
+            return;
+          }
+          const file = sealedFiles.get(marketId) ?? sealedFileOf(writer, marketId);
+          if (file === undefined) return void reject(line, text, refused);
+          sealedFiles.set(marketId, file);
+          const key = `${l.tx_hash}:${l.log_index}`;
+          sealedLines.push({ line, text, marketId, key, reason: refused });
           return;
         }
         trades.rows.push({
@@ -298,6 +317,16 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     flush();
   };
 
+  /** Lines of sealed markets: present when the history holds their fill, else refused. */
+  const checkSealed = async () => {
+    const keys = await sealedKeys(deps.db.path, sealedFiles, 256);
+    for (const s of sealedLines) {
+      if (keys.get(s.marketId)?.has(s.key)) counts.trade.present++;
+      else reject(s.line, s.text, s.reason);
+    }
+    sealedLines.length = 0;
+  };
+
   /** Completes each duplicate fill's reason with the line that holds the stored one. */
   const locateDuplicates = async (source: ImportSource) => {
     let line = 0;
@@ -325,6 +354,7 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     async finish(source) {
       flush();
       if (waiting.length > 0) await revisitWaiting(source);
+      if (sealedLines.length > 0) await checkSealed();
       if (duplicates.size > 0) await locateDuplicates(source);
     },
     close() {

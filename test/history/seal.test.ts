@@ -1,5 +1,12 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, readdirSync, rmSync, truncateSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -250,6 +257,35 @@ describe("the history beside the database", () => {
     expect([...exported].sort()).toEqual([...keys].sort());
     const times = exported.map((k) => Number(k.split(":")[2]));
     expect(times).toEqual([...times].sort((a, b) => a - b));
+
+    // Importing the export back changes nothing: every fill is present, sealed ones included.
+    const again = await runCli(["import", join(out, "fills.parquet"), "--json"], env);
+    expect(again.stderr).toBe("");
+    expect(JSON.parse(again.stdout)[0].counts.trade).toEqual({
+      new: 0,
+      updated: 0,
+      present: before.length,
+    });
+    // A fill a sealed market never had is still refused, naming the market and the setting.
+    const stray = join(t.dir, "stray.jsonl");
+    writeFileSync(
+      stray,
+      `${JSON.stringify({
+        type: "trade",
+        tx_hash: `0x${"ab".repeat(32)}`,
+        log_index: 0,
+        wallet: `0x${"1".padStart(40, "0")}`,
+        condition_id: `0x${"1".padStart(64, "0")}`,
+        outcome: "YES",
+        side: "BUY",
+        price: 0.5,
+        size: 1,
+        timestamp: NOW - 199 * DAY,
+      })}\n`,
+    );
+    const refused = await runCli(["import", stray], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('stray.jsonl:1: market "old0" was compacted');
 
     const backup = join(t.dir, "operated-backup.db");
     const result = await runCli(["backup", backup, "--json"], env);
