@@ -41,6 +41,7 @@ import { objectSizes } from "./lib/dbstat";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import { randomHex, uniform } from "./lib/random";
 import { alignColumns } from "./lib/report";
+import { recordResults } from "./lib/results";
 import { worldCacheDir } from "./lib/world";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "..", "..");
@@ -243,6 +244,7 @@ async function main(): Promise<void> {
   }
   const headers = Object.keys(rows[0] ?? {});
   console.log(alignColumns([headers, ...rows.map((r) => headers.map((h) => r[h]!))]));
+  recordResults("bulk", { rows });
 }
 
 await main();

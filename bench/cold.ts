@@ -20,19 +20,15 @@
  *
  *   npm run bench:cold -- [--world small|medium|large] [--ids 8] [--seed 42]
  *
- * Writes bench/results/cold.json.
+ * Writes bench/results/cold.json and a line of bench/results/history.jsonl (bench/lib/results.ts).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openConnection } from "../src/db/open";
 import { benchEndpoints, pickFromWorld } from "./lib/endpoints";
 import { alignColumns, median } from "./lib/report";
+import { recordResults } from "./lib/results";
 import { isScale, WORLD_NOW, withWorldApp, worldClock, worldFor } from "./lib/world";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const RESULT = join(ROOT, "bench", "results", "cold.json");
 /** Issue 14: the request thread's event-loop delay stays within 50 ms. */
 const HOLD_GOAL_MS = 50;
 
@@ -159,8 +155,10 @@ console.log(
     ...table,
   ]),
 );
-mkdirSync(dirname(RESULT), { recursive: true });
-writeFileSync(
-  RESULT,
-  `${JSON.stringify({ bench: "cold", at: new Date().toISOString(), world: world.scale, ids, rows }, null, 1)}\n`,
-);
+recordResults("cold", {
+  bench: "cold",
+  at: new Date().toISOString(),
+  world: world.scale,
+  ids,
+  rows,
+});

@@ -16,7 +16,8 @@
  *   npm run bench:history -- [--fills 1000000] [--existing 10000000] [--order time|shuffled]
  *                            [--hashes random|sequential] [--memory-mb 1024]
  *
- * Prints one JSON object; nothing here is product code.
+ * Prints one JSON object (also bench/results/history.json and a line of history.jsonl); nothing
+ * here is product code.
  */
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,6 +30,7 @@ import { sqlString, withEngine } from "../src/history/engine";
 import { importJsonl } from "../src/ingest/import";
 import { fileSource } from "../src/ingest/sources";
 import { peakRssMb } from "./lib/peak-rss";
+import { recordResults } from "./lib/results";
 
 const { values } = parseArgs({
   options: {
@@ -237,28 +239,24 @@ async function main(): Promise<void> {
     });
 
     const todayRate = FILLS / todaySeconds;
-    console.log(
-      JSON.stringify(
-        {
-          fills: FILLS,
-          existing_history_fills: EXISTING,
-          order: values.order,
-          hashes: values.hashes,
-          memory_mb: MEMORY_MB,
-          today: {
-            seconds: +todaySeconds.toFixed(1),
-            fills_per_second: Math.round(todayRate),
-            bytes_per_fill: +(todayBytes / FILLS).toFixed(1),
-          },
-          ...result,
-          ratio_jsonl_to_today: +(result.duckdb_jsonl.fills_per_second / todayRate).toFixed(2),
-          ratio_parquet_to_today: +(result.duckdb_parquet.fills_per_second / todayRate).toFixed(2),
-          peak_rss_mb: peakRssMb(),
-        },
-        null,
-        2,
-      ),
-    );
+    const report = {
+      fills: FILLS,
+      existing_history_fills: EXISTING,
+      order: values.order,
+      hashes: values.hashes,
+      memory_mb: MEMORY_MB,
+      today: {
+        seconds: +todaySeconds.toFixed(1),
+        fills_per_second: Math.round(todayRate),
+        bytes_per_fill: +(todayBytes / FILLS).toFixed(1),
+      },
+      ...result,
+      ratio_jsonl_to_today: +(result.duckdb_jsonl.fills_per_second / todayRate).toFixed(2),
+      ratio_parquet_to_today: +(result.duckdb_parquet.fills_per_second / todayRate).toFixed(2),
+      peak_rss_mb: peakRssMb(),
+    };
+    console.log(JSON.stringify(report, null, 2));
+    recordResults("history", report);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

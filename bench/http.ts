@@ -32,7 +32,7 @@
  * server (node --cpu-prof, through NODE_OPTIONS for the binary) and prints where its time went.
  * Prints tables and one JSON line; writes the JSON to bench/results/http.json.
  */
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,6 +60,7 @@ import {
   summariseTarget,
   wholeFlag,
 } from "./lib/report";
+import { recordResults } from "./lib/results";
 import { type BenchWorld, isScale, worldFor } from "./lib/world";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -495,8 +496,7 @@ async function main(): Promise<number> {
       })),
       comparison,
     };
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(join(RESULTS_DIR, "http.json"), `${JSON.stringify(report, null, 2)}\n`);
+    recordResults("http", report);
     process.stdout.write(`${JSON.stringify(report)}\n`);
 
     const all = [ceilingSummary, ...[...results.values()].flat()];

@@ -36,6 +36,7 @@ import { fileSource, readLines } from "../src/ingest/sources";
 import { peakRssMb } from "./lib/peak-rss";
 import { randomHex, uniform } from "./lib/random";
 import { alignColumns } from "./lib/report";
+import { recordResults } from "./lib/results";
 
 interface WorldSpec {
   trades: number;
@@ -389,6 +390,7 @@ async function main(argv: string[]): Promise<void> {
     if (!argv.includes("--keep")) rmSync(dir, { recursive: true, force: true });
   }
   printTable(rows);
+  recordResults("import", { rows });
 }
 
 function printTable(rows: Record<string, string>[]): void {

@@ -17,7 +17,7 @@
  * Prints a table and one JSON line; writes the JSON to bench/results/live.json.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -29,6 +29,7 @@ import { startSimulator } from "../test/simulator/server";
 import { SimWorld } from "../test/simulator/world";
 import { childPids, stop as stopChild } from "./lib/procs";
 import { alignColumns, percentile } from "./lib/report";
+import { recordResults } from "./lib/results";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const BINARY = join(ROOT, "dist", "smartmoney");
@@ -322,11 +323,7 @@ async function main(): Promise<void> {
       "",
     ].join("\n"),
   );
-  mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
-  writeFileSync(
-    join(ROOT, "bench", "results", "live.json"),
-    `${JSON.stringify(result, null, 2)}\n`,
-  );
+  recordResults("live", result);
   rmSync(dir, { recursive: true, force: true });
   if (!result.goals.lost_and_duplicated_zero) process.exitCode = 1;
 }

@@ -43,13 +43,11 @@ import { spawnSync } from "node:child_process";
 import {
   copyFileSync,
   existsSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
-  writeFileSync,
 } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -68,6 +66,7 @@ import { nextTrades } from "./lib/next-trades";
 import { peakRssMb } from "./lib/peak-rss";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import { alignColumns } from "./lib/report";
+import { recordResults } from "./lib/results";
 import { formatWalPages, mapWalFrames, type WalPages, walFrames } from "./lib/wal-pages";
 import { isScale, withWorldApp, worldClock, worldFor } from "./lib/world";
 
@@ -543,8 +542,7 @@ async function main(): Promise<void> {
     worlds,
     results: rows,
   };
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  writeFileSync(join(RESULTS_DIR, "refresh.json"), `${JSON.stringify(report, null, 2)}\n`);
+  recordResults("refresh", report);
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 

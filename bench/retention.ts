@@ -21,6 +21,7 @@ import { compactResolvedMarkets } from "../src/refresh/retention";
 import { READ_MODEL_TABLES } from "../test/helpers/read-models";
 import { copyToDisk } from "./lib/copy";
 import { objectSizes } from "./lib/dbstat";
+import { recordResults } from "./lib/results";
 import { isScale, worldFor } from "./lib/world";
 
 const say = (line: string) => console.error(line);
@@ -114,43 +115,39 @@ async function main(): Promise<void> {
     db.close();
     const objectsOf = (s: ReturnType<typeof objectSizes>) =>
       Object.fromEntries(s.objects.slice(0, 12).map((o) => [o.name, mb(o.bytes)]));
-    console.log(
-      JSON.stringify(
-        {
-          world: values.world,
-          retention: values.retention,
-          markets: counts.markets,
-          resolved_markets: counts.resolved,
-          fills_before: fillsBefore,
-          compaction: summary,
-          history: {
-            files: history.partitions,
-            fills: history.fills,
-            mb: mb(history.bytes),
-            bytes_per_fill: history.fills > 0 ? +(history.bytes / history.fills).toFixed(1) : null,
-          },
-          used_mb: { before: mb(sizesBefore.usedBytes), after: mb(sizesAfter.usedBytes) },
-          objects_mb: { before: objectsOf(sizesBefore), after: objectsOf(sizesAfter) },
-          file_mb: {
-            before: mb(fileBefore),
-            before_vacuumed: mb(fileVacuumedBefore),
-            after: mb(fileAfter),
-            after_vacuum: mb(fileVacuumed),
-          },
-          fill_store_payload_mb: { before: mb(payloadBefore), after: mb(payloadAfter) },
-          free_mb_after: mb(freeBytes),
-          full_rebuild_equal: verified,
-          full_rebuild_ms: rebuildAfter && {
-            before: rebuildBefore.duration_ms,
-            after: rebuildAfter.duration_ms,
-            phases_before: rebuildBefore.phases,
-            phases_after: rebuildAfter.phases,
-          },
-        },
-        null,
-        2,
-      ),
-    );
+    const report = {
+      world: values.world,
+      retention: values.retention,
+      markets: counts.markets,
+      resolved_markets: counts.resolved,
+      fills_before: fillsBefore,
+      compaction: summary,
+      history: {
+        files: history.partitions,
+        fills: history.fills,
+        mb: mb(history.bytes),
+        bytes_per_fill: history.fills > 0 ? +(history.bytes / history.fills).toFixed(1) : null,
+      },
+      used_mb: { before: mb(sizesBefore.usedBytes), after: mb(sizesAfter.usedBytes) },
+      objects_mb: { before: objectsOf(sizesBefore), after: objectsOf(sizesAfter) },
+      file_mb: {
+        before: mb(fileBefore),
+        before_vacuumed: mb(fileVacuumedBefore),
+        after: mb(fileAfter),
+        after_vacuum: mb(fileVacuumed),
+      },
+      fill_store_payload_mb: { before: mb(payloadBefore), after: mb(payloadAfter) },
+      free_mb_after: mb(freeBytes),
+      full_rebuild_equal: verified,
+      full_rebuild_ms: rebuildAfter && {
+        before: rebuildBefore.duration_ms,
+        after: rebuildAfter.duration_ms,
+        phases_before: rebuildBefore.phases,
+        phases_after: rebuildAfter.phases,
+      },
+    };
+    console.log(JSON.stringify(report, null, 2));
+    recordResults("retention", report);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

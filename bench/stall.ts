@@ -68,6 +68,7 @@ import { pickFromWorld } from "./lib/endpoints";
 import { ensureLoadGenerator, type LoadResult, runLoad, runSteadyLoad } from "./lib/load";
 import { childPids, type Pinned, spawnPinned, stop } from "./lib/procs";
 import { alignColumns, median, percentile, wholeFlag } from "./lib/report";
+import { recordResults } from "./lib/results";
 import { isScale, worldFor } from "./lib/world";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -748,8 +749,7 @@ async function main(): Promise<number> {
       refreshes: runs,
       lagSeconds: { p50: median(lag), max: lagMax },
     };
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(join(RESULTS_DIR, "stall.json"), `${JSON.stringify(report, null, 2)}\n`);
+    recordResults("stall", report);
     process.stdout.write(`${JSON.stringify(report)}\n`);
     return 0;
   } finally {

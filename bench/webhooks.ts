@@ -58,6 +58,7 @@ import { cpuSeconds } from "./lib/procs";
 import { formatProfile, summariseProfile } from "./lib/profile";
 import { uniform } from "./lib/random";
 import { alignColumns, percentileOfSorted, wholeFlag } from "./lib/report";
+import { recordResults } from "./lib/results";
 import { type FairnessResult, runFairness } from "./lib/webhook-fairness";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -734,8 +735,7 @@ async function main(): Promise<number> {
         },
       },
     };
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(join(RESULTS_DIR, "webhooks.json"), `${JSON.stringify(report, null, 2)}\n`);
+    recordResults("webhooks", report);
     process.stdout.write(`${JSON.stringify(report)}\n`);
     say(
       `load average went ${loadBefore[0]!.toFixed(2)} -> ${loadAfter[0]!.toFixed(2)} on ${cores} cores`,

@@ -54,6 +54,52 @@ describe("the documentation", () => {
     expect(citing).toEqual([]);
   });
 
+  it("keeps the pages it rewrote for a reader within their sizes", () => {
+    const kb = (file: string) => Buffer.byteLength(read(file)) / 1024;
+    expect(kb("docs/architecture.md")).toBeLessThanOrEqual(25);
+    for (const page of ["docs/operations.md", "docs/scaling.md"]) {
+      expect(kb(page), page).toBeLessThanOrEqual(30);
+    }
+  });
+
+  it("cites only sections and anchors that exist", () => {
+    const pages = new Map(
+      readdirSync(join(ROOT, "docs"))
+        .filter((name) => name.endsWith(".md"))
+        .map((name) => [name, read(join("docs", name))]),
+    );
+    const headings = (page: string) =>
+      [...(pages.get(page) ?? "").matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1]!.trim());
+    // GitHub's anchor for a heading, and the ids a page sets itself.
+    const slug = (heading: string) =>
+      heading
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s-]/gu, "")
+        .replace(/\s/g, "-");
+    const anchors = (page: string) =>
+      new Set([
+        ...headings(page).map(slug),
+        ...[...(pages.get(page) ?? "").matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1]!),
+      ]);
+    const roots = ["src", "cli", "test", "bench", "build", "sql", "docs"];
+    const files = [...roots.flatMap((root) => [...filesUnder(root)]), "README.md"];
+    const broken: string[] = [];
+    for (const file of files) {
+      // A citation may wrap across comment lines: join them first.
+      const text = read(file).replace(/\n\s*(?:\/\/|\*|--)?\s*/g, " ");
+      for (const m of text.matchAll(/\b(architecture|operations|scaling)\.md,? \(?"([^"]+)"/g)) {
+        const [page, section] = [`${m[1]}.md`, m[2]!];
+        if (!headings(page).some((h) => h.startsWith(section)))
+          broken.push(`${file}: ${page}, "${section}"`);
+      }
+      for (const m of text.matchAll(/\(((?:docs\/)?([\w-]+\.md))#([\w-]+)\)/g)) {
+        const page = m[2]!;
+        if (pages.has(page) && !anchors(page).has(m[3]!)) broken.push(`${file}: ${page}#${m[3]}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
   it("keeps the README short, with the quick start and working links", () => {
     const readme = read("README.md");
     expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(10 * 1024);

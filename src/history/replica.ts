@@ -5,7 +5,7 @@ import type { ReplicaConfig } from "../replication/replica-url";
 
 /**
  * The fill history's files on the replica Litestream streams the database to (docs/operations.md,
- * "Replication"): `<replica>/history/<file>`. Litestream carries only the database, so a seal
+ * "Replicate"): `<replica>/history/<file>`. Litestream carries only the database, so a seal
  * puts its file here before the transaction that lists it commits (src/refresh/retention.ts): a
  * database restored from the replica never lists a file the replica does not hold. Files never
  * change once written, so a put is a plain upload and a get a plain download.

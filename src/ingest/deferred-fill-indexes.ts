@@ -21,7 +21,7 @@ import { FillKeyTable } from "./fill-key-table";
  * be held twice, with the key table on top. And it sorts through temporary files: with the
  * connection's `temp_store = MEMORY` the sorter never writes a run out, and holds every entry
  * of the index (10M on the large seed) in the C heap, which keeps the memory after the build
- * (both measured in docs/architecture.md).
+ * (both measured when this was built; the figures are in its commit message).
  */
 export interface DeferredFillIndexes {
   /** Whether the indexes are still deferred: the duplicate check must ask `find`. */

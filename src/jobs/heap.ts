@@ -6,7 +6,7 @@
  * series and bet groups live in typed arrays outside the heap). With V8's defaults on a machine
  * with a few GB, a young generation of up to 128 MB and an old generation allowed to grow to 4 GB
  * before it must be collected, most of its resident memory was garbage not yet collected.
- * Measured in docs/architecture.md (The full refresh's memory).
+ * How a full rebuild's memory is made up: docs/architecture.md, "The full refresh's memory".
  */
 
 /** The young generation's semi-space, MB: two of them make the new space (V8's default grew it to 64). */
