@@ -3,6 +3,10 @@
  * textContent, properties): nothing here parses HTML, so a market title or a wallet name holding
  * markup shows as the characters it is (docs/console.md, Safety).
  */
+import { format } from "./format";
+
+export { format };
+
 export type Child = Node | string | number | null | undefined | false;
 
 interface Props {
@@ -55,24 +59,6 @@ export function replace(el: Element, ...children: Child[]): void {
   el.replaceChildren();
   append(el, ...children);
 }
-
-const usdFormat = new Intl.NumberFormat("en-US", {
-  style: "currency",
-  currency: "USD",
-  maximumFractionDigits: 0,
-});
-const numberFormat = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
-
-/** Figures as shown; tests read them back with the same functions' rules (docs/console.md). */
-export const format = {
-  usd: (n: number | null | undefined) => (n == null ? "–" : usdFormat.format(n)),
-  number: (n: number | null | undefined) => (n == null ? "–" : numberFormat.format(n)),
-  percent: (n: number | null | undefined) => (n == null ? "–" : `${(n * 100).toFixed(1)}%`),
-  price: (n: number | null | undefined) => (n == null ? "–" : n.toFixed(3)),
-  time: (iso: string | null | undefined) =>
-    iso == null ? "–" : `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`,
-  address: (a: string) => `${a.slice(0, 6)}…${a.slice(-4)}`,
-};
 
 /** A hash route link (the key never goes in a URL: routes hold only public identifiers). */
 export function link(route: string, ...children: Child[]): HTMLAnchorElement {
