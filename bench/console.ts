@@ -39,18 +39,19 @@ async function main(): Promise<void> {
       return (await res.json()) as T;
     };
     // The views' subjects, picked as a user would: the top whale, the top trending market, the
-    // largest cluster of at most 100 wallets, the most significant investigation.
+    // largest cluster of at most 100 wallets and the largest of all.
     const whale = (await get<{ data: Key[] }>("/v1/leaderboards/whales?limit=1")).data[0];
     const market = (
       await get<{ data: { slug: string }[] }>("/v1/markets/trending?period_hours=168&limit=1")
     ).data[0];
-    const cluster = (
-      await get<{ clusters: { funder: string; member_count: number }[] }>("/v1/clusters/sybil")
-    ).clusters
-      .filter((c) => c.member_count <= 100)
-      .sort((a, b) => b.member_count - a.member_count)[0];
-    if (!whale || !market || !cluster)
+    const clusters = (
+      await get<{ clusters: { id: string; member_count: number }[] }>("/v1/clusters/sybil")
+    ).clusters.sort((a, b) => b.member_count - a.member_count);
+    const cluster = clusters.find((c) => c.member_count <= 100);
+    const largest = clusters[0];
+    if (!whale || !market || !cluster || !largest) {
       throw new Error("the demo world has no whale, market or cluster");
+    }
     const routes = [
       "signals",
       "leaderboards/whales",
@@ -59,7 +60,8 @@ async function main(): Promise<void> {
       `market/${market.slug}`,
       `wallet/${whale.address}`,
       "clusters",
-      `clusters/${cluster.funder}`,
+      `clusters/by-id/${cluster.id}`,
+      `clusters/by-id/${largest.id}`,
       "investigations",
       "webhooks",
       "status",
@@ -83,7 +85,12 @@ async function main(): Promise<void> {
       const median = times[Math.floor(times.length / 2)] ?? 0;
       const worst = times[times.length - 1] ?? 0;
       slowest = Math.max(slowest, median);
-      const name = route.split("/").slice(0, 2).join("/").slice(0, 24);
+      const name =
+        route === `clusters/by-id/${largest.id}`
+          ? `clusters/(${largest.member_count} wallets)`
+          : route === `clusters/by-id/${cluster.id}`
+            ? `clusters/(${cluster.member_count} wallets)`
+            : route.slice(0, 24);
       process.stdout.write(
         `${name.padEnd(24)} ${median.toFixed(0).padStart(10)} ${worst.toFixed(0).padStart(9)}\n`,
       );

@@ -56,7 +56,7 @@ export const clustersView: View = async (ctx) => {
     table(
       "Clusters of wallets sharing a funder",
       [
-        { label: "Cluster", cell: (c) => link(`clusters/${c.funder}`, c.id), sort: (c) => c.id },
+        { label: "Cluster", cell: (c) => link(`clusters/by-id/${c.id}`, c.id), sort: (c) => c.id },
         {
           label: "Wallets",
           cell: (c) => format.number(c.member_count),
@@ -93,7 +93,11 @@ export const clustersView: View = async (ctx) => {
   return undefined;
 };
 
-/** The funder's graph where the tier allows it; otherwise the members around their funder. */
+/**
+ * The funder's graph where the API serves it; otherwise (a tier below terminal_pro, or a funder
+ * of so many wallets that the API calls it a distributor) the members around their funder, with
+ * the API's reason.
+ */
 async function clusterById(ctx: Parameters<View>[0], id: string) {
   const answer = await ctx.api.get<ById>(`/v1/clusters/by-id/${encodeURIComponent(id)}`);
   if (!ctx.alive()) return undefined;
@@ -104,9 +108,13 @@ async function clusterById(ctx: Parameters<View>[0], id: string) {
   const { cluster_stats: stats, members } = answer.body;
   const graph = await ctx.api.get<Graph>(`/v1/clusters/${stats.funder}/graph`);
   if (!ctx.alive()) return undefined;
-  if (graph.ok) return drawGraph(ctx, graph.body);
+  if (graph.ok) return drawGraph(ctx, null, graph.body);
   const funder = stats.funder;
-  return drawGraph(ctx, {
+  const why =
+    graph.status === 403 && graph.tierNeeded
+      ? `The funding graph itself needs the ${graph.tierNeeded} tier: drawn here from the cluster's members, each linked to its funder.`
+      : `The funding graph is not served for this funder (${graph.message}): drawn here from the cluster's members, each linked to its funder.`;
+  return drawGraph(ctx, why, {
     funder,
     node_count: members.length,
     truncated: false,
@@ -131,12 +139,12 @@ async function funderGraph(ctx: Parameters<View>[0], funder: string) {
     ctx.main.append(heading("Cluster"), failure(answer));
     return undefined;
   }
-  return drawGraph(ctx, answer.body);
+  return drawGraph(ctx, null, answer.body);
 }
 
 const COLORS: Record<string, string> = { funder: "#dc2626", intermediary: "#d97706" };
 
-function drawGraph(ctx: Parameters<View>[0], graph: Graph) {
+function drawGraph(ctx: Parameters<View>[0], note: string | null, graph: Graph) {
   const host = h("div", {
     className: "graph",
     attrs: {
@@ -154,6 +162,7 @@ function drawGraph(ctx: Parameters<View>[0], graph: Graph) {
       ["Transfers drawn", format.number(edges.length)],
       ["Truncated", graph.truncated ? "yes" : "no"],
     ]),
+    ...(note ? [h("p", { className: "notice", attrs: { role: "note" } }, note)] : []),
     h(
       "p",
       { className: "hint" },

@@ -387,7 +387,7 @@ describe("the console", () => {
     const cluster = list.clusters
       .filter((c) => c.member_count <= 100)
       .sort((a, b) => b.member_count - a.member_count)[0]!;
-    await page.click(`main a[href="#/clusters/${cluster.funder}"]`);
+    await page.click(`main a[href="#/clusters/by-id/${cluster.id}"]`);
     await page.waitForSelector(".graph[data-nodes]");
     const graph = await api<{
       nodes: { address: string }[];
@@ -548,6 +548,22 @@ describe("the console", () => {
       expect(await lower.page.getAttribute("main .upgrade", "data-tier-needed")).toBe(
         "terminal_pro",
       );
+      // A cluster by id is a terminal call; its funding graph is terminal_pro: the members are
+      // drawn around their funder instead, with the reason.
+      const clusters = await api<{ clusters: { id: string; member_count: number }[] }>(
+        pro(),
+        "/v1/clusters/sybil",
+      );
+      const one = clusters.clusters.find((c) => c.member_count <= 100)!;
+      const members = await api<{ members: unknown[] }>(
+        demo.keys.terminal,
+        `/v1/clusters/by-id/${one.id}`,
+      );
+      await openView(lower.page, demo.consoleUrl, `clusters/by-id/${one.id}`);
+      expect(await lower.page.getAttribute(".graph", "data-nodes")).toBe(
+        String(members.members.length),
+      );
+      expect(await lower.page.textContent("main .notice")).toContain("needs the terminal_pro tier");
       // The API's 403s, and the browser's line about each, are all there is.
       const unexpected = seen.filter(
         (p) =>
