@@ -53,6 +53,13 @@ async function watchedPage(into: Problem[]): Promise<{ context: BrowserContext; 
       into.push({ kind: `console.${m.type()}`, text: m.text() });
   });
   page.on("pageerror", (e) => into.push({ kind: "pageerror", text: e.message }));
+  // Nothing from another origin: no CDN, no font, no network beyond the server.
+  page.on("request", (r) => {
+    const url = r.url();
+    if (!url.startsWith(`${demo.base}/`) && !url.startsWith("data:") && url !== "about:blank") {
+      into.push({ kind: "foreign request", text: url });
+    }
+  });
   page.on("requestfailed", (r) => {
     into.push({ kind: "requestfailed", text: `${r.url()} ${r.failure()?.errorText}` });
   });
