@@ -142,6 +142,7 @@ async function funderGraph(ctx: Parameters<View>[0], funder: string) {
   return drawGraph(ctx, null, answer.body);
 }
 
+const LABELLED_NODES = 150;
 const COLORS: Record<string, string> = { funder: "#dc2626", intermediary: "#d97706" };
 
 function drawGraph(ctx: Parameters<View>[0], note: string | null, graph: Graph) {
@@ -188,7 +189,9 @@ function drawGraph(ctx: Parameters<View>[0], note: string | null, graph: Graph) 
         selector: "node",
         style: {
           "background-color": "data(color)",
-          label: "data(label)",
+          // Hundreds of labels are unreadable and slow to draw: past LABELLED_NODES, the table
+          // below names them.
+          label: graph.nodes.length <= LABELLED_NODES ? "data(label)" : "",
           "font-size": 9,
           color: "#111827",
           width: 14,
@@ -203,6 +206,8 @@ function drawGraph(ctx: Parameters<View>[0], note: string | null, graph: Graph) 
       levelWidth: () => 1,
       animate: false,
     },
+    // Big graphs stay smooth while panning and zooming: edges come back when the motion stops.
+    hideEdgesOnViewport: graph.nodes.length > LABELLED_NODES,
     minZoom: 0.1,
     maxZoom: 4,
   });
