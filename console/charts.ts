@@ -82,5 +82,8 @@ function draw(host: HTMLElement, options: ChartOptions): void {
     host,
   );
   host.dataset.points = String(options.x.length);
+  // The first series' last value, as drawn: the browser tests compare it with the API's figure.
+  const last = options.series[0]?.values.findLast((v) => v !== null);
+  if (last !== undefined && last !== null) host.dataset.last = String(last);
   void plot;
 }

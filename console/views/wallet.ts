@@ -1,6 +1,7 @@
 import type { Answer, Api } from "../api";
 import { chart } from "../charts";
 import { facts, format, h, link, marketLink, section, table, walletLink } from "../dom";
+import { type MarketEnd, type Outcome, pnlOverTime } from "../ledger";
 import { failure, heading, type View } from "../view";
 
 interface Stats {
@@ -25,15 +26,56 @@ interface Profile {
 interface Trade {
   id: number;
   market_slug: string;
-  outcome: string;
+  outcome: Outcome;
   outcome_name: string | null;
-  side: string;
+  side: "BUY" | "SELL";
   price: number;
+  size: number;
   usd_value: number;
   trade_timestamp: string;
 }
 
-/** Fills read for the cash-flow chart: four pages of 100, newest first. */
+/** Most markets whose ends the PnL replay asks for (a call or two each). */
+const LEDGER_MARKETS = 40;
+
+/**
+ * What the replay needs of each market the wallet traded: its resolution, and for open ones each
+ * outcome's last trade price (from the market's newest fills). Null when the wallet traded more
+ * markets than LEDGER_MARKETS or a call failed: the view falls back to cash flow.
+ */
+async function ledgerMarkets(api: Api, fills: Trade[]): Promise<Map<string, MarketEnd> | null> {
+  const slugs = [...new Set(fills.map((t) => t.market_slug))];
+  if (slugs.length > LEDGER_MARKETS) return null;
+  const ends = await Promise.all(
+    slugs.map(async (slug): Promise<[string, MarketEnd] | null> => {
+      const market = await api.get<{
+        condition_id: string;
+        resolved_outcome: Outcome | null;
+        stats: { resolved_at: string | null };
+      }>(`/v1/markets/${encodeURIComponent(slug)}`);
+      if (!market.ok) return null;
+      const { resolved_outcome: resolvedOutcome, stats } = market.body;
+      const lastTrade: Record<Outcome, number | null> = { YES: null, NO: null };
+      if (resolvedOutcome === null) {
+        const newest = await api.get<{ data: { outcome: Outcome; price: number }[] }>(
+          "/v1/trades",
+          {
+            market: market.body.condition_id,
+            limit: 100,
+          },
+        );
+        if (!newest.ok) return null;
+        for (const t of newest.body.data) lastTrade[t.outcome] ??= t.price;
+      }
+      const resolvedAt = stats.resolved_at === null ? null : Date.parse(stats.resolved_at);
+      return [slug, { resolvedOutcome, resolvedAt, lastTrade }];
+    }),
+  );
+  if (ends.some((end) => end === null)) return null;
+  return new Map(ends as [string, MarketEnd][]);
+}
+
+/** Fills read for the PnL chart: four pages of 100, newest first. */
 export const WALLET_CHART_PAGES = 4;
 
 /** A wallet's fills, newest first, up to `pages` pages of 100. */
@@ -122,27 +164,57 @@ export const walletView: View = async (ctx) => {
     ]),
   );
 
-  const pnl = section("Cash flow over time");
+  const pnl = section("PnL over time");
   if (fills.ok) {
     const ordered = [...fills.fills].reverse();
-    let running = 0;
-    const values = ordered.map((t) => {
-      running += t.side === "SELL" ? t.usd_value : -t.usd_value;
-      return Math.round(running * 100) / 100;
-    });
-    pnl.append(
-      h(
-        "p",
-        { className: "hint" },
-        `Sell proceeds minus buy costs, cumulative, over the wallet's ${ordered.length} ${fills.complete ? "" : "latest "}fills; payouts of resolved markets are in the total PnL above, not here (the API serves PnL as a total).`,
-      ),
-      chart({
-        title: "Cumulative cash flow (USD)",
-        x: ordered.map((t) => Date.parse(t.trade_timestamp) / 1000),
-        series: [{ label: "cash flow", values, color: "#2563eb" }],
-        yLabel: "USD",
-      }),
-    );
+    const markets = fills.complete ? await ledgerMarkets(api, ordered) : null;
+    if (!ctx.alive()) return undefined;
+    if (markets) {
+      const series = pnlOverTime(
+        ordered.map((t) => ({
+          market: t.market_slug,
+          outcome: t.outcome,
+          side: t.side,
+          price: t.price,
+          size: t.size,
+          ts: Date.parse(t.trade_timestamp),
+        })),
+        markets,
+        Date.now(),
+      );
+      pnl.append(
+        h(
+          "p",
+          { className: "hint" },
+          `Replayed from the wallet's ${ordered.length} fills by the ledger's rules (average cost, settlement at resolution); open positions are marked at the wallet's last price until the last point, which marks them at each outcome's last trade in the market, as the API does.${s?.pnl_source === "ledger" ? "" : ` The total above is the ${s?.pnl_source === "platform_api" ? "platform's own figure" : "figure the API withholds for this wallet type"}, not the ledger's.`}`,
+        ),
+        chart({
+          title: "PnL over time (USD)",
+          x: series.at.map((ms) => ms / 1000),
+          series: [{ label: "PnL", values: series.pnl, color: "#2563eb" }],
+          yLabel: "USD",
+        }),
+      );
+    } else {
+      let running = 0;
+      const values = ordered.map((t) => {
+        running += t.side === "SELL" ? t.usd_value : -t.usd_value;
+        return Math.round(running * 100) / 100;
+      });
+      pnl.append(
+        h(
+          "p",
+          { className: "hint" },
+          `Too many fills or markets to replay here: sell proceeds minus buy costs, cumulative, over the wallet's ${ordered.length} latest fills (payouts of resolved markets are in the total PnL above, not in this line).`,
+        ),
+        chart({
+          title: "Cumulative cash flow (USD)",
+          x: ordered.map((t) => Date.parse(t.trade_timestamp) / 1000),
+          series: [{ label: "cash flow", values, color: "#2563eb" }],
+          yLabel: "USD",
+        }),
+      );
+    }
   } else {
     pnl.append(failure(fills));
   }

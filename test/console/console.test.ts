@@ -300,7 +300,10 @@ describe("the console", () => {
     const drawn = (title: string) =>
       page.getAttribute(`figure[data-chart="${title}"]`, "data-drawn");
     expect(fills).toBeGreaterThan(1);
-    expect(await drawn("Cumulative cash flow (USD)")).toBe(String(fills));
+    // A point per fill, per resolution of a market it held, and the end.
+    const points = Number(await drawn("PnL over time (USD)"));
+    expect(points).toBeGreaterThan(fills);
+    expect(points).toBeLessThanOrEqual(fills + profile.stats.total_bets + 1);
     const timing = await api<{ buckets: unknown[] }>(pro(), `/v1/wallets/${address}/timing`);
     expect(await drawn("Resolved bets by time before resolution")).toBe(
       String(timing.buckets.length),
@@ -331,6 +334,19 @@ describe("the console", () => {
       await page.$$("main section:has(h2:text-is('Funding connections')) tbody tr"),
     ).toHaveLength(Math.max(1, connections.connections.length));
     await shot(page, "console-wallet.png");
+  });
+
+  it("wallet: the PnL line ends on the ledger's total_pnl the API serves", async () => {
+    const board = await api<{
+      data: { address: string; pnl_source: string; total_pnl: number; total_bets: number }[];
+    }>(pro(), "/v1/leaderboards/pnl?limit=100");
+    const ledger = board.data.filter((e) => e.pnl_source === "ledger" && e.total_bets <= 30);
+    expect(ledger.length).toBeGreaterThan(2);
+    for (const wallet of ledger.slice(0, 3)) {
+      await openView(page, demo.consoleUrl, `wallet/${wallet.address}`);
+      const last = await page.getAttribute('figure[data-chart="PnL over time (USD)"]', "data-last");
+      expect(Number(last), wallet.address).toBeCloseTo(wallet.total_pnl, 1);
+    }
   });
 
   it("market: price with whale entries, implied probability beside it, flow, holders", async () => {
