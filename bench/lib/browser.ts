@@ -49,6 +49,8 @@ export interface Demo {
   dbPath: string;
   /** Everything the server printed on stdout so far. */
   output(): string;
+  /** What it wrote on stderr so far. */
+  errors(): string;
   stop(): Promise<void>;
 }
 
@@ -107,6 +109,7 @@ export async function startDemo(env: NodeJS.ProcessEnv = {}): Promise<Demo> {
     keys: keys as Demo["keys"],
     dbPath,
     output: () => stdout,
+    errors: () => stderr,
     stop,
   };
 }

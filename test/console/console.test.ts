@@ -123,7 +123,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
   // The test action posts to this loopback receiver: private targets allowed for the test only.
-  demo = await startDemo({ SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1" });
+  // Request logs on (info), so the test can see that no log line holds the key.
+  demo = await startDemo({ SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1", SMARTMONEY_LOG_LEVEL: "info" });
   browser = await launchChromium();
   ({ context, page } = await watchedPage(problems));
   const { port } = receiver.address() as AddressInfo;
@@ -543,6 +544,13 @@ describe("the console", () => {
 
   it("showed no console error and made no failed request on any view", () => {
     expect(problems).toEqual([]);
+  });
+
+  it("never logged the key: the server's output holds it only where the demo printed it", () => {
+    const logged = demo.output() + demo.errors();
+    expect(logged).toContain('"msg":"request"');
+    // The key line, the console line and the curl line.
+    expect(logged.split(pro()).length - 1).toBe(3);
   });
 
   it("shows a lower tier's key the tier it needs, not a broken page", async () => {
