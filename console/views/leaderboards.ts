@@ -25,7 +25,8 @@ interface Edge {
 interface Board {
   label: string;
   path: string;
-  query: Record<string, string>;
+  /** The API's own orders for the whole board: the query parameter and its values. */
+  orders: { param: string; values: [string, string][] } | null;
   columns: Column<Entry & Edge>[];
 }
 
@@ -67,14 +68,38 @@ const ranked = [
 
 function board(name: string): Board | null {
   if (name === "whales")
-    return { label: "Whales", path: "/v1/leaderboards/whales", query: {}, columns: ranked };
+    return {
+      label: "Whales",
+      path: "/v1/leaderboards/whales",
+      orders: {
+        param: "sort",
+        values: [
+          ["volume", "volume"],
+          ["winRate", "win rate"],
+          ["zScore", "z-score"],
+          ["totalBets", "bets"],
+        ],
+      },
+      columns: ranked,
+    };
   if (name === "pnl")
-    return { label: "PnL", path: "/v1/leaderboards/pnl", query: {}, columns: ranked };
+    return {
+      label: "PnL",
+      path: "/v1/leaderboards/pnl",
+      orders: {
+        param: "sort_dir",
+        values: [
+          ["desc", "largest first"],
+          ["asc", "smallest first"],
+        ],
+      },
+      columns: ranked,
+    };
   if (name === "screen") {
     return {
       label: "Edge screener",
       path: "/v1/signals/screen",
-      query: {},
+      orders: null,
       columns: [
         wallet,
         { label: "Category", cell: (e) => e.category ?? "–", sort: (e) => e.category },
@@ -90,7 +115,15 @@ function board(name: string): Board | null {
     return {
       label: `Category: ${name}`,
       path: `/v1/leaderboards/category/${name}`,
-      query: {},
+      orders: {
+        param: "sort",
+        values: [
+          ["pnl", "PnL"],
+          ["win_rate", "win rate"],
+          ["counter_consensus_wins", "counter-consensus wins"],
+          ["volume", "volume"],
+        ],
+      },
       columns: ranked,
     };
   }
@@ -99,7 +132,8 @@ function board(name: string): Board | null {
 
 /**
  * The leaderboards and the edge screener, a page of 25 at a time through the API's cursors
- * (Next, Previous), sortable by any column within the page; every wallet links to its dossier.
+ * (Next, Previous), in any of the API's own orders for the whole board (the "Order" select), and
+ * sortable by any column within the page; every wallet links to its dossier.
  */
 export const leaderboardsView: View = async (ctx) => {
   const name = ctx.args[0] ?? "whales";
@@ -116,14 +150,33 @@ export const leaderboardsView: View = async (ctx) => {
   );
   const host = h("div");
   const pager = h("div", { className: "pager" });
-  ctx.main.append(heading(chosen.label), tabs, host, pager);
+  const order = chosen.orders
+    ? h(
+        "select",
+        { id: "board-order", name: chosen.orders.param },
+        ...chosen.orders.values.map(([value, label]) => h("option", { value }, label)),
+      )
+    : null;
+  ctx.main.append(
+    heading(chosen.label),
+    tabs,
+    ...(order
+      ? [h("div", { className: "filters" }, h("label", { htmlFor: "board-order" }, "Order"), order)]
+      : []),
+    host,
+    pager,
+  );
 
-  const cursors: (string | null)[] = [null];
+  let cursors: (string | null)[] = [null];
+  order?.addEventListener("change", () => {
+    cursors = [null];
+    void show(0);
+  });
   async function show(page: number): Promise<void> {
     const answer = await ctx.api.get<{ data: (Entry & Edge)[]; next_cursor: string | null }>(
       chosen!.path,
       {
-        ...chosen!.query,
+        ...(order && chosen!.orders ? { [chosen!.orders.param]: order.value } : {}),
         limit: PAGE,
         cursor: cursors[page],
       },

@@ -220,6 +220,13 @@ describe("the console", () => {
         as.map((a) => (a as HTMLElement).dataset.wallet),
       );
     expect(await wallets()).toEqual(whales.data.map((e) => e.address));
+    // The API's own orders, over the whole board.
+    const byWinRate = await api<{ data: { address: string }[] }>(
+      pro(),
+      "/v1/leaderboards/whales?limit=25&sort=winRate",
+    );
+    await page.selectOption("#board-order", "winRate");
+    await expect.poll(wallets).toEqual(byWinRate.data.map((e) => e.address));
 
     await openView(page, demo.consoleUrl, "leaderboards/pnl");
     const first = await api<{ data: { address: string }[]; next_cursor: string }>(
