@@ -21,6 +21,19 @@ interface Profile {
   wallet_type: string | null;
   stats: Stats | null;
   funding_cluster?: { id: string; role: string; member_count: number } | null;
+  /** The dossier's latest whale and insider alerts (terminal and above). */
+  alerts?: {
+    id: number;
+    type: string;
+    score: number;
+    bet_value: number;
+    side: string;
+    outcome: string;
+    price: number;
+    explanation: string;
+    created_at: string;
+    market: { slug: string; title: string | null };
+  }[];
 }
 
 interface Trade {
@@ -282,6 +295,42 @@ export const walletView: View = async (ctx) => {
     categorySection.append(failure(categories));
   }
   ctx.main.append(categorySection);
+
+  // The lite profile a free key gets has no alerts: the trades section below shows the tier.
+  if (p.alerts) {
+    ctx.main.append(
+      section(
+        "Signals",
+        table(
+          "The wallet's latest whale and insider alerts",
+          [
+            {
+              label: "When",
+              cell: (a) => format.time(a.created_at),
+              sort: (a) => a.created_at,
+            },
+            { label: "Type", cell: (a) => a.type, sort: (a) => a.type },
+            { label: "Market", cell: (a) => marketLink(a.market.slug, a.market.title) },
+            { label: "Bet", cell: (a) => `${a.side} ${a.outcome} at ${format.price(a.price)}` },
+            {
+              label: "USD",
+              cell: (a) => format.usd(a.bet_value),
+              sort: (a) => a.bet_value,
+              numeric: true,
+            },
+            {
+              label: "Score",
+              cell: (a) => format.number(a.score),
+              sort: (a) => a.score,
+              numeric: true,
+            },
+            { label: "Why", cell: (a) => a.explanation },
+          ],
+          p.alerts,
+        ),
+      ),
+    );
+  }
 
   const tradeSection = section("Trades");
   if (fills.ok) {

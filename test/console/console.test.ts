@@ -286,7 +286,13 @@ describe("the console", () => {
     await openView(page, demo.consoleUrl, `wallet/${address}`);
     const profile = await api<{
       stats: { total_pnl: number; total_volume: number; total_bets: number; win_rate: number };
+      alerts: { bet_value: number }[];
     }>(pro(), `/v1/wallets/${address}`);
+    // The whale's alerts as the dossier lists them.
+    expect(profile.alerts.length).toBeGreaterThan(0);
+    expect(await column(page, "main section:has(h2:text-is('Signals'))", "USD")).toEqual(
+      profile.alerts.map((a) => format.usd(a.bet_value)),
+    );
     expect(await fact(page, "Total PnL")).toBe(format.usd(profile.stats.total_pnl));
     expect(await fact(page, "Volume")).toBe(format.usd(profile.stats.total_volume));
     expect(await fact(page, "Bets")).toBe(format.number(profile.stats.total_bets));
