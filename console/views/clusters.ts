@@ -148,9 +148,9 @@ const NODE_SPACING = 28;
 const RING_GAP = 120;
 
 /**
- * The funder in the middle and each wallet on a ring by its hops from the funder, spread evenly:
- * computed here in one pass, where a force or concentric layout took a third of a second on the
- * demo's 520-wallet funder.
+ * The funder in the middle and each wallet on a ring by its hops from the funder, spread evenly,
+ * so a tree through intermediaries reads as one (a concentric layout keyed on the funder put
+ * every other wallet on one ring). One pass, no iterations: the same picture on every load.
  */
 function radialPositions(
   funder: string,
