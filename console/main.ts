@@ -30,6 +30,15 @@ const VIEWS: Record<string, { title: string; view: View; nav?: string }> = {
 };
 const HOME = "signals";
 
+/** A route part as typed: a malformed %-escape stays as it is (the API then answers 400 or 404). */
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 function signIn(root: HTMLElement, problem?: string): void {
   const input = h("input", {
     id: "key",
@@ -147,10 +156,7 @@ function shell(root: HTMLElement, api: Api, tier: string): void {
   let generation = 0;
   let cleanup: (() => void) | undefined;
   async function route(): Promise<void> {
-    const [name = HOME, ...args] = location.hash
-      .replace(/^#\/?/, "")
-      .split("/")
-      .map(decodeURIComponent);
+    const [name = HOME, ...args] = location.hash.replace(/^#\/?/, "").split("/").map(decodePart);
     const entry = VIEWS[name] ?? VIEWS[HOME];
     if (!entry) return;
     cleanup?.();

@@ -620,6 +620,21 @@ describe("the console", () => {
     }
   });
 
+  it("shows the API's error for a bad route, not a broken page", async () => {
+    const seen: Problem[] = [];
+    const other = await watchedPage(seen);
+    try {
+      await signIn(other.page, demo.consoleUrl, pro());
+      await openView(other.page, demo.consoleUrl, "wallet/0xnot-an-address");
+      expect(await other.page.getAttribute("main .notice.error", "data-code")).toBe("bad_request");
+      await openView(other.page, demo.consoleUrl, "market/no-such-market-%E0%A4%A");
+      expect(await other.page.getAttribute("main .notice.error", "data-code")).toBe("not_found");
+      expect(seen.filter((p) => p.kind === "pageerror")).toEqual([]);
+    } finally {
+      await other.context.close();
+    }
+  });
+
   it("has no serious or critical accessibility violation on any view (axe-core)", async () => {
     const axeSource = readFileSync(
       createRequire(import.meta.url).resolve("axe-core/axe.min.js"),
