@@ -5,7 +5,8 @@
  *  1. esbuild bundles cli/main.ts into ONE CommonJS file; the migrations in sql/ are embedded as
  *     strings by swapping out src/db/sql-files.ts, so nothing has to sit beside the binary;
  *  2. `node --experimental-sea-config` turns the bundle (with its V8 code cache) and
- *     better-sqlite3's addon (an asset: src/db/native.ts loads it) into a blob;
+ *     better-sqlite3's addon (an asset: src/db/native.ts loads it) into a blob, with the web
+ *     console's script and stylesheet (bundled from console/: src/http/console-page.ts);
  *  3. a copy of the running node binary is stripped, then the blob is injected with postject.
  *
  * The code cache is only valid for the node binary that made it, so the blob is made by, and
@@ -34,6 +35,7 @@ import { build, type Plugin } from "esbuild";
 import { NATIVE_ASSET } from "../src/db/native";
 import { WORLD_WORKER_ASSET } from "../src/fixtures/world-worker";
 import { DUCKDB_ADDON_ASSET, DUCKDB_LIBRARY_ASSET } from "../src/history/native";
+import { bundleConsole, CONSOLE_SCRIPT_ASSET, CONSOLE_STYLE_ASSET } from "../src/http/console-page";
 import { SCALAR_ASSET } from "../src/http/docs-page";
 import { MODEL_WORKER_ASSET } from "../src/refresh/model-worker";
 import { LITESTREAM_ASSET } from "../src/replication/litestream";
@@ -253,6 +255,20 @@ async function main(): Promise<void> {
   await bundle(join(ROOT, "src", "fixtures", "world-worker.ts"), worldWorkerFile, false);
   say(`bundled the fixture generator: ${mb(statSync(worldWorkerFile).size)} (${seconds(t)})`);
 
+  // The web console's script and stylesheet (src/http/console-page.ts), bundled from console/.
+  t = performance.now();
+  const consoleBundle = await bundleConsole();
+  const consoleScript = join(WORK, CONSOLE_SCRIPT_ASSET);
+  const consoleStyle = join(WORK, CONSOLE_STYLE_ASSET);
+  writeFileSync(consoleScript, consoleBundle.script);
+  writeFileSync(consoleStyle, consoleBundle.style);
+  const consoleGzipped =
+    gzipSync(consoleBundle.script, { level: 9 }).length +
+    gzipSync(consoleBundle.style, { level: 9 }).length;
+  say(
+    `bundled the console: ${(consoleBundle.script.length / 1024).toFixed(0)} KB script, ${(consoleBundle.style.length / 1024).toFixed(0)} KB style, ${(consoleGzipped / 1024).toFixed(0)} KB gzipped (${seconds(t)})`,
+  );
+
   t = performance.now();
   const addon = nativeAddon();
   const litestream = litestreamAsset(join(WORK, LITESTREAM_ASSET));
@@ -269,6 +285,8 @@ async function main(): Promise<void> {
         assets: {
           [NATIVE_ASSET]: addon,
           [SCALAR_ASSET]: scalarViewerFile(),
+          [CONSOLE_SCRIPT_ASSET]: consoleScript,
+          [CONSOLE_STYLE_ASSET]: consoleStyle,
           [LITESTREAM_ASSET]: litestream,
           [MODEL_WORKER_ASSET]: modelWorkerFile,
           [WORLD_WORKER_ASSET]: worldWorkerFile,

@@ -7,6 +7,7 @@ import { TIERS } from "../../src/auth/tiers";
 import { systemClock } from "../../src/clock";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import { answerClientErrors } from "../../src/http/client-error";
+import { CONSOLE_PATH, consoleFiles } from "../../src/http/console-page";
 import { gracefulShutdown } from "../../src/http/graceful";
 import { createRequestListener } from "../../src/http/listener";
 import { describeSource } from "../../src/installation/key";
@@ -137,7 +138,12 @@ async function runServer(session: Session, options: ServeOptions): Promise<void>
   if (config.publicUrlDerived) config.publicUrl = base;
   log.info({ url: base, db: config.dbPath }, "listening");
   process.stdout.write(`smartmoney listening on ${base}\n`);
-  if (demoKeys.length > 0) printDemo(base, demoKeys);
+  if (demoKeys.length > 0) {
+    // From a checkout the console is bundled on its first request: bundle it now, so the page
+    // the demo points at opens at once (a failure shows on that request, with its cause).
+    await consoleFiles().catch(() => undefined);
+    printDemo(base, demoKeys);
+  }
 
   // Refresh, ingest and deliveries run in a process of their own, never on this thread.
   const jobs =
@@ -205,7 +211,14 @@ function printDemo(base: string, keys: DemoKey[]): void {
   const lines = ["", "Demo keys (one per tier; shown once):"];
   for (const { tier, key } of keys) lines.push(`  ${tier.padEnd(13)} ${key}`);
   const pro = keys.find((k) => k.tier === "terminal_pro")?.key ?? keys[0]?.key;
-  lines.push("", "Try:", `  curl -s -H "Authorization: Bearer ${pro}" ${base}/v1/_ping`, "");
+  lines.push(
+    "",
+    `Console: ${base}${CONSOLE_PATH}  (sign in with the terminal_pro key above: ${pro})`,
+    "",
+    "Try:",
+    `  curl -s -H "Authorization: Bearer ${pro}" ${base}/v1/_ping`,
+    "",
+  );
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

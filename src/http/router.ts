@@ -1,9 +1,16 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { generateSpecs } from "hono-openapi";
 import type { App } from "../app";
 import { ApiError } from "../errors";
 import { mcpRoutes } from "../mcp/http";
+import {
+  CONSOLE_CSP,
+  CONSOLE_PATH,
+  type ConsoleFile,
+  type ConsoleFiles,
+  consoleFiles,
+} from "./console-page";
 import { docsPage, scalarViewer } from "./docs-page";
 import type { HttpEnv } from "./env";
 import { metricsHandler } from "./metrics";
@@ -96,7 +103,16 @@ export function createRouter(app: App): Hono<HttpEnv> {
       },
       security: [{ bearer: [] }],
     },
-    exclude: ["/healthz", "/metrics", "/v1/openapi.json", "/docs", "/docs/scalar.js"],
+    exclude: [
+      "/healthz",
+      "/metrics",
+      "/v1/openapi.json",
+      "/docs",
+      "/docs/scalar.js",
+      CONSOLE_PATH,
+      `${CONSOLE_PATH}/app.js`,
+      `${CONSOLE_PATH}/app.css`,
+    ],
   } satisfies Parameters<typeof generateSpecs>[1];
   let document: Promise<unknown> | undefined;
   http.get("/v1/openapi.json", async (c) => {
@@ -111,6 +127,39 @@ export function createRouter(app: App): Hono<HttpEnv> {
     c.header("Cache-Control", "public, max-age=86400");
     return c.body(scalarViewer());
   });
+
+  // The web console (docs/console.md): static files, no key; the page asks the user for one and
+  // calls /v1 with it like any client.
+  const consoleFile =
+    (pick: (files: ConsoleFiles) => ConsoleFile) => async (c: Context<HttpEnv>) => {
+      const served = pick(await consoleFiles());
+      c.header("Content-Security-Policy", CONSOLE_CSP);
+      c.header("X-Content-Type-Options", "nosniff");
+      c.header("Referrer-Policy", "no-referrer");
+      c.header("Cache-Control", "no-cache");
+      c.header("ETag", served.etag);
+      c.header("Vary", "Accept-Encoding");
+      if (c.req.header("if-none-match") === served.etag) return c.body(null, 304);
+      c.header("Content-Type", served.type);
+      if (/\bgzip\b/.test(c.req.header("accept-encoding") ?? "")) {
+        c.header("Content-Encoding", "gzip");
+        return c.body(served.gzip);
+      }
+      return c.body(served.body);
+    };
+  http.get(
+    CONSOLE_PATH,
+    consoleFile((files) => files.page),
+  );
+  http.get(`${CONSOLE_PATH}/`, (c) => c.redirect(CONSOLE_PATH, 301));
+  http.get(
+    `${CONSOLE_PATH}/app.js`,
+    consoleFile((files) => files.script),
+  );
+  http.get(
+    `${CONSOLE_PATH}/app.css`,
+    consoleFile((files) => files.style),
+  );
 
   // Authentication, then the read models' age headers, as one middleware (one dispatch step).
   const authenticateApi = authenticate(app.accounts, "api");
