@@ -176,7 +176,7 @@ describe("a fill that arrives before its market", () => {
     expect(status.longest_market_wait_seconds).toBe(0);
   });
 
-  it("from the data API, while Gamma fails: stored at once, its market filled in next round", async () => {
+  it("from the data API, while Gamma fails: read again next round, with its market", async () => {
     const { h, sim } = await setup({ events: 20, marketsPerEvent: 2 });
     await runPolymarketRound(h.deps, options(sim));
     h.t.clock.advance(ROUND_MS);
@@ -188,7 +188,7 @@ describe("a fill that arrives before its market", () => {
     const failing = await runPolymarketRound(h.deps, options(sim, { listMarkets: false }));
     expect(failing.ok).toBe(false);
     expect(failing.summary.failed_stages).toMatch(/^tail:/);
-    // Not lost meanwhile... the tail failed on the lookup, so its walk did not move either.
+    // Not lost meanwhile: the tail failed on the lookup, so its walk did not move either.
     expect(count(h.t, "trades")).toBe(0);
     sim.faults.delete("/markets");
     h.t.clock.advance(ROUND_MS);
@@ -234,5 +234,44 @@ describe("a fill that arrives before its market", () => {
     status = ingestStatus(h.t.db, h.t.clock);
     expect(status.markets_awaited).toBe(0);
     expect(status.longest_market_wait_seconds).toBe(Math.round((roundAt - arrived) / 100) / 10);
+  });
+
+  it("from the chain, before Gamma lists it: parked, then stored once Gamma does", async () => {
+    const { h, sim } = await setup({ events: 20, marketsPerEvent: 2 });
+    const chain = options(sim, {
+      rpcUrl: sim.rpcUrl,
+      // Fills come from the chain alone here: the tail would store them by condition id.
+      tail: false,
+      listMarkets: false,
+      confirmations: 5,
+      fundingHorizonMs: 3_600_000,
+    });
+    const first = await runPolymarketRound(h.deps, chain);
+    expect(first.ok).toBe(true);
+    const market = sim.world.addEvent(h.t.clock.now()).markets[0]!;
+    sim.unlisted.add(market.conditionId);
+    sim.world.emit(2, h.t.clock.now(), market);
+    h.t.clock.advance(60_000);
+    const parked = await runPolymarketRound(h.deps, chain);
+    expect(parked.ok).toBe(true);
+    expect(parked.summary.unknown_tokens).toBe(2);
+    // Looked up by token at once; Gamma does not know it yet: the fills wait, parked.
+    expect(sim.requests.some((r) => r.includes(`clob_token_ids=${market.tokens[0]}`))).toBe(true);
+    expect(count(h.t, "trades")).toBe(0);
+    let status = ingestStatus(h.t.db, h.t.clock);
+    expect(status.fills_waited_for_market).toBe(2);
+    expect(status.markets_awaited).toBe(1);
+
+    sim.unlisted.delete(market.conditionId);
+    h.t.clock.advance(ROUND_MS);
+    const stored = await runPolymarketRound(h.deps, chain);
+    expect(stored.ok).toBe(true);
+    expect(count(h.t, "trades")).toBe(2);
+    expect(missing(h, [market], sim.world)).toEqual([]);
+    status = ingestStatus(h.t.db, h.t.clock);
+    expect(status.markets_awaited).toBe(0);
+    expect(status.fills_waited_for_market).toBe(2);
+    // From when the fills were read (a round after they filled) to their market stored.
+    expect(status.longest_market_wait_seconds).toBe(ROUND_MS / 1000);
   });
 });

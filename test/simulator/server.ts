@@ -33,6 +33,8 @@ export interface Simulator {
   socketDown: boolean;
   /** Keyset lists ignore `after_cursor` (as they ignore `cursor`): page 1 forever. */
   keysetIgnoresCursor: boolean;
+  /** Condition ids of markets Gamma does not serve yet (it indexes a new market late). */
+  unlisted: Set<string>;
   /** eth_getLogs calls refused as "range too large". */
   rpcRefusals: number;
   /** Logs the node serves besides the fills' (transfers, say). */
@@ -76,6 +78,7 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     down: false,
     socketDown: false,
     keysetIgnoresCursor: false,
+    unlisted: new Set(),
     rpcRefusals: 0,
     extraLogs: [],
     socketMessages: 0,
@@ -205,6 +208,7 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     const endMin = q.get("end_date_min");
     return world.markets.filter(
       (m) =>
+        !sim.unlisted.has(m.conditionId) &&
         (conditions.size === 0 || conditions.has(m.conditionId)) &&
         (tokens.size === 0 || m.tokens.some((t) => tokens.has(t))) &&
         (closed === null || String(m.closed) === closed) &&
@@ -217,6 +221,7 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     const endMin = q.get("end_date_min");
     return world.events.filter(
       (e) =>
+        !e.markets.some((m) => sim.unlisted.has(m.conditionId)) &&
         (closed === null || String(e.markets.every((m) => m.closed)) === closed) &&
         (endMin === null || e.endDate >= Date.parse(endMin)),
     );

@@ -16,6 +16,7 @@ export const STATE_KEYS = {
   resolutions: "polymarket:resolutions",
   trades: "polymarket:trades",
   fills: "polymarket:chain:fills",
+  parkedFills: "polymarket:chain:parked",
   transfers: "polymarket:chain:transfers",
   leaderboard: "polymarket:leaderboard",
   stream: "polymarket:stream",
