@@ -88,11 +88,11 @@ export function createMarketBook(ctx: RoundContext, keepTokens: boolean): Market
     const state: MarketWaitsState = waits ?? { fills: 0, longest_ms: 0, pending: {} };
     const now = ctx.clock.now();
     for (const [key, entry] of arrived) {
+      // A market already awaited keeps its first count: the chain reads its last blocks again
+      // each round, and the same fills must not count twice.
+      if (state.pending[key]) continue;
       state.fills += entry.fills;
-      const earlier = state.pending[key];
-      state.pending[key] = earlier
-        ? { since: Math.min(earlier.since, entry.since), fills: earlier.fills + entry.fills }
-        : entry;
+      state.pending[key] = entry;
     }
     arrived.clear();
     for (const m of stored) {

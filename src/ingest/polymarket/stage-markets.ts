@@ -68,6 +68,14 @@ export async function listNewMarkets(ctx: RoundContext, book: MarketBook): Promi
         "Gamma keyset cursor came back again: ending this walk for new markets",
       );
     }
+    // A server that ignored the order would show its oldest events: new ones would go unseen
+    // until the full listing's next pass. Say so rather than fail.
+    if (ids.length > 1 && ids[0]! < ids[ids.length - 1]!) {
+      ctx.log.warn(
+        { first: ids[0], last: ids[ids.length - 1] },
+        "Gamma keyset list ignored order=id descending: new markets wait for the full listing",
+      );
+    }
     const { markets, bad } = mapEach(fresh.flatMap(marketsOfEvent));
     const done = reached || next === null || repeated;
     ctx.transaction(() => {
