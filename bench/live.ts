@@ -3,16 +3,19 @@
  * project's Polymarket simulator (test/simulator) for --minutes (default 10): live fills at
  * --rate a second (default 12, about 1M a day) with --burst-rate bursts (default 200/s for 5 s
  * every minute), the socket dropped every --drop-every seconds and down for --outage-seconds
- * once mid-run, whale signals on every fill of 5 USD or more and a webhook endpoint on a
- * loopback receiver.
+ * once mid-run, a new event with its markets created every --new-market-every seconds (default
+ * 20), whale signals on every fill of 5 USD or more and a webhook endpoint on a loopback
+ * receiver.
  *
  * It reports fills lost and duplicated (both must be 0), the lag from a fill's emission to its
  * row in the database and to its webhook at the receiver (p50/p99/max), the API's p99 during
- * the run beside its p99 on the idle server measured first (the baseline, same run), and the
- * server's peak RSS. Goals: fill-to-webhook p50 ≤ 3 s, p99 ≤ 30 s.
+ * the run beside its p99 on the idle server measured first (the baseline, same run), the
+ * discovery lag of new markets (from creation to stored with their category; none may be
+ * missed) and the server's peak RSS. Goals: fill-to-webhook p50 ≤ 3 s, p99 ≤ 30 s.
  *
  *   npm run bench:live -- [--minutes 10] [--rate 12] [--burst-rate 200] [--burst-seconds 5]
- *                         [--burst-every 60] [--drop-every 90] [--outage-seconds 20] [--no-build]
+ *                         [--burst-every 60] [--drop-every 90] [--outage-seconds 20]
+ *                         [--new-market-every 20] [--no-build]
  *
  * Prints a table and one JSON line; writes the JSON to bench/results/live.json.
  */
@@ -45,6 +48,7 @@ const { values: flags } = parseArgs({
     "burst-every": { type: "string", default: "60" },
     "drop-every": { type: "string", default: "90" },
     "outage-seconds": { type: "string", default: "20" },
+    "new-market-every": { type: "string", default: "20" },
     "no-build": { type: "boolean", default: false },
   },
 });
@@ -198,7 +202,24 @@ async function main(): Promise<void> {
       if (!storedAt.has(row.tx_hash)) storedAt.set(row.tx_hash, now);
     }
   };
-  const poller = setInterval(poll, 100);
+  // New markets: when each was created, and when it was stored with its category.
+  const marketRow = reader
+    .prepare("SELECT 1 FROM markets WHERE condition_id = ? AND category IS NOT NULL")
+    .pluck();
+  const createdAt = new Map<string, number>();
+  const discoveredAt = new Map<string, number>();
+  const pollMarkets = () => {
+    const now = Date.now();
+    for (const [condition] of createdAt) {
+      if (!discoveredAt.has(condition) && marketRow.get(condition) !== undefined) {
+        discoveredAt.set(condition, now);
+      }
+    }
+  };
+  const poller = setInterval(() => {
+    poll();
+    pollMarkets();
+  }, 100);
 
   const minutes = num("minutes");
   const runMs = minutes * 60_000;
@@ -207,6 +228,7 @@ async function main(): Promise<void> {
   let drops = 0;
   let outages = 0;
   let lastDrop = started;
+  let lastMarket = started;
   let outageDone = false;
   say(`generating fills for ${minutes} min at ${num("rate")}/s with ${num("burst-rate")}/s bursts`);
   while (Date.now() - started < runMs) {
@@ -218,6 +240,10 @@ async function main(): Promise<void> {
     if (n > 0) {
       const at = Date.now();
       for (const f of sim.emit(n)) emitted.set(f.tx, at);
+    }
+    if (Date.now() - lastMarket >= num("new-market-every") * 1000) {
+      lastMarket = Date.now();
+      for (const m of world.addEvent(lastMarket).markets) createdAt.set(m.conditionId, lastMarket);
     }
     if (Date.now() - lastDrop >= num("drop-every") * 1000) {
       sim.dropSockets();
@@ -250,7 +276,14 @@ async function main(): Promise<void> {
   while (Date.now() < deadline) {
     poll();
     signals = signalOf.all() as typeof signals;
-    if (storedAt.size >= emitted.size && arrivals.size >= signals.length) break;
+    pollMarkets();
+    if (
+      storedAt.size >= emitted.size &&
+      arrivals.size >= signals.length &&
+      discoveredAt.size >= createdAt.size
+    ) {
+      break;
+    }
     await sleep(500);
   }
   clearInterval(poller);
@@ -274,6 +307,9 @@ async function main(): Promise<void> {
     .map((s) => (arrivals.get(s.signal)! - emitted.get(s.tx)!) / 1000);
   const hooksMissing = signals.filter((s) => !arrivals.has(s.signal)).length;
   const duplicateDeliveries = [...deliveries.values()].reduce((sum, n) => sum + (n - 1), 0);
+  const discoveryLag = [...discoveredAt].map(([c, at]) => (at - createdAt.get(c)!) / 1000);
+  const marketsMissed = createdAt.size - discoveredAt.size;
+  const discovery = stats(discoveryLag);
   const store = stats(storeLag);
   const webhook = stats(hookLag);
   const api = stats(apiLatency);
@@ -291,6 +327,10 @@ async function main(): Promise<void> {
     webhooks_received: arrivals.size,
     webhooks_missing: hooksMissing,
     webhook_duplicate_deliveries: duplicateDeliveries,
+    markets_created: createdAt.size,
+    markets_discovered: discoveredAt.size,
+    markets_missed: marketsMissed,
+    market_discovery_s: discovery,
     fill_to_stored_s: store,
     fill_to_webhook_s: webhook,
     api_ms: { ...api, errors: Object.fromEntries(apiErrors) },
@@ -302,6 +342,7 @@ async function main(): Promise<void> {
       lost_and_duplicated_zero: lost === 0 && duplicated === 0,
       webhook_p50_le_3s: webhook.p50 <= GOAL_P50_S,
       webhook_p99_le_30s: webhook.p99 <= GOAL_P99_S,
+      no_market_missed: marketsMissed === 0,
     },
   };
   const f = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : "-");
@@ -309,6 +350,13 @@ async function main(): Promise<void> {
     ["figure", "n", "p50", "p99", "max"],
     ["fill → stored (s)", String(store.n), f(store.p50), f(store.p99), f(store.max)],
     ["fill → webhook (s)", String(webhook.n), f(webhook.p50), f(webhook.p99), f(webhook.max)],
+    [
+      "market → discovered (s)",
+      String(discovery.n),
+      f(discovery.p50),
+      f(discovery.p99),
+      f(discovery.max),
+    ],
     ["API during run (ms)", String(api.n), f(api.p50), f(api.p99), f(api.max)],
     ["API idle, baseline (ms)", String(idle.n), f(idle.p50), f(idle.p99), f(idle.max)],
   ]);
@@ -318,14 +366,17 @@ async function main(): Promise<void> {
       `socket drops ${drops} + ${outages} outage of ${num("outage-seconds")} s; ${signals.length} whale signals, ${arrivals.size} webhooks received (${hooksMissing} missing, ${duplicateDeliveries} delivered twice)`,
       table,
       `API p99 during the run / idle: ${f(result.api_p99_vs_idle)}×; API errors ${JSON.stringify(result.api_ms.errors)}; peak RSS of serve ${result.peak_rss_mb} MB, of its jobs process ${result.jobs_peak_rss_mb} MB`,
-      `goals: 0 lost and duplicated ${result.goals.lost_and_duplicated_zero ? "met" : "MISSED"}; webhook p50 ≤ ${GOAL_P50_S} s ${result.goals.webhook_p50_le_3s ? "met" : "MISSED"}; p99 ≤ ${GOAL_P99_S} s ${result.goals.webhook_p99_le_30s ? "met" : "MISSED"}`,
+      `new markets: ${createdAt.size} created, ${discoveredAt.size} discovered with their category, ${marketsMissed} missed; discovery lag p50 ${f(discovery.p50)} s, max ${f(discovery.max)} s`,
+      `goals: 0 lost and duplicated ${result.goals.lost_and_duplicated_zero ? "met" : "MISSED"}; webhook p50 ≤ ${GOAL_P50_S} s ${result.goals.webhook_p50_le_3s ? "met" : "MISSED"}; p99 ≤ ${GOAL_P99_S} s ${result.goals.webhook_p99_le_30s ? "met" : "MISSED"}; no new market missed ${result.goals.no_market_missed ? "met" : "MISSED"}`,
       JSON.stringify(result),
       "",
     ].join("\n"),
   );
   recordResults("live", result);
   rmSync(dir, { recursive: true, force: true });
-  if (!result.goals.lost_and_duplicated_zero) process.exitCode = 1;
+  if (!result.goals.lost_and_duplicated_zero || !result.goals.no_market_missed) {
+    process.exitCode = 1;
+  }
 }
 
 main().catch((error) => {

@@ -75,7 +75,7 @@ export function registerIngest(program: Command): void {
 
   withDbOption(ingest.command("status"))
     .description(
-      "per source: last success, lag, errors and backoff; quarantined records, known gaps, markets with category unknown",
+      "per source: last success, lag, errors and backoff; quarantined records, known gaps, markets with category unknown, the newest market discovered, fills that waited for their market",
     )
     .option("--json", "print JSON")
     .action((options: CommonOptions & { json?: boolean }) =>

@@ -68,6 +68,19 @@ function build({ Gauge, Registry, collectDefaultMetrics }: typeof import("prom-c
   const unknown = gauge("markets_category_unknown", "Markets whose category is none of the six");
   const markets = gauge("markets", "Markets stored");
   const stream = gauge("stream_connected", "1 while the live socket is connected");
+  const newestMarket = gauge(
+    "newest_market_discovered_timestamp_seconds",
+    "When the newest market (by Gamma's creation time) was stored",
+  );
+  const fillsWaited = gauge(
+    "fills_waited_for_market",
+    "Fills that arrived before their market was stored (each looked it up at once)",
+  );
+  const longestWait = gauge(
+    "longest_market_wait_seconds",
+    "The longest wait of a fill for its market, from its arrival to the market stored",
+  );
+  const awaited = gauge("markets_awaited", "Markets fills wait for that Gamma has not served yet");
   const other = (name: string, help: string): GaugeType =>
     new Gauge({ name: `smartmoney_${name}`, help, registers: [registry] });
   const readModelAge = other(
@@ -101,6 +114,7 @@ function build({ Gauge, Registry, collectDefaultMetrics }: typeof import("prom-c
     for (const g of [gaps, unknown, markets, stream, readModelAge, replicating, replicationLag]) {
       g.reset();
     }
+    for (const g of [newestMarket, fillsWaited, longestWait, awaited]) g.reset();
     storageFullSince.reset();
     storageFull.set(storage.state === "full" ? 1 : 0);
     if (storage.state === "full") storageFullSince.set(Date.parse(storage.since) / 1000);
@@ -124,6 +138,10 @@ function build({ Gauge, Registry, collectDefaultMetrics }: typeof import("prom-c
     unknown.set(s.categories_unknown);
     markets.set(s.markets);
     if (s.stream_connected !== null) stream.set(s.stream_connected ? 1 : 0);
+    if (s.newest_market) newestMarket.set(Date.parse(s.newest_market.discovered_at) / 1000);
+    fillsWaited.set(s.fills_waited_for_market);
+    if (s.longest_market_wait_seconds !== null) longestWait.set(s.longest_market_wait_seconds);
+    awaited.set(s.markets_awaited);
   };
   return { registry, render };
 }

@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLedger } from "../../src/ingest/polymarket/ledger";
+import { STATE_KEYS } from "../../src/ingest/polymarket/state";
 import { refreshNow } from "../../src/jobs/refresh";
 import { createTestApp, type TestApp } from "../helpers/app";
 
@@ -43,6 +44,23 @@ describe("GET /metrics", () => {
         now,
       );
       ledger.recordGap("tail", now - 7_200_000, now - 3_600_000, "offset cap", now);
+      const setState = t.db.writer.prepare(
+        "INSERT INTO ingest_state (key, value, updated_at) VALUES (?, ?, ?)",
+      );
+      setState.run(
+        STATE_KEYS.newestMarket,
+        JSON.stringify({
+          slug: "new-market",
+          created_at: now - 60_000,
+          discovered_at: now - 30_000,
+        }),
+        now,
+      );
+      setState.run(
+        STATE_KEYS.marketWaits,
+        JSON.stringify({ fills: 7, longest_ms: 2_500, pending: {} }),
+        now,
+      );
     })();
     const res = await t.app.http.request("/metrics", {
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -58,6 +76,12 @@ describe("GET /metrics", () => {
     );
     expect(text).toContain('smartmoney_ingest_quarantined_records{source="tail"} 1');
     expect(text).toContain("smartmoney_ingest_known_gaps 1");
+    expect(text).toContain(
+      `smartmoney_ingest_newest_market_discovered_timestamp_seconds ${(now - 30_000) / 1000}`,
+    );
+    expect(text).toContain("smartmoney_ingest_fills_waited_for_market 7");
+    expect(text).toContain("smartmoney_ingest_longest_market_wait_seconds 2.5");
+    expect(text).toContain("smartmoney_ingest_markets_awaited 0");
   });
 
   it("adds the read models' age, replication from the server's state file, and the process's own figures", async () => {

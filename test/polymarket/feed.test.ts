@@ -62,7 +62,8 @@ describe("data API source", () => {
       source: "data-api",
       trades_new: 47,
       trades_pages: 5,
-      markets_pages: 3,
+      // One page newest first (markets created since the last round), then the full listing.
+      markets_pages: 4,
       wallets_new: 50,
       covered_to: "2026-07-17T22:28:15.000Z",
       lag_seconds: Math.round((Date.parse("2026-07-18T00:00:00Z") - 1_784_327_295_000) / 1000),

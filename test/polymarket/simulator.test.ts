@@ -52,8 +52,11 @@ describe("market discovery against the simulator", () => {
     }
     expect(rounds.every(Boolean)).toBe(true);
     expect(count(h.t, "markets")).toBe(2_500);
-    // Every page asked the keyset list, with the filter sent again beside the cursor.
-    const listing = sim.requests.filter((r) => r.startsWith("/events/keyset"));
+    // Every page of the full listing asked the keyset list, with the filter sent again beside
+    // the cursor (besides one page a round newest first, for the markets created since).
+    const listing = sim.requests.filter(
+      (r) => r.startsWith("/events/keyset") && r.includes("ascending=true"),
+    );
     expect(listing).toHaveLength(5);
     expect(listing.every((r) => r.includes("end_date_min="))).toBe(true);
     expect(listing.slice(1).every((r) => r.includes("after_cursor="))).toBe(true);
@@ -91,12 +94,14 @@ describe("market discovery against the simulator", () => {
   it("ends a pass when the keyset cursor comes back, instead of reading page 1 forever", async () => {
     const { h, sim } = await setup({ events: 300, marketsPerEvent: 1 });
     sim.keysetIgnoresCursor = true;
+    const fullListing = () =>
+      sim.requests.filter((r) => r.startsWith("/events/keyset") && r.includes("ascending=true"));
     const result = await runPolymarketRound(h.deps, options(sim));
     expect(result.ok).toBe(true);
-    expect(sim.requests.filter((r) => r.startsWith("/events/keyset"))).toHaveLength(2);
+    expect(fullListing()).toHaveLength(2);
     // The next round does not start over until the pass interval has gone by.
     await runPolymarketRound(h.deps, options(sim));
-    expect(sim.requests.filter((r) => r.startsWith("/events/keyset"))).toHaveLength(2);
+    expect(fullListing()).toHaveLength(2);
   });
 
   it("reports the offset list's deprecation and sunset headers", async () => {

@@ -33,6 +33,8 @@ export interface Simulator {
   socketDown: boolean;
   /** Keyset lists ignore `after_cursor` (as they ignore `cursor`): page 1 forever. */
   keysetIgnoresCursor: boolean;
+  /** Condition ids of markets Gamma does not serve yet (it indexes a new market late). */
+  unlisted: Set<string>;
   /** eth_getLogs calls refused as "range too large". */
   rpcRefusals: number;
   /** Logs the node serves besides the fills' (transfers, say). */
@@ -41,8 +43,8 @@ export interface Simulator {
   socketClients(): number;
   socketMessages: number;
   fault(path: string, ...faults: SimFault[]): void;
-  /** Generates `n` fills at the clock's time and pushes them to subscribed sockets. */
-  emit(n: number): SimFill[];
+  /** Generates `n` fills at the clock's time (of `market` if given) and pushes them to sockets. */
+  emit(n: number, market?: SimMarket): SimFill[];
   /** Closes every socket abruptly (no close frame), as a network drop does. */
   dropSockets(): void;
   blockAt(ms: number): number;
@@ -76,6 +78,7 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     down: false,
     socketDown: false,
     keysetIgnoresCursor: false,
+    unlisted: new Set(),
     rpcRefusals: 0,
     extraLogs: [],
     socketMessages: 0,
@@ -83,8 +86,8 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     fault(path, ...faults) {
       sim.faults.set(path, [...(sim.faults.get(path) ?? []), ...faults]);
     },
-    emit(n) {
-      const fills = world.emit(n, now());
+    emit(n, market) {
+      const fills = world.emit(n, now(), market);
       for (const f of fills) {
         const message = JSON.stringify({
           topic: "activity",
@@ -142,10 +145,12 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
         );
       case "/markets/keyset":
         return keysetList(res, q, "markets", () =>
-          gammaMarkets(q).map((m) => world.gammaMarket(m)),
+          ordered(gammaMarkets(q), q).map((m) => world.gammaMarket(m)),
         );
       case "/events/keyset":
-        return keysetList(res, q, "events", () => gammaEvents(q).map((e) => world.gammaEvent(e)));
+        return keysetList(res, q, "events", () =>
+          ordered(gammaEvents(q), q).map((e) => world.gammaEvent(e)),
+        );
       case "/trades":
         return trades(res, q);
       case "/v1/leaderboard":
@@ -203,6 +208,7 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     const endMin = q.get("end_date_min");
     return world.markets.filter(
       (m) =>
+        !sim.unlisted.has(m.conditionId) &&
         (conditions.size === 0 || conditions.has(m.conditionId)) &&
         (tokens.size === 0 || m.tokens.some((t) => tokens.has(t))) &&
         (closed === null || String(m.closed) === closed) &&
@@ -215,9 +221,24 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     const endMin = q.get("end_date_min");
     return world.events.filter(
       (e) =>
+        !e.markets.some((m) => sim.unlisted.has(m.conditionId)) &&
         (closed === null || String(e.markets.every((m) => m.closed)) === closed) &&
         (endMin === null || e.endDate >= Date.parse(endMin)),
     );
+  }
+
+  /**
+   * Gamma's `order` (a field name) and `ascending` (true unless "false"); without `order` the
+   * list comes in id order. Only the fields the simulator keeps can be ordered by.
+   */
+  function ordered<T extends { id: number; createdAt: number }>(list: T[], q: URLSearchParams) {
+    const field = q.get("order");
+    if (field === null) return list;
+    const key =
+      field === "id" ? (x: T) => x.id : field === "createdAt" ? (x: T) => x.createdAt : null;
+    if (key === null) throw new Unsupported(`order by "${field}" is not supported`);
+    const direction = q.get("ascending") === "false" ? -1 : 1;
+    return [...list].sort((a, b) => direction * (key(a) - key(b)) || a.id - b.id);
   }
 
   function offsetList(res: ServerResponse, q: URLSearchParams, all: unknown[]) {
@@ -259,7 +280,13 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
       start = Number(position);
     }
     const limit = clamp(q, limits.gammaMaxLimit, 20);
-    const all = list();
+    let all: unknown[];
+    try {
+      all = list();
+    } catch (error) {
+      if (!(error instanceof Unsupported)) throw error;
+      return send(res, 422, { type: "validation error", error: error.message });
+    }
     const page = all.slice(start, start + limit);
     const more = start + limit < all.length;
     const next = more ? Buffer.from(`${start + limit}:${bound}`).toString("base64url") : undefined;
@@ -348,6 +375,8 @@ export async function startSimulator(options: SimOptions): Promise<Simulator> {
     });
   return sim;
 }
+
+class Unsupported extends Error {}
 
 function send(
   res: ServerResponse,

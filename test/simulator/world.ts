@@ -22,6 +22,8 @@ export interface SimMarket {
   /** Set when closed: "1"/"0" for a winner, "0.5"/"0.5" for a split, "0"/"0" cancelled. */
   outcomePrices: [string, string];
   eventId: number;
+  /** When Gamma first listed it (ms). */
+  createdAt: number;
 }
 
 export interface SimEvent {
@@ -31,6 +33,7 @@ export interface SimEvent {
   tags: { label: string; slug: string }[];
   endDate: number;
   markets: SimMarket[];
+  createdAt: number;
 }
 
 export interface SimFill {
@@ -113,41 +116,58 @@ export class SimWorld {
   private readonly byCondition = new Map<string, SimMarket>();
   private readonly byToken = new Map<string, SimMarket>();
 
+  private readonly marketsPerEvent: number;
+
   constructor(options: WorldOptions) {
     this.random = seeded(options.seed ?? 7);
-    let marketId = 1;
+    this.marketsPerEvent = options.marketsPerEvent;
+    // The initial events were created over the day before `now`, oldest (lowest id) first.
     for (let e = 1; e <= options.events; e++) {
-      const endDate = options.now + (e % 97) * 3_600_000 + 86_400_000;
-      const event: SimEvent = {
-        id: e,
-        slug: `sim-event-${e}`,
-        title: `Simulated event ${e}`,
-        tags: TAG_SETS[(e - 1) % TAG_SETS.length]!,
-        endDate,
-        markets: [],
-      };
-      for (let k = 0; k < options.marketsPerEvent; k++) {
-        const id = marketId++;
-        const market: SimMarket = {
-          id,
-          conditionId: hex64(`condition:${id}`),
-          slug: `sim-market-${id}`,
-          question: `Simulated market ${id}?`,
-          outcomes: OUTCOME_NAMES[id % OUTCOME_NAMES.length]!,
-          tokens: [tokenOf(`token:${id}:0`), tokenOf(`token:${id}:1`)],
-          endDate,
-          closed: false,
-          outcomePrices: ["0.5", "0.5"],
-          eventId: e,
-        };
-        event.markets.push(market);
-        this.markets.push(market);
-        this.byCondition.set(market.conditionId, market);
-        for (const t of market.tokens) this.byToken.set(t, market);
-      }
-      this.events.push(event);
+      const createdAt =
+        options.now - 86_400_000 + Math.floor((e * 86_400_000) / (options.events + 1));
+      this.addEvent(createdAt, options.now + (e % 97) * 3_600_000 + 86_400_000);
     }
     for (let w = 0; w < options.wallets; w++) this.wallets.push(hex40(`wallet:${w}`));
+  }
+
+  /**
+   * A new event with its markets, created at `createdAt` (ms): as on Gamma, event and market
+   * ids only grow, so the newest event has the highest id. Ends a day after it is created
+   * unless `endDate` says otherwise.
+   */
+  addEvent(createdAt: number, endDate = createdAt + 86_400_000): SimEvent {
+    const e = this.events.length + 1;
+    const event: SimEvent = {
+      id: e,
+      slug: `sim-event-${e}`,
+      title: `Simulated event ${e}`,
+      tags: TAG_SETS[(e - 1) % TAG_SETS.length]!,
+      endDate,
+      markets: [],
+      createdAt,
+    };
+    for (let k = 0; k < this.marketsPerEvent; k++) {
+      const id = this.markets.length + 1;
+      const market: SimMarket = {
+        id,
+        conditionId: hex64(`condition:${id}`),
+        slug: `sim-market-${id}`,
+        question: `Simulated market ${id}?`,
+        outcomes: OUTCOME_NAMES[id % OUTCOME_NAMES.length]!,
+        tokens: [tokenOf(`token:${id}:0`), tokenOf(`token:${id}:1`)],
+        endDate,
+        closed: false,
+        outcomePrices: ["0.5", "0.5"],
+        eventId: e,
+        createdAt,
+      };
+      event.markets.push(market);
+      this.markets.push(market);
+      this.byCondition.set(market.conditionId, market);
+      for (const t of market.tokens) this.byToken.set(t, market);
+    }
+    this.events.push(event);
+    return event;
   }
 
   marketByCondition = (id: string) => this.byCondition.get(id);
@@ -166,13 +186,13 @@ export class SimWorld {
             : ["0", "0"];
   }
 
-  /** Appends `n` fills at time `ts` (ms, rounded down to the second). */
-  emit(n: number, ts: number): SimFill[] {
+  /** Appends `n` fills at time `ts` (ms, rounded down to the second), of `market` if given. */
+  emit(n: number, ts: number, only?: SimMarket): SimFill[] {
     const made: SimFill[] = [];
     const at = Math.floor(ts / 1000) * 1000;
     for (let i = 0; i < n; i++) {
       const seq = this.fills.length;
-      const market = this.markets[Math.floor(this.random() * this.markets.length)]!;
+      const market = only ?? this.markets[Math.floor(this.random() * this.markets.length)]!;
       const fill: SimFill = {
         seq,
         ts: at,
@@ -225,7 +245,7 @@ export class SimWorld {
       clobTokenIds: JSON.stringify(m.tokens),
       closed: m.closed,
       endDate: new Date(m.endDate).toISOString(),
-      createdAt: "2026-01-01T00:00:00Z",
+      createdAt: new Date(m.createdAt).toISOString(),
       ...(withEvent
         ? {
             events: [
@@ -242,6 +262,7 @@ export class SimWorld {
       slug: e.slug,
       title: e.title,
       endDate: new Date(e.endDate).toISOString(),
+      createdAt: new Date(e.createdAt).toISOString(),
       closed: e.markets.every((m) => m.closed),
       tags: e.tags,
       markets: e.markets.map((m) => this.gammaMarket(m, false)),

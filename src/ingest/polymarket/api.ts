@@ -56,12 +56,13 @@ export interface PolymarketApi {
   ): Promise<Result<unknown[]>>;
   /**
    * One page of Gamma's keyset event list (events embed their markets and tags). Every filter
-   * is sent again with `after_cursor`: the cursor belongs to the query.
+   * is sent again with `after_cursor`: the cursor belongs to the query. Ordered by id, oldest
+   * first, or newest first with `newestFirst` (Gamma's ids only grow: the newest events lead).
    */
   eventsKeysetPage(
     afterCursor: string | null,
     limit: number,
-    endDateMin: number | null,
+    query: { endDateMin: number | null; newestFirst?: boolean },
     signal?: AbortSignal,
   ): Promise<Result<KeysetPage>>;
   /** One page of the global trades feed, newest first (each match once, on its taker side). */
@@ -115,9 +116,15 @@ export function createPolymarketApi(http: HttpClient, urls: ApiUrls): Polymarket
       return marketsQuery(params, signal);
     },
 
-    async eventsKeysetPage(afterCursor, limit, endDateMin, signal) {
-      const params = new URLSearchParams({ limit: String(limit), order: "id", ascending: "true" });
-      if (endDateMin !== null) params.set("end_date_min", new Date(endDateMin).toISOString());
+    async eventsKeysetPage(afterCursor, limit, query, signal) {
+      const params = new URLSearchParams({
+        limit: String(limit),
+        order: "id",
+        ascending: query.newestFirst ? "false" : "true",
+      });
+      if (query.endDateMin !== null) {
+        params.set("end_date_min", new Date(query.endDateMin).toISOString());
+      }
       if (afterCursor !== null) params.set("after_cursor", afterCursor);
       const url = `${gammaBase}/events/keyset?${params}`;
       const answer = await http.getJson(url, [gamma], signal);

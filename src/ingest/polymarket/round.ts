@@ -17,7 +17,7 @@ import { createMarketBook } from "./markets";
 import { createRpcClient } from "./rpc";
 import { ingestChainFills, ingestChainTransfers } from "./stage-chain";
 import { readFunding } from "./stage-funding";
-import { listMarkets, refreshResolutions } from "./stage-markets";
+import { discoverMarkets, refreshResolutions } from "./stage-markets";
 import { ingestTradesFeed } from "./stage-trades";
 import { refreshLeaderboard } from "./stage-wallets";
 
@@ -127,7 +127,7 @@ export async function runPolymarketRound(
   ctx.transaction(() => {
     for (const label of POLYMARKET_LABELS) ctx.ingest.upsertLabel(label);
   });
-  if (opts.listMarkets) await stage("markets", () => listMarkets(ctx, book));
+  await stage("markets", () => discoverMarkets(ctx, book));
   if (opts.tail) await stage("tail", () => ingestTradesFeed(ctx, book));
   if (ctx.rpc) {
     await stage("fills", () => ingestChainFills(ctx, book));

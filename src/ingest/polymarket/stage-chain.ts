@@ -135,14 +135,23 @@ export async function readFillRanges(
       book.store(markets);
       const rows: NewTrade[] = [];
       const unknown = new Set<string>();
-      for (const fill of fills) {
+      // Parked fills whose market has been stored since (a lookup, the listing) come back now.
+      const parked = loadState<ParkedFills>(ingest, STATE_KEYS.parkedFills) ?? { fills: [] };
+      const released = parked.fills.filter((p) => book.tokenMarket(p.fill.token_id));
+      const stillParked = parked.fills.filter((p) => !book.tokenMarket(p.fill.token_id));
+      const candidates = [
+        ...released.map((p) => ({ ...p, fresh: false })),
+        ...fills.map((fill) => ({ fill, ts: times.get(fill.block)!, fresh: true })),
+      ];
+      for (const { fill, ts, fresh } of candidates) {
         const token = book.tokenMarket(fill.token_id);
         if (!token) {
           unknown.add(fill.token_id);
-          summary.unknown_tokens++;
+          if (fresh) summary.unknown_tokens++;
+          stillParked.push({ fill, ts });
           continue;
         }
-        const row = fillToTrade(fill, token, times.get(fill.block)!);
+        const row = fillToTrade(fill, token, ts);
         if (!row.ok) {
           ctx.quarantine(stage, `blocks ${from}-${to}`, row.reason, fill);
           continue;
@@ -158,8 +167,14 @@ export async function readFillRanges(
       if (unknown.size > 0) {
         ctx.log.warn(
           { blocks: `${from}-${to}`, tokens: [...unknown].slice(0, 5), count: unknown.size },
-          "fills of outcome tokens no Gamma market lists were not stored",
+          "fills of outcome tokens no Gamma market lists yet are parked until it does",
         );
+      }
+      if (released.length > 0 || stillParked.length !== parked.fills.length) {
+        // The oldest give way beyond the cap: a token Gamma never lists must not grow it forever.
+        saveState(ingest, STATE_KEYS.parkedFills, {
+          fills: stillParked.slice(-PARKED_MAX),
+        } satisfies ParkedFills);
       }
       const refusedBefore = summary.trades_refused;
       const newRows = ingest.insertTrades(rows);
@@ -178,6 +193,15 @@ export async function readFillRanges(
 
   return lastTime;
 }
+
+/**
+ * Chain fills whose outcome token no stored market has yet: kept until the market is stored
+ * (looked up by token every round), then stored like any other fill.
+ */
+interface ParkedFills {
+  fills: { fill: Fill; ts: number }[];
+}
+const PARKED_MAX = 10_000;
 
 /**
  * A fill's key is shared by every source: the data API's synthetic index of (tx, token, side,

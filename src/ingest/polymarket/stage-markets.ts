@@ -5,10 +5,101 @@ import type { MarketBook } from "./markets";
 import {
   loadState,
   type MarketsState,
+  type NewMarketsState,
   type ResolutionsState,
   STATE_KEYS,
   saveState,
 } from "./state";
+
+/**
+ * Every round, first: the markets created since the last round (Gamma's keyset list newest
+ * first, down to the newest event seen before), then those fills waited for that Gamma did not
+ * know yet, then the next pages of the full listing (below).
+ */
+export async function discoverMarkets(ctx: RoundContext, book: MarketBook): Promise<void> {
+  const { options } = ctx;
+  if (options.listMarkets) await listNewMarkets(ctx, book);
+  if (options.signal?.aborted) return;
+  const awaited = await book.awaited();
+  if (awaited.length > 0) ctx.transaction(() => book.store(awaited));
+  if (options.listMarkets && !options.signal?.aborted) await listMarkets(ctx, book);
+}
+
+/**
+ * New markets: Gamma's ids only grow, so the keyset event list ordered by id descending starts
+ * with the newest events. A walk reads from that head down to the first event at or below the
+ * highest id the previous walk saw (`newest_event`), whatever the size of the full listing; a
+ * walk longer than a round's pages resumes from its cursor next round, then the next walk
+ * starts from the head again. The very first walk reads one page, to set the mark: the full
+ * listing covers everything older.
+ */
+export async function listNewMarkets(ctx: RoundContext, book: MarketBook): Promise<void> {
+  const { api, ingest, options } = ctx;
+  const state: NewMarketsState = loadState<NewMarketsState>(ingest, STATE_KEYS.newMarkets) ?? {
+    newest_event: null,
+    walk: null,
+  };
+  let walk = state.walk ?? { after_cursor: null, stop_at: state.newest_event, top: null };
+  state.walk = walk;
+  // A walk resumed from an earlier round ends below markets created since: one more from the head.
+  let fromHead = walk.after_cursor === null;
+  let page = 0;
+  while (page < options.marketsPagesPerRound && !options.signal?.aborted) {
+    const where = `Gamma /events/keyset newest first ${walk.after_cursor ? `after ${walk.after_cursor.slice(0, 24)}` : "first page"}`;
+    const answer = await api.eventsKeysetPage(
+      walk.after_cursor,
+      GAMMA_PAGE,
+      { endDateMin: null, newestFirst: true },
+      options.signal,
+    );
+    if (!answer.ok) fail(answer.reason);
+    const events = answer.value.items;
+    const idOf = (event: unknown) => Number((event as { id?: unknown } | null)?.id);
+    const ids = events.map(idOf).filter(Number.isFinite);
+    const stopAt = walk.stop_at;
+    // Events at or below the mark were listed before: the walk has reached them.
+    const fresh = stopAt === null ? events : events.filter((e) => !(idOf(e) <= stopAt));
+    const reached = stopAt === null || ids.some((id) => id <= stopAt);
+    const next = answer.value.next;
+    const repeated = next !== null && next === walk.after_cursor;
+    if (repeated) {
+      ctx.log.warn(
+        { cursor: next.slice(0, 40) },
+        "Gamma keyset cursor came back again: ending this walk for new markets",
+      );
+    }
+    // A server that ignored the order would show its oldest events: new ones would go unseen
+    // until the full listing's next pass. Say so rather than fail.
+    if (ids.length > 1 && ids[0]! < ids[ids.length - 1]!) {
+      ctx.log.warn(
+        { first: ids[0], last: ids[ids.length - 1] },
+        "Gamma keyset list ignored order=id descending: new markets wait for the full listing",
+      );
+    }
+    const { markets, bad } = mapEach(fresh.flatMap(marketsOfEvent));
+    const done = reached || next === null || repeated;
+    ctx.transaction(() => {
+      for (const b of bad) ctx.quarantine("markets", where, b.reason, b.raw);
+      book.store(markets);
+      if (ids.length > 0) walk.top = Math.max(walk.top ?? ids[0]!, ...ids);
+      if (done) {
+        state.newest_event = Math.max(state.newest_event ?? 0, walk.top ?? 0) || null;
+        state.walk = null;
+      } else {
+        walk.after_cursor = next;
+      }
+      saveState(ingest, STATE_KEYS.newMarkets, state);
+    });
+    ctx.summary.markets_pages++;
+    ctx.pageDone("markets", ++page, fresh.length, markets.length);
+    if (done && fromHead) break;
+    if (done) {
+      walk = { after_cursor: null, stop_at: state.newest_event, top: null };
+      state.walk = walk;
+      fromHead = true;
+    }
+  }
+}
 
 /**
  * Gamma's keyset event list (events embed their markets and carry the tags a category comes
@@ -39,7 +130,7 @@ export async function listMarkets(ctx: RoundContext, book: MarketBook): Promise<
     const answer = await api.eventsKeysetPage(
       state.after_cursor,
       GAMMA_PAGE,
-      state.end_date_min,
+      { endDateMin: state.end_date_min },
       options.signal,
     );
     if (!answer.ok) fail(answer.reason);

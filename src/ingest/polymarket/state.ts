@@ -10,9 +10,13 @@ import { fail } from "./context";
 
 export const STATE_KEYS = {
   markets: "polymarket:markets",
+  newMarkets: "polymarket:markets:new",
+  marketWaits: "polymarket:markets:waits",
+  newestMarket: "polymarket:markets:newest",
   resolutions: "polymarket:resolutions",
   trades: "polymarket:trades",
   fills: "polymarket:chain:fills",
+  parkedFills: "polymarket:chain:parked",
   transfers: "polymarket:chain:transfers",
   leaderboard: "polymarket:leaderboard",
   stream: "polymarket:stream",
@@ -38,6 +42,37 @@ export interface MarketsState {
   completed_at: number | null;
   /** The pass's latest cursors, to notice one that comes back. */
   seen: string[];
+}
+
+/**
+ * Discovery of new markets: Gamma's keyset event list newest first, walked each round from its
+ * head down to the newest event an earlier walk had seen.
+ */
+export interface NewMarketsState {
+  /** The highest event id a completed walk reached; null before the first walk. */
+  newest_event: number | null;
+  /** A walk under way: its next cursor, the event id it stops at, the highest id it saw. */
+  walk: { after_cursor: string | null; stop_at: number | null; top: number | null } | null;
+}
+
+/** The newest market (by Gamma's createdAt) stored so far, whichever path found it, and when. */
+export interface NewestMarketState {
+  slug: string;
+  created_at: number;
+  discovered_at: number;
+}
+
+/**
+ * Fills that arrived before their market was stored. A market waited for is keyed by the
+ * condition id or outcome token the fill named; the wait ends when Gamma's market is stored.
+ */
+export interface MarketWaitsState {
+  /** Fills that arrived for a market not stored yet, in all. */
+  fills: number;
+  /** The longest finished wait (ms) from a fill's arrival to its market being stored. */
+  longest_ms: number;
+  /** Markets still awaited (Gamma did not answer for them yet): since when, and fills. */
+  pending: Record<string, { since: number; fills: number }>;
 }
 
 export interface ResolutionsState {

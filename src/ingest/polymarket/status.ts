@@ -2,7 +2,13 @@ import type { Clock } from "../../clock";
 import type { Db, Statement } from "../../db/open";
 import { CATEGORIES } from "./gamma";
 import { createLedger, STAGES } from "./ledger";
-import type { BlockState, StreamState, TradesState } from "./state";
+import type {
+  BlockState,
+  MarketWaitsState,
+  NewestMarketState,
+  StreamState,
+  TradesState,
+} from "./state";
 import { STATE_KEYS } from "./state";
 
 /**
@@ -36,6 +42,14 @@ export interface IngestStatus {
   markets: number;
   /** Markets whose event carries no tag that maps onto one of the six categories. */
   categories_unknown: number;
+  /** The newest market (by Gamma's creation time) stored, and when it was discovered. */
+  newest_market: { slug: string; created_at: string; discovered_at: string } | null;
+  /** Fills that arrived before their market was stored (each looked it up at once). */
+  fills_waited_for_market: number;
+  /** The longest such wait, from the fill's arrival to its market stored (ongoing ones too). */
+  longest_market_wait_seconds: number | null;
+  /** Markets fills are still waiting for: Gamma has not answered for them yet. */
+  markets_awaited: number;
   stream_connected: boolean | null;
 }
 
@@ -63,6 +77,10 @@ export function ingestStatus(db: Db, clock: Clock): IngestStatus {
   const tail = read<TradesState>(STATE_KEYS.trades);
   const fills = read<BlockState>(STATE_KEYS.fills);
   const stream = read<StreamState>(STATE_KEYS.stream);
+  const newestMarket = read<NewestMarketState>(STATE_KEYS.newestMarket);
+  const waits = read<MarketWaitsState>(STATE_KEYS.marketWaits);
+  const awaited = Object.values(waits?.pending ?? {});
+  const longestWait = Math.max(waits?.longest_ms ?? 0, ...awaited.map((w) => now - w.since));
   const covered: Record<string, number | null | undefined> = {
     tail: tail?.covered_to,
     fills: fills?.covered_to,
@@ -110,6 +128,16 @@ export function ingestStatus(db: Db, clock: Clock): IngestStatus {
     })),
     markets,
     categories_unknown: unknown,
+    newest_market: newestMarket
+      ? {
+          slug: newestMarket.slug,
+          created_at: iso(newestMarket.created_at)!,
+          discovered_at: iso(newestMarket.discovered_at)!,
+        }
+      : null,
+    fills_waited_for_market: waits?.fills ?? 0,
+    longest_market_wait_seconds: waits ? Math.round(longestWait / 100) / 10 : null,
+    markets_awaited: awaited.length,
     stream_connected: stream ? stream.connected : null,
   };
 }
@@ -121,6 +149,8 @@ export function formatStatus(s: IngestStatus): string {
     `  newest fill        ${s.newest_fill ?? "none"}${s.lag_seconds === null ? "" : ` (lag ${s.lag_seconds}s)`}`,
     `  stream             ${s.stream_connected === null ? "never ran" : s.stream_connected ? "connected" : "disconnected"}`,
     `  markets            ${s.markets} (${s.categories_unknown} with category unknown)`,
+    `  newest market      ${s.newest_market ? `${s.newest_market.slug}, created ${s.newest_market.created_at}, discovered ${s.newest_market.discovered_at}` : "none"}`,
+    `  fills waited       ${s.fills_waited_for_market} for their market (longest ${s.longest_market_wait_seconds === null ? "-" : `${s.longest_market_wait_seconds}s`}; ${s.markets_awaited} markets awaited now)`,
     `  quarantined        ${s.quarantined_total}`,
     `  known gaps         ${s.gaps.length}`,
     "",
