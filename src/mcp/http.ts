@@ -2,11 +2,12 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { type Context, Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { App } from "../app";
+import { quotaHeaders, quotaOf } from "../auth/admission";
 import { tierAllows } from "../auth/tiers";
 import { ApiError, envelope } from "../errors";
 import type { HttpEnv } from "../http/env";
 import { setHeader } from "../http/headers";
-import { setRateHeaders } from "../http/middleware/auth";
+import { showQuota } from "../http/middleware/auth";
 import { createMcpServer, createToolTable, MCP_TIER, refusals } from "./server";
 
 /** Not a REST endpoint: left out of the OpenAPI document (docs/mcp.md describes it). */
@@ -33,11 +34,11 @@ export function mcpRoutes(app: App) {
     const limits = { hourly: account.hourlyLimit, monthly: account.monthlyLimit };
     const header = (name: string, value: string) => setHeader(c, name, value);
     if (!tierAllows(account.tier, MCP_TIER)) {
-      setRateHeaders(header, limiter.peek(account.id, limits));
+      quotaHeaders(header, quotaOf(limiter, account));
       throw new ApiError("forbidden", refusals.server(account.tier));
     }
     const decision = limiter.admitMany(account.id, limits, calls);
-    setRateHeaders(header, decision);
+    quotaHeaders(header, decision);
     if (!decision.admitted) {
       throw new ApiError("rate_limited", refusals.rateLimited(decision));
     }
@@ -74,9 +75,7 @@ export function mcpRoutes(app: App) {
     .all("/", hidden, (c) => {
       // Stateless: there is no session to stream to (GET) or to end (DELETE). Not a call, so not
       // counted, but the caller still sees its quota.
-      const { account } = c.get("caller")!;
-      const limits = { hourly: account.hourlyLimit, monthly: account.monthlyLimit };
-      setRateHeaders((name, value) => setHeader(c, name, value), limiter.peek(account.id, limits));
+      showQuota(c, limiter);
       setHeader(c, "Allow", "POST");
       const text = `${c.req.method} /mcp is not supported: this MCP server is stateless, send JSON-RPC messages with POST`;
       // An unknown method is `not_found` on every path; the status stays 405, which tells MCP
