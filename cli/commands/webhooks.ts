@@ -1,12 +1,18 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { App } from "../../src/app";
 import type { Account } from "../../src/auth/accounts";
+import { isoOrNull } from "../../src/domain";
 import { DELIVERY_STATUSES, type DeliveryStatus } from "../../src/webhooks/deliveries";
 import { CHANNELS, type Channel, SCORE_TYPES, type ScoreType } from "../../src/webhooks/endpoints";
-import { type CommonOptions, print, table, withApp, withDbOption } from "../context";
+import {
+  type CommonOptions,
+  instantArgument,
+  print,
+  table,
+  withApp,
+  withDbOption,
+} from "../context";
 import { CliError, must } from "../errors";
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 function account(app: App, name: string): Account {
   const found = app.accounts.get(name);
@@ -28,12 +34,6 @@ function parseInteger(min: number, max: number) {
     }
     return Number(text);
   };
-}
-
-function parseInstant(text: string): number {
-  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
-  if (!Number.isFinite(ms)) throw new InvalidArgumentError(`"${text}" is not an ISO-8601 time`);
-  return ms;
 }
 
 export function registerWebhooks(program: Command): void {
@@ -87,7 +87,7 @@ export function registerWebhooks(program: Command): void {
             score_type: endpoint.scoreType,
             category: endpoint.category,
             secret,
-            created_at: iso(endpoint.createdAt),
+            created_at: isoOrNull(endpoint.createdAt),
           };
           print(options, data, () =>
             [
@@ -115,7 +115,7 @@ export function registerWebhooks(program: Command): void {
           min_score: e.minScore,
           score_type: e.scoreType,
           category: e.category,
-          created_at: iso(e.createdAt),
+          created_at: isoOrNull(e.createdAt),
         }));
         print(options, rows, () =>
           table(rows, [
@@ -234,7 +234,7 @@ export function registerFollows(program: Command): void {
           account: names.get(f.accountId) ?? null,
           kind: f.kind,
           target: f.target,
-          created_at: iso(f.createdAt),
+          created_at: isoOrNull(f.createdAt),
         }));
         print(options, rows, () => table(rows, ["account", "kind", "target", "created_at"]));
       }),
@@ -257,7 +257,7 @@ export function registerLists(program: Command): void {
         const list = must(app.webhooks.follows.createList(slug, owner?.id ?? null));
         print(
           options,
-          { slug: list.slug, account: owner?.name ?? null, created_at: iso(list.createdAt) },
+          { slug: list.slug, account: owner?.name ?? null, created_at: isoOrNull(list.createdAt) },
           () => `created list ${list.slug}${owner ? ` (owned by ${owner.name})` : ""}`,
         );
       }),
@@ -295,7 +295,7 @@ export function registerLists(program: Command): void {
           slug: l.slug,
           account: l.accountId === null ? null : (names.get(l.accountId) ?? null),
           members: l.members,
-          created_at: iso(l.createdAt),
+          created_at: isoOrNull(l.createdAt),
         }));
         print(options, rows, () => table(rows, ["slug", "account", "members", "created_at"]));
       }),
@@ -347,9 +347,9 @@ export function registerDeliveries(program: Command): void {
               attempts: d.attempts,
               last_status_code: d.lastStatusCode,
               last_error: d.lastError,
-              next_attempt_at: iso(d.nextAttemptAt),
-              created_at: iso(d.createdAt),
-              delivered_at: iso(d.deliveredAt),
+              next_attempt_at: isoOrNull(d.nextAttemptAt),
+              created_at: isoOrNull(d.createdAt),
+              delivered_at: isoOrNull(d.deliveredAt),
             }));
           print(options, rows, () =>
             table(rows, [
@@ -377,7 +377,7 @@ export function registerDeliveries(program: Command): void {
         if (!d) throw new CliError(`no delivery "${id}"`);
         const attempts = d.attemptLog.map((a) => ({
           attempt: a.attempt,
-          started_at: iso(a.startedAt),
+          started_at: isoOrNull(a.startedAt),
           duration_ms: a.durationMs,
           status_code: a.statusCode,
           error: a.error,
@@ -394,9 +394,9 @@ export function registerDeliveries(program: Command): void {
           attempts: d.attempts,
           last_status_code: d.lastStatusCode,
           last_error: d.lastError,
-          next_attempt_at: iso(d.nextAttemptAt),
-          created_at: iso(d.createdAt),
-          delivered_at: iso(d.deliveredAt),
+          next_attempt_at: isoOrNull(d.nextAttemptAt),
+          created_at: isoOrNull(d.createdAt),
+          delivered_at: isoOrNull(d.deliveredAt),
           attempt_log: attempts,
         };
         print(options, data, () => {
@@ -418,9 +418,9 @@ export function registerDeliveries(program: Command): void {
     .argument("[ids...]", "delivery ids")
     .option("--dead", "replay every dead delivery (of live endpoints)")
     .option(
-      "--since <iso>",
+      "--since <time>",
       "with --dead: only deliveries created at or after this time",
-      parseInstant,
+      instantArgument,
     )
     .option("--account <name>", "with --dead: only this account's")
     .option("--json", "print JSON")

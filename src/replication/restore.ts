@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { openConnection } from "../db/open";
 import { keyFilePath, recordedKeyId, storedSecretCount } from "../installation/key";
+import { INSTANT_FORMS, parseInstant } from "../instant";
 import { fail, ok, type Result } from "../result";
 import { litestreamBinary, litestreamConfig } from "./litestream";
 import { parseReplicaUrl } from "./replica-url";
@@ -33,10 +34,10 @@ export async function restoreDatabase(options: {
   if (!replica.ok) return replica;
   let timestamp: string | undefined;
   if (options.timestamp !== undefined) {
-    const ms = Date.parse(options.timestamp);
-    if (!/^\d{4}-\d{2}-\d{2}T/.test(options.timestamp) || Number.isNaN(ms)) {
+    const ms = parseInstant(options.timestamp);
+    if (!Number.isFinite(ms)) {
       return fail(
-        `--timestamp "${options.timestamp}" is not an ISO time such as 2026-11-25T16:00:00Z`,
+        `--timestamp "${options.timestamp}" must be ${INSTANT_FORMS} such as 2026-11-25T16:00:00Z`,
       );
     }
     timestamp = new Date(ms).toISOString();

@@ -118,7 +118,7 @@ describe("restore from a Litestream replica", () => {
       force: false,
     });
     expect(badTime.ok ? "" : badTime.reason).toContain(
-      '--timestamp "yesterday" is not an ISO time',
+      '--timestamp "yesterday" must be an RFC 3339 date-time or date, or Unix milliseconds',
     );
     const badUrl = await restoreDatabase({
       from: "ftp://host/x",
