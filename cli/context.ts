@@ -2,11 +2,11 @@ import { type Command, InvalidArgumentError } from "commander";
 import { type App, createApp } from "../src/app";
 import { type Clock, systemClock } from "../src/clock";
 import { type Config, type ConfigFlags, loadConfig, SETTINGS } from "../src/config";
-import { migrate } from "../src/db/migrate";
 import { type Db, openDb } from "../src/db/open";
 import { type InstallationKey, loadInstallationKey } from "../src/installation/key";
 import { INSTANT_FORMS, parseInstant } from "../src/instant";
 import { createLog, type Log } from "../src/log";
+import { migrate } from "../src/migrations/migrate";
 import { CliError } from "./errors";
 import { withMigrationProgress } from "./migration-progress";
 

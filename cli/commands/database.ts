@@ -1,9 +1,9 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { migrate } from "../../src/db/migrate";
 import { createPrivateFile } from "../../src/db/open";
 import { isStorageFull } from "../../src/db/storage";
 import { describeSource, keyFilePath } from "../../src/installation/key";
+import { migrate } from "../../src/migrations/migrate";
 import {
   type CommonOptions,
   checkInstallationKey,

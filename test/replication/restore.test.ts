@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/db/migrate";
 import { openConnection, openDb } from "../../src/db/open";
 import { loadInstallationKey } from "../../src/installation/key";
 import { createLog } from "../../src/log";
+import { migrate } from "../../src/migrations/migrate";
 import { restoreDatabase } from "../../src/replication/restore";
 import { startReplication } from "../../src/replication/supervisor";
 
