@@ -126,6 +126,16 @@ function formatCell(value: unknown): string {
   return String(value);
 }
 
+/** Commander's parser for an option that takes a whole number from `min` to `max`. */
+export function parseInteger(min: number, max: number) {
+  return (text: string) => {
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+      throw new InvalidArgumentError(`"${text}" must be a whole number from ${min} to ${max}`);
+    }
+    return Number(text);
+  };
+}
+
 /**
  * Commander's parser for an option that takes an instant: the API's parser (src/instant.ts), so
  * `--since` accepts exactly what /v1/trades' `start` does, and refuses the rest in one line.
