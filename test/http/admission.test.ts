@@ -1,10 +1,7 @@
-import { createServer, type RequestListener, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { quotaOf } from "../../src/auth/admission";
 import type { Tier } from "../../src/auth/tiers";
-import { createRequestListener } from "../../src/http/listener";
+import { laneAndRouter } from "./lane-servers";
 import { A, buildWorld, tradeAfterRefresh, type World } from "./wallet-world";
 
 // Admission (src/auth/admission.ts) is one rule with two ways in: the router's middleware and
@@ -14,29 +11,19 @@ import { A, buildWorld, tradeAfterRefresh, type World } from "./wallet-world";
 // alike: the same status, error code and quota headers, and the same counts in the ledger.
 
 let world: World;
-const servers: Server[] = [];
+let servers: Awaited<ReturnType<typeof laneAndRouter>>;
 let laned: string;
 let routed: string;
-
-async function listen(handler: RequestListener): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 beforeAll(async () => {
   world = buildWorld();
   tradeAfterRefresh(world);
-  laned = await listen(createRequestListener(world.t.app));
-  routed = await listen(getRequestListener(world.t.app.http.fetch));
+  servers = await laneAndRouter(world.t.app);
+  ({ laned, routed } = servers);
 });
 
 afterAll(async () => {
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+  await servers.close();
   world.t.close();
 });
 
