@@ -73,29 +73,41 @@ function limitsOf(account: Account) {
 
 /**
  * The tier gate and the rate limit, in that order: a 403 is not counted, a 429 is not counted,
- * a call that passes both is counted whatever it answers.
+ * a call that passes both is counted whatever it answers. `what` names the thing called in a
+ * 403 (an MCP tool, the MCP server); `calls` counts a batch (MCP) all at once or not at all.
  */
-export function charge(limiter: RateLimiter, account: Account, minTier: Tier): Charged {
+export function charge(
+  limiter: RateLimiter,
+  account: Account,
+  minTier: Tier,
+  options: { what?: string; calls?: number } = {},
+): Charged {
   if (!tierAllows(account.tier, minTier)) {
     return {
       ok: false,
       refusal: {
         code: "forbidden",
-        message: `this endpoint needs the ${minTier} tier or above; this key's account is on ${account.tier}`,
+        message: tierRefusal(options.what ?? "this endpoint", minTier, account.tier),
       },
       quota: quotaOf(limiter, account),
     };
   }
-  const quota = limiter.admit(account.id, limitsOf(account));
+  const quota =
+    options.calls === undefined
+      ? limiter.admit(account.id, limitsOf(account))
+      : limiter.admitMany(account.id, limitsOf(account), options.calls);
   if (quota.admitted) return { ok: true, quota };
-  return {
-    ok: false,
-    refusal: {
-      code: "rate_limited",
-      message: `${quota.window === "hour" ? "hourly" : "30-day"} rate limit of ${quota.limit} calls reached; retry in ${quota.retryAfter} s`,
-    },
-    quota,
-  };
+  return { ok: false, refusal: { code: "rate_limited", message: rateRefusal(quota) }, quota };
+}
+
+/** Why a tier may not call `what`, worded alike by REST and both MCP transports. */
+export function tierRefusal(what: string, minTier: Tier, tier: Tier): string {
+  return `${what} needs the ${minTier} tier or above; this key's account is on ${tier}`;
+}
+
+/** Why a call past the quota was refused, and when to retry. */
+function rateRefusal(quota: RateDecision): string {
+  return `${quota.window === "hour" ? "hourly" : "30-day"} rate limit of ${quota.limit} calls reached; retry in ${quota.retryAfter} s`;
 }
 
 /** The quota as it stands, nothing counted: for answers that are not calls (404, 405). */
