@@ -24,11 +24,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { systemClock } from "../src/clock";
-import { migrate } from "../src/db/migrate";
 import { openDb } from "../src/db/open";
 import { sqlString, withEngine } from "../src/history/engine";
 import { importJsonl } from "../src/ingest/import";
 import { fileSource } from "../src/ingest/sources";
+import { migrate } from "../src/migrations/migrate";
 import { peakRssMb } from "./lib/peak-rss";
 import { recordResults } from "./lib/results";
 

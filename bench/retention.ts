@@ -12,10 +12,10 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { migrate } from "../src/db/migrate";
 import { openDb } from "../src/db/open";
 import { parseDuration } from "../src/duration";
 import { historyTotals } from "../src/history/store";
+import { migrate } from "../src/migrations/migrate";
 import { refreshReadModels } from "../src/refresh/refresh";
 import { compactResolvedMarkets } from "../src/refresh/retention";
 import { READ_MODEL_TABLES } from "../test/helpers/read-models";

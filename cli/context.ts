@@ -1,11 +1,12 @@
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 import { type App, createApp } from "../src/app";
 import { type Clock, systemClock } from "../src/clock";
 import { type Config, type ConfigFlags, loadConfig, SETTINGS } from "../src/config";
-import { migrate } from "../src/db/migrate";
 import { type Db, openDb } from "../src/db/open";
 import { type InstallationKey, loadInstallationKey } from "../src/installation/key";
+import { INSTANT_FORMS, parseInstant } from "../src/instant";
 import { createLog, type Log } from "../src/log";
+import { migrate } from "../src/migrations/migrate";
 import { CliError } from "./errors";
 import { withMigrationProgress } from "./migration-progress";
 
@@ -125,15 +126,41 @@ function formatCell(value: unknown): string {
   return String(value);
 }
 
+/** Commander's parser for an option that takes a whole number from `min` to `max`. */
+export function parseInteger(min: number, max: number) {
+  return (text: string) => {
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+      throw new InvalidArgumentError(`"${text}" must be a whole number from ${min} to ${max}`);
+    }
+    return Number(text);
+  };
+}
+
+/**
+ * Commander's parser for an option that takes an instant: the API's parser (src/instant.ts), so
+ * `--since` accepts exactly what /v1/trades' `start` does, and refuses the rest in one line.
+ */
+export function instantArgument(text: string): number {
+  const ms = parseInstant(text);
+  if (!Number.isFinite(ms)) {
+    throw new InvalidArgumentError(
+      `"${text}" must be ${INSTANT_FORMS} such as 2026-11-01T00:00:00Z`,
+    );
+  }
+  return ms;
+}
+
 /**
  * A clock that starts at `iso` and runs on in real time. A recorded world (a benchmark's fixture
  * world, a database imported months ago) is served as of its own time, so its period windows hold
  * data; webhook signatures and rate-limit windows then follow that clock too.
  */
-export function clockFrom(iso: string): Clock {
-  const start = Date.parse(iso);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(iso) || Number.isNaN(start)) {
-    throw new CliError(`--now must be an ISO 8601 time such as 2026-11-01T00:00:00Z, not "${iso}"`);
+export function clockFrom(text: string): Clock {
+  const start = parseInstant(text);
+  if (!Number.isFinite(start)) {
+    throw new CliError(
+      `--now must be ${INSTANT_FORMS} such as 2026-11-01T00:00:00Z, not "${text}"`,
+    );
   }
   const origin = performance.now();
   return { now: () => start + Math.floor(performance.now() - origin) };

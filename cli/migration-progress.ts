@@ -1,4 +1,4 @@
-import type { MigrationProgress } from "../src/db/migrate";
+import type { MigrationProgress } from "../src/migrations/migrate";
 
 /** Plain lines (stderr piped) at most this often. */
 const LINE_EVERY_MS = 10_000;

@@ -2,23 +2,21 @@ import { Command, CommanderError } from "commander";
 import packageJson from "../package.json" with { type: "json" };
 import { isStorageFull } from "../src/db/storage";
 import { registerDatabase } from "./commands/database";
+import { registerDeliveries } from "./commands/deliveries";
 import { registerExport } from "./commands/export";
+import { registerFollows } from "./commands/follows";
 import { registerImport } from "./commands/import";
 import { registerIngest } from "./commands/ingest";
 import { registerInvestigations } from "./commands/investigations";
 import { registerJobs } from "./commands/jobs";
 import { registerAccounts, registerKeys } from "./commands/keys";
+import { registerLists } from "./commands/lists";
 import { registerMcp } from "./commands/mcp";
 import { registerRestore } from "./commands/restore";
 import { registerSeed } from "./commands/seed";
 import { registerServe } from "./commands/serve";
 import { registerStatus } from "./commands/status";
-import {
-  registerDeliveries,
-  registerFollows,
-  registerLists,
-  registerWebhooks,
-} from "./commands/webhooks";
+import { registerWebhooks } from "./commands/webhooks";
 import { CliError } from "./errors";
 
 /** Where help, version and usage text go; the reference generator (scripts/docs.ts) sets a width. */

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { migrate } from "../src/db/migrate";
 import { openDb } from "../src/db/open";
+import { migrate } from "../src/migrations/migrate";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -24,11 +24,11 @@ import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { systemClock } from "../../src/clock";
 import { loadConfig } from "../../src/config";
-import { migrate } from "../../src/db/migrate";
 import { openDb } from "../../src/db/open";
 import { drainJob } from "../../src/jobs/drain";
 import { startScheduler } from "../../src/jobs/scheduler";
 import { createLog } from "../../src/log";
+import { migrate } from "../../src/migrations/migrate";
 import { percentileOfSorted } from "./report";
 
 export const FAIRNESS_GOAL = 2;

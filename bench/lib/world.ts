@@ -35,11 +35,11 @@ import { parseArgs } from "node:util";
 import { configFrom, openDatabase } from "../../cli/context";
 import { type App, createApp } from "../../src/app";
 import type { Clock } from "../../src/clock";
-import { migrate } from "../../src/db/migrate";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import { type Manifest, SCALES, type Scale } from "../../src/fixtures/world";
 import { loadInstallationKey } from "../../src/installation/key";
 import { createLog } from "../../src/log";
+import { migrate } from "../../src/migrations/migrate";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 

@@ -1,10 +1,10 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { migrate } from "../../src/db/migrate";
 import { createPrivateFile, openConnection } from "../../src/db/open";
 import { isStorageFull } from "../../src/db/storage";
 import { copyHistory, historyDir } from "../../src/history/store";
 import { describeSource, keyFilePath } from "../../src/installation/key";
+import { migrate } from "../../src/migrations/migrate";
 import {
   type CommonOptions,
   checkInstallationKey,

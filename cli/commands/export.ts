@@ -1,24 +1,19 @@
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { exportParquet } from "../../src/history/export";
-import { parseInstant } from "../../src/instant";
-import { type CommonOptions, print, table, withApp, withDbOption } from "../context";
+import {
+  type CommonOptions,
+  instantArgument,
+  print,
+  table,
+  withApp,
+  withDbOption,
+} from "../context";
 import { CliError } from "../errors";
 
 interface ExportOptions extends CommonOptions {
   out: string;
   from?: number;
   to?: number;
-}
-
-/** An instant as the API takes it (src/instant.ts): Unix ms, RFC 3339 with its offset, or a date. */
-function instantArgument(text: string): number {
-  const ms = parseInstant(text);
-  if (Number.isNaN(ms)) {
-    throw new InvalidArgumentError(
-      "must be a date (2026-05-01), an RFC 3339 time with its offset, or Unix milliseconds",
-    );
-  }
-  return ms;
 }
 
 /** `smartmoney export`: Parquet files for analysts (docs/operations.md, "Export"). */

@@ -1,15 +1,13 @@
 import { type Command, InvalidArgumentError } from "commander";
-import * as v from "valibot";
 import type { App } from "../../src/app";
 import { parseDuration } from "../../src/duration";
-import { timestamp } from "../../src/ingest/lines";
 import { type BackfillProgress, runBackfill } from "../../src/ingest/polymarket/backfill";
 import type { PageProgress, RoundSummary } from "../../src/ingest/polymarket/context";
 import { ingestOnce, polymarketDeps, polymarketSettings } from "../../src/ingest/polymarket/job";
 import { runLiveIngest } from "../../src/ingest/polymarket/live";
 import type { RoundResult } from "../../src/ingest/polymarket/round";
 import { formatStatus, ingestStatus } from "../../src/ingest/polymarket/status";
-import { type CommonOptions, withApp, withDbOption } from "../context";
+import { type CommonOptions, instantArgument, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
 
 const DEFAULT_INTERVAL_MS = 30_000;
@@ -32,8 +30,8 @@ export function registerIngest(program: Command): void {
     )
     .option(
       "--since <time>",
-      "where a source with no cursor yet starts, ISO-8601 or Unix ms (default: 24 hours ago)",
-      parseSince,
+      "where a source with no cursor yet starts, RFC 3339 or Unix ms (default: 24 hours ago)",
+      instantArgument,
     )
     .option("--once", "run one round and exit")
     .option("--interval <duration>", "pause between rounds, e.g. 5m (default 30s)", parseInterval)
@@ -60,8 +58,12 @@ export function registerIngest(program: Command): void {
     .description(
       "store the fills of a past period from chain logs (both exchange eras); resumable, with a progress bar",
     )
-    .requiredOption("--from <time>", "start of the period, ISO-8601 or Unix ms", parseSince)
-    .option("--to <time>", "end of the period (default: the newest confirmed block)", parseSince)
+    .requiredOption("--from <time>", "start of the period, RFC 3339 or Unix ms", instantArgument)
+    .option(
+      "--to <time>",
+      "end of the period (default: the newest confirmed block)",
+      instantArgument,
+    )
     .option(
       "--rpc-url <url>",
       "Polygon JSON-RPC URL (default SMARTMONEY_POLYGON_RPC_URL)",
@@ -270,15 +272,6 @@ function progressLine() {
       shown = false;
     },
   };
-}
-
-function parseSince(text: string): number {
-  const trimmed = text.trim();
-  const parsed = v.safeParse(timestamp, /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed);
-  if (!parsed.success) {
-    throw new InvalidArgumentError(`${parsed.issues[0]?.message ?? "not a time"}`);
-  }
-  return parsed.output;
 }
 
 function parseInterval(text: string): number {

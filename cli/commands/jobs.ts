@@ -44,7 +44,7 @@ export function registerJobs(program: Command): void {
     .description(`run one job now and print its summary (${Object.keys(JOBS).join(", ")})`)
     .argument("<name>", `one of ${Object.keys(JOBS).join(", ")}`)
     .option("--full", "refresh: rebuild every read model, not only what changed")
-    .option("--now <iso>", "run as if the clock read ISO at start (as `serve --now`)")
+    .option("--now <time>", "run as if the clock read TIME at start (as `serve --now`)")
     .option("--json", "print JSON")
     .action((name: string, options: JobOptions & { now?: string }) =>
       withApp(
@@ -67,7 +67,7 @@ export function registerJobs(program: Command): void {
       "run the scheduled jobs (deliveries, refresh, ingest) until SIGTERM or SIGINT; `serve` runs this beside itself",
     )
     .option(...settingFlag("SMARTMONEY_PUBLIC_URL", "url", "base for profile links in webhooks"))
-    .option("--now <iso>", "run as if the clock read ISO at start (as `serve --now`)")
+    .option("--now <time>", "run as if the clock read TIME at start (as `serve --now`)")
     .action((options: CommonOptions & { now?: string }) =>
       withApp(
         options,

@@ -1,13 +1,12 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { TIERS, type Tier } from "../../src/auth/tiers";
+import { isoOrNull } from "../../src/domain";
 import { type CommonOptions, print, table, withApp, withDbOption } from "../context";
 import { CliError, must } from "../errors";
 import { registerInstallationKey } from "./installation-key";
 
 const tierOption = () =>
   new Option("--tier <tier>", "the account's tier").choices(TIERS).makeOptionMandatory();
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function registerKeys(program: Command): void {
   const keys = program
@@ -52,8 +51,8 @@ export function registerKeys(program: Command): void {
           tier: k.tier,
           kind: k.kind,
           hint: k.hint,
-          created_at: iso(k.createdAt),
-          revoked_at: iso(k.revokedAt),
+          created_at: isoOrNull(k.createdAt),
+          revoked_at: isoOrNull(k.revokedAt),
         }));
         print(options, rows, () =>
           table(rows, ["id", "account", "tier", "kind", "hint", "created_at", "revoked_at"]),
@@ -70,7 +69,7 @@ export function registerKeys(program: Command): void {
         const key = must(app.accounts.revokeKey(idOrKey));
         print(
           options,
-          { id: key.id, account: key.account, revoked_at: iso(key.revokedAt) },
+          { id: key.id, account: key.account, revoked_at: isoOrNull(key.revokedAt) },
           () => `revoked ${key.id} (account ${key.account})`,
         );
       }),
@@ -91,7 +90,7 @@ export function registerAccounts(program: Command): void {
           hourly_limit: a.hourlyLimit,
           monthly_limit: a.monthlyLimit,
           limits_overridden: a.limitsOverridden,
-          created_at: iso(a.createdAt),
+          created_at: isoOrNull(a.createdAt),
         }));
         print(options, rows, () =>
           table(rows, [

@@ -17,7 +17,7 @@ export function registerRestore(program: Command): void {
   withDbOption(program.command("restore"))
     .description("restore the database (--db) from a Litestream replica (s3:// or file://)")
     .requiredOption("--from <url>", "the replica URL, as given to serve --replicate")
-    .option("--timestamp <iso>", "restore the database as it was at this time (point in time)")
+    .option("--timestamp <time>", "restore the database as it was at this time (point in time)")
     .option("--force", "replace an existing database (stop the server first)")
     .option("--json", "print JSON")
     .action(async (options: RestoreOptions) => {

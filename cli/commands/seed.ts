@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import type { Scale } from "../../src/fixtures/world";
-import { type CommonOptions, print, withApp, withDbOption } from "../context";
+import { type CommonOptions, instantArgument, print, withApp, withDbOption } from "../context";
 import { must } from "../errors";
 
 interface SeedCommandOptions extends CommonOptions {
@@ -22,9 +22,9 @@ export function registerSeed(program: Command): void {
     )
     .option("--seed <n>", "generator seed", parseSeed, 42)
     .option(
-      "--now <iso>",
+      "--now <time>",
       "the world's present (default: now); activity spans the 120 days before",
-      parseNow,
+      instantArgument,
     )
     .option("--json", "print JSON")
     .action((options: SeedCommandOptions) =>
@@ -76,11 +76,4 @@ export function registerSeed(program: Command): void {
 function parseSeed(text: string): number {
   if (!/^\d{1,15}$/.test(text)) throw new InvalidArgumentError("must be a whole number");
   return Number(text);
-}
-
-function parseNow(text: string): number {
-  const ms = /^\d{1,15}$/.test(text) ? Number(text) : Date.parse(text);
-  if (!Number.isFinite(ms))
-    throw new InvalidArgumentError("must be an ISO-8601 date-time or Unix milliseconds");
-  return ms;
 }

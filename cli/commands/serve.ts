@@ -59,8 +59,8 @@ export function registerServe(program: Command): void {
       "serve the API only, without the scheduled jobs (run `smartmoney jobs schedule` elsewhere)",
     )
     .option(
-      "--now <iso>",
-      "serve as if the clock read ISO at start, running on from there: for benchmarks and demos of a recorded world, never production",
+      "--now <time>",
+      "serve as if the clock read TIME at start, running on from there: for benchmarks and demos of a recorded world, never production",
     )
     .option(
       ...settingFlag(

@@ -1,41 +1,11 @@
-import { type Command, InvalidArgumentError, Option } from "commander";
-import type { App } from "../../src/app";
-import type { Account } from "../../src/auth/accounts";
-import { DELIVERY_STATUSES, type DeliveryStatus } from "../../src/webhooks/deliveries";
+import { type Command, Option } from "commander";
+import { isoOrNull } from "../../src/domain";
 import { CHANNELS, type Channel, SCORE_TYPES, type ScoreType } from "../../src/webhooks/endpoints";
-import { type CommonOptions, print, table, withApp, withDbOption } from "../context";
-import { CliError, must } from "../errors";
+import { accountNamed, accountNames } from "../accounts";
+import { type CommonOptions, parseInteger, print, table, withApp, withDbOption } from "../context";
+import { CliError } from "../errors";
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-function account(app: App, name: string): Account {
-  const found = app.accounts.get(name);
-  if (!found) {
-    throw new CliError(`no account named "${name}" (create one with: keys mint --account ${name})`);
-  }
-  return found;
-}
-
-/** Account names by id, for listings that span accounts. */
-function accountNames(app: App): Map<number, string> {
-  return new Map(app.accounts.list().map((a) => [a.id, a.name]));
-}
-
-function parseInteger(min: number, max: number) {
-  return (text: string) => {
-    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
-      throw new InvalidArgumentError(`"${text}" must be a whole number from ${min} to ${max}`);
-    }
-    return Number(text);
-  };
-}
-
-function parseInstant(text: string): number {
-  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
-  if (!Number.isFinite(ms)) throw new InvalidArgumentError(`"${text}" is not an ISO-8601 time`);
-  return ms;
-}
-
+/** `smartmoney webhooks`: an account's webhook endpoints (docs/webhooks.md). */
 export function registerWebhooks(program: Command): void {
   const webhooks = program
     .command("webhooks")
@@ -66,7 +36,7 @@ export function registerWebhooks(program: Command): void {
         },
       ) =>
         withApp(options, ({ app }) => {
-          const owner = account(app, options.account);
+          const owner = accountNamed(app, options.account);
           const result = app.webhooks.endpoints.create({
             accountId: owner.id,
             tier: owner.tier,
@@ -87,7 +57,7 @@ export function registerWebhooks(program: Command): void {
             score_type: endpoint.scoreType,
             category: endpoint.category,
             secret,
-            created_at: iso(endpoint.createdAt),
+            created_at: isoOrNull(endpoint.createdAt),
           };
           print(options, data, () =>
             [
@@ -105,7 +75,7 @@ export function registerWebhooks(program: Command): void {
     .option("--json", "print JSON")
     .action((options: CommonOptions & { account?: string }) =>
       withApp(options, ({ app }) => {
-        const owner = options.account === undefined ? null : account(app, options.account);
+        const owner = options.account === undefined ? null : accountNamed(app, options.account);
         const names = accountNames(app);
         const rows = app.webhooks.endpoints.list(owner?.id ?? null).map((e) => ({
           id: e.id,
@@ -115,7 +85,7 @@ export function registerWebhooks(program: Command): void {
           min_score: e.minScore,
           score_type: e.scoreType,
           category: e.category,
-          created_at: iso(e.createdAt),
+          created_at: isoOrNull(e.createdAt),
         }));
         print(options, rows, () =>
           table(rows, [
@@ -168,283 +138,5 @@ export function registerWebhooks(program: Command): void {
         );
         if (!outcome.ok) throw new CliError(`test delivery failed: ${outcome.error}`);
       }),
-    );
-}
-
-export function registerFollows(program: Command): void {
-  const follows = program
-    .command("follows")
-    .description("wallets and lists an account follows (the dashboard channel's alerts)");
-
-  for (const verb of ["add", "remove"] as const) {
-    withDbOption(follows.command(verb))
-      .description(
-        verb === "add"
-          ? "follow a wallet directly or a list of wallets"
-          : "stop following a wallet or a list",
-      )
-      .requiredOption("--account <name>", "the following account")
-      .option("--wallet <address>", "a wallet address")
-      .option("--list <slug>", "a list's slug")
-      .option("--json", "print JSON")
-      .action((options: CommonOptions & { account: string; wallet?: string; list?: string }) =>
-        withApp(options, ({ app }) => {
-          if ((options.wallet === undefined) === (options.list === undefined)) {
-            throw new CliError("give exactly one of --wallet ADDRESS or --list SLUG");
-          }
-          const owner = account(app, options.account);
-          const f = app.webhooks.follows;
-          const target = options.wallet ?? `list:${options.list}`;
-          let changed: boolean;
-          if (options.wallet !== undefined) {
-            changed =
-              verb === "add"
-                ? must(f.followWallet(owner.id, options.wallet)).added
-                : must(f.unfollowWallet(owner.id, options.wallet)).removed;
-          } else {
-            changed =
-              verb === "add"
-                ? must(f.followList(owner.id, options.list!)).added
-                : must(f.unfollowList(owner.id, options.list!)).removed;
-          }
-          const data = { account: owner.name, target: target.toLowerCase(), changed };
-          print(options, data, () => {
-            if (verb === "add") {
-              return changed
-                ? `${owner.name} follows ${data.target}`
-                : `${owner.name} already follows ${data.target}`;
-            }
-            return changed
-              ? `${owner.name} no longer follows ${data.target}`
-              : `${owner.name} did not follow ${data.target}`;
-          });
-        }),
-      );
-  }
-
-  withDbOption(follows.command("list"))
-    .description("list follows, direct wallets first")
-    .option("--account <name>", "only this account's")
-    .option("--json", "print JSON")
-    .action((options: CommonOptions & { account?: string }) =>
-      withApp(options, ({ app }) => {
-        const owner = options.account === undefined ? null : account(app, options.account);
-        const names = accountNames(app);
-        const rows = app.webhooks.follows.follows(owner?.id ?? null).map((f) => ({
-          account: names.get(f.accountId) ?? null,
-          kind: f.kind,
-          target: f.target,
-          created_at: iso(f.createdAt),
-        }));
-        print(options, rows, () => table(rows, ["account", "kind", "target", "created_at"]));
-      }),
-    );
-}
-
-export function registerLists(program: Command): void {
-  const lists = program
-    .command("lists")
-    .description("named lists of wallets an account can follow");
-
-  withDbOption(lists.command("create"))
-    .description("create a list (owned by an account, or the operator's when --account is omitted)")
-    .argument("<slug>")
-    .option("--account <name>", "owning account")
-    .option("--json", "print JSON")
-    .action((slug: string, options: CommonOptions & { account?: string }) =>
-      withApp(options, ({ app }) => {
-        const owner = options.account === undefined ? null : account(app, options.account);
-        const list = must(app.webhooks.follows.createList(slug, owner?.id ?? null));
-        print(
-          options,
-          { slug: list.slug, account: owner?.name ?? null, created_at: iso(list.createdAt) },
-          () => `created list ${list.slug}${owner ? ` (owned by ${owner.name})` : ""}`,
-        );
-      }),
-    );
-
-  for (const verb of ["add", "remove"] as const) {
-    withDbOption(lists.command(verb))
-      .description(verb === "add" ? "add wallets to a list" : "remove wallets from a list")
-      .argument("<slug>")
-      .argument("<addresses...>")
-      .option("--json", "print JSON")
-      .action((slug: string, addresses: string[], options: CommonOptions) =>
-        withApp(options, ({ app }) => {
-          const f = app.webhooks.follows;
-          const { changed } = must(
-            verb === "add" ? f.addToList(slug, addresses) : f.removeFromList(slug, addresses),
-          );
-          print(
-            options,
-            { slug, [verb === "add" ? "added" : "removed"]: changed },
-            () =>
-              `${verb === "add" ? "added" : "removed"} ${changed} wallet(s) ${verb === "add" ? "to" : "from"} ${slug}`,
-          );
-        }),
-      );
-  }
-
-  withDbOption(lists.command("list"))
-    .description("list the lists with their member counts")
-    .option("--json", "print JSON")
-    .action((options: CommonOptions) =>
-      withApp(options, ({ app }) => {
-        const names = accountNames(app);
-        const rows = app.webhooks.follows.lists().map((l) => ({
-          slug: l.slug,
-          account: l.accountId === null ? null : (names.get(l.accountId) ?? null),
-          members: l.members,
-          created_at: iso(l.createdAt),
-        }));
-        print(options, rows, () => table(rows, ["slug", "account", "members", "created_at"]));
-      }),
-    );
-
-  withDbOption(lists.command("show"))
-    .description("print a list's members")
-    .argument("<slug>")
-    .option("--json", "print JSON")
-    .action((slug: string, options: CommonOptions) =>
-      withApp(options, ({ app }) => {
-        const members = must(app.webhooks.follows.members(slug));
-        print(options, { slug, members }, () =>
-          members.length === 0 ? "(no members)" : members.join("\n"),
-        );
-      }),
-    );
-}
-
-export function registerDeliveries(program: Command): void {
-  const deliveries = program
-    .command("deliveries")
-    .description("inspect and replay webhook deliveries");
-
-  withDbOption(deliveries.command("list"))
-    .description("recent deliveries, newest first")
-    .addOption(new Option("--status <status>", "only this status").choices(DELIVERY_STATUSES))
-    .option("--account <name>", "only this account's endpoints")
-    .option("--limit <n>", "at most N rows (1-1000)", parseInteger(1, 1000), 50)
-    .option("--json", "print JSON")
-    .action(
-      (options: CommonOptions & { status?: DeliveryStatus; account?: string; limit: number }) =>
-        withApp(options, ({ app }) => {
-          const owner = options.account === undefined ? undefined : account(app, options.account);
-          const names = accountNames(app);
-          const rows = app.webhooks.deliveries
-            .recent({
-              limit: options.limit,
-              ...(options.status ? { status: options.status } : {}),
-              ...(owner ? { accountId: owner.id } : {}),
-            })
-            .map((d) => ({
-              id: d.id,
-              account: names.get(d.accountId) ?? null,
-              endpoint_id: d.endpointId,
-              event: d.event,
-              signal_id: d.signalId,
-              status: d.status,
-              attempts: d.attempts,
-              last_status_code: d.lastStatusCode,
-              last_error: d.lastError,
-              next_attempt_at: iso(d.nextAttemptAt),
-              created_at: iso(d.createdAt),
-              delivered_at: iso(d.deliveredAt),
-            }));
-          print(options, rows, () =>
-            table(rows, [
-              "id",
-              "account",
-              "endpoint_id",
-              "event",
-              "status",
-              "attempts",
-              "last_status_code",
-              "last_error",
-              "created_at",
-            ]),
-          );
-        }),
-    );
-
-  withDbOption(deliveries.command("show"))
-    .description("one delivery with every attempt made")
-    .argument("<id>")
-    .option("--json", "print JSON")
-    .action((id: string, options: CommonOptions) =>
-      withApp(options, ({ app }) => {
-        const d = app.webhooks.deliveries.get(id);
-        if (!d) throw new CliError(`no delivery "${id}"`);
-        const attempts = d.attemptLog.map((a) => ({
-          attempt: a.attempt,
-          started_at: iso(a.startedAt),
-          duration_ms: a.durationMs,
-          status_code: a.statusCode,
-          error: a.error,
-          response_excerpt: a.responseExcerpt,
-        }));
-        const data = {
-          id: d.id,
-          account: accountNames(app).get(d.accountId) ?? null,
-          endpoint_id: d.endpointId,
-          event: d.event,
-          followed_via: d.followedVia,
-          signal_id: d.signalId,
-          status: d.status,
-          attempts: d.attempts,
-          last_status_code: d.lastStatusCode,
-          last_error: d.lastError,
-          next_attempt_at: iso(d.nextAttemptAt),
-          created_at: iso(d.createdAt),
-          delivered_at: iso(d.deliveredAt),
-          attempt_log: attempts,
-        };
-        print(options, data, () => {
-          const { attempt_log: _log, ...fields } = data;
-          const head = Object.entries(fields).map(([k, v]) => `${k.padEnd(17)}${v ?? "-"}`);
-          return [
-            ...head,
-            "",
-            table(attempts, ["attempt", "started_at", "duration_ms", "status_code", "error"]),
-          ].join("\n");
-        });
-      }),
-    );
-
-  withDbOption(deliveries.command("replay"))
-    .description(
-      "send deliveries again from a fresh round of attempts (same delivery id, new signatures)",
-    )
-    .argument("[ids...]", "delivery ids")
-    .option("--dead", "replay every dead delivery (of live endpoints)")
-    .option(
-      "--since <iso>",
-      "with --dead: only deliveries created at or after this time",
-      parseInstant,
-    )
-    .option("--account <name>", "with --dead: only this account's")
-    .option("--json", "print JSON")
-    .action(
-      (
-        ids: string[],
-        options: CommonOptions & { dead?: boolean; since?: number; account?: string },
-      ) =>
-        withApp(options, ({ app }) => {
-          if (options.dead === ids.length > 0) {
-            throw new CliError("give delivery ids or --dead, not both and not neither");
-          }
-          if (!options.dead && (options.since !== undefined || options.account !== undefined)) {
-            throw new CliError("--since and --account go with --dead");
-          }
-          const store = app.webhooks.deliveries;
-          const owner = options.account === undefined ? undefined : account(app, options.account);
-          const chosen = options.dead ? store.deadSince(options.since ?? 0, owner?.id) : ids;
-          const replayed = chosen.length === 0 ? [] : must(store.replay(chosen));
-          print(options, { replayed }, () =>
-            replayed.length === 0
-              ? "nothing to replay"
-              : `queued ${replayed.length} deliver${replayed.length === 1 ? "y" : "ies"} again; a running server sends them within a second (or run: smartmoney jobs run drain)`,
-          );
-        }),
     );
 }

@@ -3,9 +3,6 @@
 import { clamp01, type Outcome, roundTo, type TradeSide } from "./fill";
 import { formatPercent, formatPrice, formatUsd } from "./format";
 
-/** Default size at which a trade fires a whale signal (configurable by the ingest job). */
-export const WHALE_SIGNAL_MIN_USD = 10_000;
-
 /**
  * Share of the market's trades, this one included, whose USD size is at or below this trade's.
  * `othersAscending`: the USD sizes of the market's other trades, sorted ascending.

@@ -9,17 +9,6 @@ import type { Connection } from "../db/open";
 export const CLUSTER_ID_PREFIX = "clu_";
 export const MIN_CLUSTER_MEMBERS = 2;
 
-/** The cluster's id: its lowest member address, so members joining above it keep it stable. */
-export function clusterIdOf(members: Iterable<string>): string {
-  let lowest: string | undefined;
-  for (const m of members) {
-    const address = m.toLowerCase();
-    if (lowest === undefined || address < lowest) lowest = address;
-  }
-  if (lowest === undefined) throw new Error("a cluster has members");
-  return `${CLUSTER_ID_PREFIX}${lowest}`;
-}
-
 /**
  * Rebuilds sybil_clusters from wallet_funding and the wallet read models; returns the count.
  * With `onlyWallets`, only the clusters those wallets belong to are rebuilt: a cluster's row is

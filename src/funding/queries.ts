@@ -24,8 +24,6 @@ export const CONNECTION_TYPES = [
   "pass_through",
   "coordinated_timing",
 ] as const;
-export type ConnectionType = (typeof CONNECTION_TYPES)[number];
-
 export type WalletConnections = v.InferOutput<typeof WalletConnectionsSchema>;
 export type WalletConnection = WalletConnections["connections"][number];
 export type ClusterMembership = v.InferOutput<typeof ClusterMembershipSchema>;

@@ -318,8 +318,3 @@ export function storeTimingConnections(conn: Connection, pairs: CoordinatedPair[
   }
   return pairs.length;
 }
-
-/** Rebuilds timing_connections from wallet_bets on this thread; returns the number of pairs. */
-export function rebuildTimingConnections(conn: Connection): number {
-  return storeTimingConnections(conn, readCoordinatedPairs(conn));
-}

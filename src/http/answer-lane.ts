@@ -2,21 +2,19 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "hono";
 import { routePath } from "hono/route";
 import type { Account, Accounts } from "../auth/accounts";
+import { charge, identify, quotaHeaders } from "../auth/admission";
 import type { RateDecision, RateLimiter } from "../auth/rate-limit";
+import type { Tier } from "../auth/tiers";
 import type { Clock } from "../clock";
 import type { Log } from "../log";
 import type { Freshness } from "../read/freshness";
 import type { HttpEnv } from "./env";
-import { bearerKey } from "./middleware/auth";
 import { AGE_HEADER, AS_OF_HEADER, readModelAgeOf } from "./middleware/read-model-age";
 import { nextRequestId } from "./middleware/request-id";
 import { writeRequestLine } from "./middleware/request-log";
 
 /** What an answer is kept under (answer-cache.ts): a generation, a database version. */
 export type Epoch = () => number | string;
-
-/** "Bearer " and a key (svc_api_ and 48 hex digits, accounts.ts). */
-const BEARER_HEADER_LENGTH = 7 + 56;
 
 /** How many answers the lane keeps: each also sits in its route's answer cache. */
 const MAX_LANE_ANSWERS = 1024;
@@ -40,6 +38,8 @@ interface LaneAnswer {
   body: string;
   /** Its length in bytes, for Content-Length. */
   length: string;
+  /** The route's minimum tier, admitted again on every call as the router admits it. */
+  minTier: Tier;
   /** The route pattern and path, for the request line. */
   route: string;
   path: string;
@@ -58,13 +58,13 @@ interface LaneAnswer {
  * it leaves a copy here, keyed by the raw request target (path and query, exactly as sent) and
  * the caller's tier, the only thing about a caller a kept answer may depend on. A later request
  * for the same target from a caller of the same tier is then answered here, before the router,
- * with the same checks and the same answer the router would give:
+ * admitted by the same functions the router's middleware calls, and with the same answer:
  *
- * - the key, parsed and looked up as `authenticate` does (middleware/auth.ts);
- * - the call counted as `access` counts it (the tier gate passed when the answer was kept, for
- *   this tier);
- * - the headers the middleware sets: X-Request-Id, the read models' age, the quota;
- * - the request line in the log, as request-log.ts writes it.
+ * - the key, the tier gate and the count: auth/admission.ts, identify() and charge(), as
+ *   `authenticate` and `access` call them (middleware/auth.ts);
+ * - the headers the middleware sets: X-Request-Id, the read models' age, the quota
+ *   (quotaHeaders);
+ * - the request line in the log, as request-log.ts writes it (writeRequestLine).
  *
  * Anything else goes to the router untouched: another method, no or another key, an answer that
  * no longer holds (its epoch moved on), a refused call (the router refuses it again, and says
@@ -86,41 +86,21 @@ export function createAnswerLane(deps: {
     const headers = ["X-Request-Id", requestId];
     const age = ageOf(answer.path);
     if (age) headers.push(AS_OF_HEADER, age.asOf, AGE_HEADER, age.age);
-    headers.push(
-      "X-RateLimit-Limit",
-      String(decision.limit),
-      "X-RateLimit-Remaining",
-      String(decision.remaining),
-      "X-RateLimit-Reset",
-      String(decision.resetAt),
-      "Content-Type",
-      "application/json",
-      "Content-Length",
-      answer.length,
-    );
+    quotaHeaders((name, value) => headers.push(name, value), decision);
+    headers.push("Content-Type", "application/json", "Content-Length", answer.length);
     return headers;
   }
 
   /** The kept answer for this caller and target, with the call counted; or undefined. */
   function admitted(header: string, target: string) {
-    // A well-formed key is "Bearer " and 56 characters that `authenticate` checks, so no regex
-    // is needed for it; any other header is parsed as the router parses it.
-    const key =
-      header.length === BEARER_HEADER_LENGTH && header.startsWith("Bearer ")
-        ? header.slice(7)
-        : bearerKey(header);
-    if (key === undefined) return undefined;
-    const caller = accounts.authenticate(key);
-    if (caller === undefined || caller.kind !== "api") return undefined;
-    const { account } = caller;
+    const identified = identify(accounts, header, "api");
+    if (!identified.ok) return undefined;
+    const { account } = identified.caller;
     const answer = answers.get(`${account.tier} ${target}`);
     if (answer === undefined || answer.epoch() !== answer.at) return undefined;
-    const decision = limiter.admit(account.id, {
-      hourly: account.hourlyLimit,
-      monthly: account.monthlyLimit,
-    });
+    const charged = charge(limiter, account, answer.minTier);
     // A refusal counts nothing: the router decides again, and says why.
-    return decision.admitted ? { account, answer, decision } : undefined;
+    return charged.ok ? { account, answer, decision: charged.quota } : undefined;
   }
 
   return {
@@ -131,7 +111,10 @@ export function createAnswerLane(deps: {
     remember(c: Context<HttpEnv>, epoch: Epoch, at: number | string, body: string): void {
       const target = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.url;
       const caller = c.get("caller");
+      const minTier = c.get("minTier");
       if (target === undefined || c.req.method !== "GET" || caller === undefined) return;
+      // Only an answer access() admitted: the lane admits by the same route's tier.
+      if (minTier === undefined) return;
       if (body.length > MAX_LANE_BYTES) return;
       const key = `${caller.account.tier} ${target}`;
       const kept = answers.get(key);
@@ -144,6 +127,7 @@ export function createAnswerLane(deps: {
         at,
         body,
         length: String(Buffer.byteLength(body)),
+        minTier,
         route: routePath(c),
         path: c.req.path,
       });

@@ -14,7 +14,7 @@ import {
 import { docsPage, scalarViewer } from "./docs-page";
 import type { HttpEnv } from "./env";
 import { metricsHandler } from "./metrics";
-import { authenticate, minTierOf, setRateHeaders } from "./middleware/auth";
+import { authenticate, minTierOf, showQuota } from "./middleware/auth";
 import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { readModelAge } from "./middleware/read-model-age";
 import { assignRequestId } from "./middleware/request-id";
@@ -65,12 +65,7 @@ export function createRouter(app: App): Hono<HttpEnv> {
   http.onError(errorHandler(log));
   http.notFound((c) => {
     // An unknown route is not counted, but an authenticated caller still sees its quota.
-    const caller = c.get("caller");
-    if (caller) {
-      const { id, hourlyLimit, monthlyLimit } = caller.account;
-      const decision = app.limiter.peek(id, { hourly: hourlyLimit, monthly: monthlyLimit });
-      setRateHeaders((name, value) => c.header(name, value), decision);
-    }
+    showQuota(c, app.limiter);
     return notFoundHandler(c);
   });
 

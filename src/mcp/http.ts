@@ -2,12 +2,13 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { type Context, Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { App } from "../app";
+import { charge, quotaHeaders, tierRefusal } from "../auth/admission";
 import { tierAllows } from "../auth/tiers";
 import { ApiError, envelope } from "../errors";
 import type { HttpEnv } from "../http/env";
 import { setHeader } from "../http/headers";
-import { setRateHeaders } from "../http/middleware/auth";
-import { createMcpServer, createToolTable, MCP_TIER, refusals } from "./server";
+import { showQuota } from "../http/middleware/auth";
+import { createMcpServer, createToolTable, MCP_SERVER, MCP_TIER } from "./server";
 
 /** Not a REST endpoint: left out of the OpenAPI document (docs/mcp.md describes it). */
 const hidden = describeRoute({ hide: true });
@@ -23,24 +24,17 @@ export function mcpRoutes(app: App) {
   const table = createToolTable(app);
 
   /**
-   * access() of the REST routes, charged per JSON-RPC request: the tier gate (403, not counted),
+   * access() of the REST routes (auth/admission.ts, charge), charged per JSON-RPC request: the
+   * tier gate (403, not counted),
    * then one call per request in the body, at least one per POST (429, not counted, with
    * Retry-After). A batch cannot buy many calls for the price of one, and a batch refused for
    * want of room is charged nothing: all of its calls are admitted together or none is.
    */
   function admit(c: Context<HttpEnv>, calls: number): void {
     const { account } = c.get("caller")!;
-    const limits = { hourly: account.hourlyLimit, monthly: account.monthlyLimit };
-    const header = (name: string, value: string) => setHeader(c, name, value);
-    if (!tierAllows(account.tier, MCP_TIER)) {
-      setRateHeaders(header, limiter.peek(account.id, limits));
-      throw new ApiError("forbidden", refusals.server(account.tier));
-    }
-    const decision = limiter.admitMany(account.id, limits, calls);
-    setRateHeaders(header, decision);
-    if (!decision.admitted) {
-      throw new ApiError("rate_limited", refusals.rateLimited(decision));
-    }
+    const charged = charge(limiter, account, MCP_TIER, { what: MCP_SERVER, calls });
+    quotaHeaders((name, value) => setHeader(c, name, value), charged.quota);
+    if (!charged.ok) throw new ApiError(charged.refusal.code, charged.refusal.message);
   }
 
   return new Hono<HttpEnv>()
@@ -54,7 +48,9 @@ export function mcpRoutes(app: App) {
       const server = createMcpServer({
         table,
         gate: (tool) =>
-          tierAllows(account.tier, tool.minTier) ? undefined : refusals.tool(tool, account.tier),
+          tierAllows(account.tier, tool.minTier)
+            ? undefined
+            : tierRefusal(tool.name, tool.minTier, account.tier),
         now: () => clock.now(),
         log,
       });
@@ -74,9 +70,7 @@ export function mcpRoutes(app: App) {
     .all("/", hidden, (c) => {
       // Stateless: there is no session to stream to (GET) or to end (DELETE). Not a call, so not
       // counted, but the caller still sees its quota.
-      const { account } = c.get("caller")!;
-      const limits = { hourly: account.hourlyLimit, monthly: account.monthlyLimit };
-      setRateHeaders((name, value) => setHeader(c, name, value), limiter.peek(account.id, limits));
+      showQuota(c, limiter);
       setHeader(c, "Allow", "POST");
       const text = `${c.req.method} /mcp is not supported: this MCP server is stateless, send JSON-RPC messages with POST`;
       // An unknown method is `not_found` on every path; the status stays 405, which tells MCP

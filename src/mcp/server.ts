@@ -7,7 +7,6 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import * as z from "zod";
 import type { App } from "../app";
-import type { RateDecision } from "../auth/rate-limit";
 import type { Tier } from "../auth/tiers";
 import { ApiError } from "../errors";
 import type { Log } from "../log";
@@ -127,12 +126,5 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
 /** The MCP server comes with the terminal tier and above (docs/mcp.md). */
 export const MCP_TIER: Tier = "terminal";
 
-/** The refusals both transports word the same way (and as REST words its own). */
-export const refusals = {
-  server: (tier: Tier) =>
-    `the MCP server needs the ${MCP_TIER} tier or above; this key's account is on ${tier}`,
-  tool: (tool: McpTool, tier: Tier) =>
-    `${tool.name} needs the ${tool.minTier} tier or above; this key's account is on ${tier}`,
-  rateLimited: (d: RateDecision) =>
-    `${d.window === "hour" ? "hourly" : "30-day"} rate limit of ${d.limit} calls reached; retry in ${d.retryAfter} s`,
-};
+/** What a refusal of the whole server calls it (auth/admission.ts words the refusal). */
+export const MCP_SERVER = "the MCP server";

@@ -2,9 +2,10 @@ import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { App } from "../app";
 import type { Caller } from "../auth/accounts";
+import { charge, tierRefusal } from "../auth/admission";
 import { tierAllows } from "../auth/tiers";
 import { fail, ok, type Result } from "../result";
-import { createMcpServer, createToolTable, MCP_TIER, refusals, type ToolGate } from "./server";
+import { createMcpServer, createToolTable, MCP_SERVER, MCP_TIER, type ToolGate } from "./server";
 
 /** The caller behind an MCP key, or why the key cannot serve MCP. */
 export function mcpCaller(app: App, key: string): Result<Caller> {
@@ -14,7 +15,7 @@ export function mcpCaller(app: App, key: string): Result<Caller> {
     return fail("an API key (svc_api_) cannot serve MCP: use an svc_mcp_ key");
   }
   if (!tierAllows(caller.account.tier, MCP_TIER)) {
-    return fail(refusals.server(caller.account.tier));
+    return fail(tierRefusal(MCP_SERVER, MCP_TIER, caller.account.tier));
   }
   return ok(caller);
 }
@@ -29,11 +30,8 @@ function stdioGate(app: App, key: string): ToolGate {
   return (tool) => {
     const caller = mcpCaller(app, key);
     if (!caller.ok) return caller.reason;
-    const { account } = caller.value;
-    if (!tierAllows(account.tier, tool.minTier)) return refusals.tool(tool, account.tier);
-    const limits = { hourly: account.hourlyLimit, monthly: account.monthlyLimit };
-    const decision = app.limiter.admit(account.id, limits);
-    return decision.admitted ? undefined : refusals.rateLimited(decision);
+    const charged = charge(app.limiter, caller.value.account, tool.minTier, { what: tool.name });
+    return charged.ok ? undefined : charged.refusal.message;
   };
 }
 

@@ -6,6 +6,7 @@ import { openConnection } from "../db/open";
 import { historyReplica } from "../history/replica";
 import { historyDir, partitions } from "../history/store";
 import { keyFilePath, recordedKeyId, storedSecretCount } from "../installation/key";
+import { INSTANT_FORMS, parseInstant } from "../instant";
 import { fail, ok, type Result } from "../result";
 import { litestreamBinary, litestreamConfig } from "./litestream";
 import { parseReplicaUrl } from "./replica-url";
@@ -35,10 +36,10 @@ export async function restoreDatabase(options: {
   if (!replica.ok) return replica;
   let timestamp: string | undefined;
   if (options.timestamp !== undefined) {
-    const ms = Date.parse(options.timestamp);
-    if (!/^\d{4}-\d{2}-\d{2}T/.test(options.timestamp) || Number.isNaN(ms)) {
+    const ms = parseInstant(options.timestamp);
+    if (!Number.isFinite(ms)) {
       return fail(
-        `--timestamp "${options.timestamp}" is not an ISO time such as 2026-11-25T16:00:00Z`,
+        `--timestamp "${options.timestamp}" must be ${INSTANT_FORMS} such as 2026-11-25T16:00:00Z`,
       );
     }
     timestamp = new Date(ms).toISOString();

@@ -57,11 +57,6 @@ export type WebhookPayload =
 /** A wallet not yet classified by the refresh job still needs a string `type`. */
 export const UNCLASSIFIED_WALLET_TYPE = "unknown";
 
-/** The event an endpoint receives: followed-wallet alerts carry how the wallet was followed. */
-export function eventFor(type: SignalType, followedVia?: FollowedVia): WebhookEvent {
-  return followedVia === undefined ? `signal.${type}` : "alert.followed_wallet";
-}
-
 /**
  * The payload for one (signal, endpoint): `alert.followed_wallet` with `followedVia` for
  * dashboard-channel endpoints, `signal.<type>` without it for API-channel endpoints.

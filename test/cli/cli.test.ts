@@ -134,7 +134,7 @@ describe("smartmoney CLI", () => {
     expect(stdout).toMatch(/\n {2}phases\n {4}plan \d+\n {4}drop_tables \d+\n/);
   });
 
-  it("runs a job at the time --now gives, and refuses one that is not an ISO time", async () => {
+  it("runs a job at the time --now gives, and refuses one that is not an instant", async () => {
     const { code, stdout } = await cli([
       "jobs",
       "run",
@@ -154,7 +154,7 @@ describe("smartmoney CLI", () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     expect(bad.stderr).toContain(
-      '--now must be an ISO 8601 time such as 2026-11-01T00:00:00Z, not "soon"',
+      '--now must be an RFC 3339 date-time or date, or Unix milliseconds such as 2026-11-01T00:00:00Z, not "soon"',
     );
   });
 
@@ -179,12 +179,12 @@ describe("smartmoney CLI", () => {
     );
   });
 
-  it("refuses a --now that is not an ISO time with one line and exit 1", async () => {
+  it("refuses a --now that is not an instant with one line and exit 1", async () => {
     const res = await cli(["serve", "--port", "0", "--now", "yesterday"]);
     expect(res.code).toBe(1);
     expect(res.stderr.trim().split("\n")).toHaveLength(1);
     expect(res.stderr).toContain(
-      '--now must be an ISO 8601 time such as 2026-11-01T00:00:00Z, not "yesterday"',
+      '--now must be an RFC 3339 date-time or date, or Unix milliseconds such as 2026-11-01T00:00:00Z, not "yesterday"',
     );
   });
 

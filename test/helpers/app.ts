@@ -8,11 +8,11 @@ import { benchEndpoints, pickFromWorld } from "../../bench/lib/endpoints";
 import { type App, createApp } from "../../src/app";
 import type { Tier } from "../../src/auth/tiers";
 import { type Config, loadConfig } from "../../src/config";
-import { migrate } from "../../src/db/migrate";
 import { type Db, openDb } from "../../src/db/open";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import type { Manifest } from "../../src/fixtures/world";
 import { createLog } from "../../src/log";
+import { migrate } from "../../src/migrations/migrate";
 import { FakeClock } from "./clock";
 import { createContract } from "./contract";
 

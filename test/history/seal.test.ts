@@ -10,12 +10,12 @@ import {
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/db/migrate";
 import { type Db, openDb } from "../../src/db/open";
 import { withEngine } from "../../src/history/engine";
 import { HISTORY_UNREADABLE } from "../../src/history/reader";
 import { historyDir, partitions, withHistory } from "../../src/history/store";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { migrate } from "../../src/migrations/migrate";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets, type SealStep } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";

@@ -1,8 +1,6 @@
-import { createServer, type RequestListener, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { getRequestListener } from "@hono/node-server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRequestListener } from "../../src/http/listener";
+import { laneAndRouter } from "./lane-servers";
 import {
   A,
   B,
@@ -18,34 +16,22 @@ import {
 
 // The answer lane (src/http/answer-lane.ts) sends kept answers before the router. Served over
 // real sockets, as `smartmoney serve` serves: every answer it gives must be the router's, headers
-// included, and everything else must reach the router.
+// included, and everything else must reach the router (the router alone answers on `routed`).
 
 let world: World;
-let servers: Server[] = [];
+let servers: Awaited<ReturnType<typeof laneAndRouter>>;
 let laned: string;
 let routed: string;
-
-async function listen(handler: RequestListener): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 beforeEach(async () => {
   world = buildWorld();
   tradeAfterRefresh(world);
-  laned = await listen(createRequestListener(world.t.app));
-  // The same app without the lane: what the router alone answers.
-  routed = await listen(getRequestListener(world.t.app.http.fetch));
+  servers = await laneAndRouter(world.t.app);
+  ({ laned, routed } = servers);
 });
 
 afterEach(async () => {
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-  servers = [];
+  await servers.close();
   world.t.close();
 });
 
@@ -185,7 +171,7 @@ describe("the answer lane", () => {
   it("tracks only the router's requests for the drain, and sends everything to it while draining", async () => {
     let draining = false;
     let tracked = 0;
-    const base = await listen(
+    const base = await servers.listen(
       createRequestListener(world.t.app, {
         track: (handler) => (req, res) => {
           tracked += 1;

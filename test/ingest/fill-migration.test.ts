@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/db/migrate";
 import { openConnection } from "../../src/db/open";
 import { sqlFiles } from "../../src/db/sql-files";
+import { migrate } from "../../src/migrations/migrate";
 import { createTestApp, expectSameGetAnswers, seededTestApp, type TestApp } from "../helpers/app";
 import { timingJsonSql } from "../helpers/wallet-read-models";
 

@@ -3,7 +3,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/db/migrate";
 import { type Db, openDb } from "../../src/db/open";
 import {
   keyFilePath,
@@ -12,6 +11,7 @@ import {
   openInstallationKey,
   recordedKeyId,
 } from "../../src/installation/key";
+import { migrate } from "../../src/migrations/migrate";
 import { encryptSecret, parseSecretKey, SECRET_KEY_ENV } from "../../src/webhooks/secrets";
 
 const dir = mkdtempSync(join(tmpdir(), "smartmoney-key-"));

@@ -1,8 +1,8 @@
 import { availableParallelism } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrate } from "../../src/db/migrate";
 import { sqlFiles } from "../../src/db/sql-files";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { migrate } from "../../src/migrations/migrate";
 import { BET_FIELDS } from "../../src/refresh/pass";
 import {
   createPriceHistoryReader,

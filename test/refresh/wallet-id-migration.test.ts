@@ -1,9 +1,9 @@
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/db/migrate";
 import { openConnection } from "../../src/db/open";
 import { sqlFiles } from "../../src/db/sql-files";
+import { migrate } from "../../src/migrations/migrate";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import {
   createTestApp,

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/db/migrate";
 import { openConnection, openDb } from "../../src/db/open";
 import { loadInstallationKey } from "../../src/installation/key";
 import { createLog } from "../../src/log";
+import { migrate } from "../../src/migrations/migrate";
 import { restoreDatabase } from "../../src/replication/restore";
 import { startReplication } from "../../src/replication/supervisor";
 
@@ -118,7 +118,7 @@ describe("restore from a Litestream replica", () => {
       force: false,
     });
     expect(badTime.ok ? "" : badTime.reason).toContain(
-      '--timestamp "yesterday" is not an ISO time',
+      '--timestamp "yesterday" must be an RFC 3339 date-time or date, or Unix milliseconds',
     );
     const badUrl = await restoreDatabase({
       from: "ftp://host/x",

@@ -60,6 +60,25 @@ describe("module boundaries", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("src/db imports nothing above it: only its own files, Node, SQLite and the error types", () => {
+    // Every layer builds on src/db, so an import from above would be a cycle in waiting; the
+    // migrations, whose data steps reuse other layers' code, live above it (src/migrations).
+    const offenders = files
+      .filter(({ name }) => name.startsWith("db/"))
+      .flatMap(({ name, path }) =>
+        specifiers(path)
+          .filter(
+            (s) =>
+              !s.startsWith("./") &&
+              !s.startsWith("node:") &&
+              s !== "better-sqlite3" &&
+              s !== "../errors",
+          )
+          .map((s) => `${name} imports ${s}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
   it("only src/db imports better-sqlite3", () => {
     const offenders = files
       .filter(({ name }) => !name.startsWith("db/"))

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrate } from "../../src/db/migrate";
 import { openConnection } from "../../src/db/open";
+import { migrate } from "../../src/migrations/migrate";
 
 /** Migration numbers are consecutive: a gap would let a database skip a file numbered in it. */
 

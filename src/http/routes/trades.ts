@@ -4,7 +4,7 @@ import * as v from "valibot";
 import type { App } from "../../app";
 import { FILL_RETENTION_NOTE } from "../../domain";
 import { notFound } from "../../errors";
-import { parseInstant } from "../../instant";
+import { INSTANT_FORMS, parseInstant } from "../../instant";
 import { toPage } from "../../paging/pages";
 import { type TradeKey, tradeFilterOf } from "../../read/trades";
 import { PageOf, TradeSchema } from "../../schemas/shared";
@@ -29,10 +29,7 @@ function instant(name: string) {
         ],
       }),
       v.transform(parseInstant),
-      v.check(
-        (ms) => Number.isFinite(ms),
-        `${name} must be an RFC 3339 date-time or date, or Unix milliseconds`,
-      ),
+      v.check((ms) => Number.isFinite(ms), `${name} must be ${INSTANT_FORMS}`),
     ),
   );
 }

@@ -1,5 +1,5 @@
+import type { Connection } from "../db/open";
 import { createPriceHistoryWriter, packPoints } from "../refresh/price-history";
-import type { Connection } from "./open";
 
 /** A data step of a migration (`-- @step name`), run inside the migration's transaction. */
 export type MigrationStep = (
