@@ -1,5 +1,6 @@
 import type { Clock } from "../../clock";
 import type { Db, Statement } from "../../db/open";
+import { iso, isoOrNull } from "../../domain";
 import { CATEGORIES } from "./gamma";
 import { createLedger, STAGES } from "./ledger";
 import type {
@@ -53,9 +54,6 @@ export interface IngestStatus {
   stream_connected: boolean | null;
 }
 
-const iso = (ms: number | null | undefined) =>
-  ms === null || ms === undefined ? null : new Date(ms).toISOString();
-
 export function ingestStatus(db: Db, clock: Clock): IngestStatus {
   const now = clock.now();
   const ledger = createLedger(db);
@@ -92,12 +90,12 @@ export function ingestStatus(db: Db, clock: Clock): IngestStatus {
       const h = health.get(stage);
       return {
         stage,
-        last_success: iso(h?.last_success_at),
+        last_success: isoOrNull(h?.last_success_at ?? null),
         lag_seconds: stage in covered ? lag(covered[stage]) : null,
         consecutive_failures: h?.consecutive_failures ?? 0,
         errors_total: h?.errors_total ?? 0,
         last_error: h?.last_error ?? null,
-        last_error_at: iso(h?.last_error_at),
+        last_error_at: isoOrNull(h?.last_error_at ?? null),
         next_attempt_at:
           h?.next_attempt_at && h.next_attempt_at > now ? iso(h.next_attempt_at) : null,
       };
@@ -115,24 +113,24 @@ export function ingestStatus(db: Db, clock: Clock): IngestStatus {
   return {
     now: new Date(now).toISOString(),
     lag_seconds: lag(newest),
-    newest_fill: iso(newest),
+    newest_fill: isoOrNull(newest ?? null),
     sources,
     quarantined_total: quarantined.reduce((sum, q) => sum + q.count, 0),
     quarantined,
     gaps: ledger.openGaps().map((g) => ({
       source: g.source,
-      from: iso(g.from_ts)!,
-      to: iso(g.to_ts)!,
+      from: iso(g.from_ts),
+      to: iso(g.to_ts),
       reason: g.reason,
-      detected_at: iso(g.detected_at)!,
+      detected_at: iso(g.detected_at),
     })),
     markets,
     categories_unknown: unknown,
     newest_market: newestMarket
       ? {
           slug: newestMarket.slug,
-          created_at: iso(newestMarket.created_at)!,
-          discovered_at: iso(newestMarket.discovered_at)!,
+          created_at: iso(newestMarket.created_at),
+          discovered_at: iso(newestMarket.discovered_at),
         }
       : null,
     fills_waited_for_market: waits?.fills ?? 0,
