@@ -178,7 +178,11 @@ export async function importWorld(
   name = "world.jsonl",
 ) {
   const path = writeJsonl(t.dir, name, lines);
-  const result = await importJsonl({ db: t.db, clock: t.clock }, fileSource(path));
+  // With the app's hooks, as `smartmoney import` runs it: signal detection sees every new trade.
+  const result = await importJsonl(
+    { db: t.db, clock: t.clock, hooks: t.app.ingestHooks },
+    fileSource(path),
+  );
   if (!result.ok) throw new Error(`${result.reason}: ${JSON.stringify(result.errors.slice(0, 3))}`);
   return join(t.dir, name);
 }
