@@ -6,7 +6,7 @@
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { BacktestResult, ForecastScore, GroupScore } from "./backtest";
+import { type BacktestResult, type ForecastScore, type GroupScore, horizonLabel } from "./backtest";
 import type { CaseReplay } from "./cases";
 import type { Calibration } from "./scores";
 
@@ -171,7 +171,7 @@ td:first-child,th:first-child{text-align:left}.verdict{font-size:1.2em;font-weig
 </style></head><body>
 <h1>Smart money against the market price: out-of-time backtest</h1>
 <p class="verdict">${escapeHtml(r.headline.text)}</p>
-<p>${r.markets} markets resolved ${o.from === null ? "" : `from ${escapeHtml(new Date(o.from).toISOString())} `}to ${escapeHtml(new Date(o.to).toISOString())}, horizons ${o.horizonsMs.map((h) => `${h / 3_600_000}h`).join(", ")} before resolution, prices in ${o.band[0]}–${o.band[1]}, ${o.resamples} bootstrap draws of markets (seed ${o.seed}). A gain is the price's score minus the forecast's: positive means the forecast was better. "Beats the price" needs the whole 95% interval above zero; it does not mean it will keep doing so, and "does not beat" does not prove smart money is useless.</p>
+<p>${r.markets} markets resolved ${o.from === null ? "" : `from ${escapeHtml(new Date(o.from).toISOString())} `}to ${escapeHtml(new Date(o.to).toISOString())}, horizons ${o.horizonsMs.map(horizonLabel).join(", ")} before resolution, prices in ${o.band[0]}–${o.band[1]}, ${o.resamples} bootstrap draws of markets (seed ${o.seed}). A gain is the price's score minus the forecast's: positive means the forecast was better. "Beats the price" needs the whole 95% interval above zero; it does not mean it will keep doing so, and "does not beat" does not prove smart money is useless.</p>
 <h2>Scores</h2>
 ${scoreTable(r.price, r.forecasts)}
 <h2>Reliability</h2>
