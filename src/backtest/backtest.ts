@@ -4,7 +4,7 @@
  * probabilities as they stood at that cutoff, scored against the outcome.
  */
 
-import { forecastAt } from "./forecasts";
+import { forecastAt, priceAt } from "./forecasts";
 import type { HistoryIndex } from "./point-in-time";
 import {
   BLEND_MIN_TRAINING_MARKETS,
@@ -138,15 +138,16 @@ export function backtestRows(
   tasks.sort((a, b) => a.cutoff - b.cutoff || a.market.id - b.market.id);
   const kept = new Set<number>();
   for (const { market, horizon, cutoff } of tasks) {
-    const f = forecastAt(index, market.id, cutoff);
-    if (f.price === null) {
+    const price = priceAt(index, market.id, cutoff);
+    if (price === null) {
       skip("no trade before the cutoff");
       continue;
     }
-    if (f.price < options.band[0] || f.price > options.band[1]) {
+    if (price < options.band[0] || price > options.band[1]) {
       skip("price outside the band");
       continue;
     }
+    const f = forecastAt(index, market.id, cutoff);
     kept.add(market.id);
     rows.push({
       market_id: market.id,
@@ -157,7 +158,7 @@ export function backtestRows(
       cutoff,
       resolved_at: market.resolvedAt as number,
       outcome: market.resolvedOutcome === "YES" ? 1 : 0,
-      price: f.price,
+      price,
       yes_implied_prob: f.yesImpliedProb,
       implied_wallets: f.impliedWallets,
       smart_money_prob: f.smartMoneyProb,

@@ -7,7 +7,7 @@
 import { WHALE_VOLUME_USD } from "../analytics/fill";
 import { heldPosition, type MarketPosition, smartMoneyProbability } from "../analytics/sentiment";
 import { ANALYSIS_POSITIONS_PER_SIDE } from "../read/markets";
-import { marketModel, type WalletStanding } from "../refresh/market-model";
+import { currentPriceOf, marketModel, type WalletStanding } from "../refresh/market-model";
 import { betFromFills } from "../refresh/wallet-model";
 import type { HistoryFill } from "./history";
 import type { HistoryIndex } from "./point-in-time";
@@ -22,6 +22,15 @@ export interface MarketForecast {
   /** /v1/analyze's smart_money_prob. */
   smartMoneyProb: number | null;
   sampleWallets: number;
+}
+
+/**
+ * The market's price at the cutoff, as the market model computes it (its last YES trade before
+ * the cutoff, else 1 − its last NO trade): cheap, so a forecast outside the band costs nothing.
+ */
+export function priceAt(index: HistoryIndex, marketId: number, cutoff: number): number | null {
+  const prices = index.context(cutoff).prices;
+  return currentPriceOf(prices.lastPrice(marketId, "YES"), prices.lastPrice(marketId, "NO"));
 }
 
 /**
