@@ -21,7 +21,7 @@ import {
   runBacktest,
 } from "../src/backtest/backtest";
 import { replayCases } from "../src/backtest/cases";
-import { readMarkets, streamFills } from "../src/backtest/history";
+import { countFills, readMarkets, streamFills } from "../src/backtest/history";
 import { indexHistory } from "../src/backtest/point-in-time";
 import { writeReport } from "../src/backtest/report";
 import { openDb } from "../src/db/open";
@@ -54,7 +54,10 @@ async function main(): Promise<void> {
       };
     })();
     const markets = readMarkets(db.reader);
-    const index = indexHistory(streamFills(db.reader), markets);
+    // The fills are read once, in order, into the index: mapping the file would only add its pages
+    // to this process's memory.
+    db.reader.pragma("mmap_size = 0");
+    const index = indexHistory(streamFills(db.reader), markets, countFills(db.reader));
     const loadSeconds = lap();
     const options = {
       horizonsMs: DEFAULT_HORIZONS_MS,

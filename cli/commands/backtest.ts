@@ -11,7 +11,7 @@ import {
   runBacktest,
 } from "../../src/backtest/backtest";
 import { parseCases, replayCases } from "../../src/backtest/cases";
-import { readMarkets, streamFills } from "../../src/backtest/history";
+import { countFills, readMarkets, streamFills } from "../../src/backtest/history";
 import { indexHistory } from "../../src/backtest/point-in-time";
 import { writeReport } from "../../src/backtest/report";
 import { timestamp } from "../../src/ingest/lines";
@@ -119,7 +119,10 @@ export function registerBacktest(program: Command): void {
         }
         const cases = options.cases === undefined ? null : readCases(options.cases);
         const markets = readMarkets(db.reader);
-        const index = indexHistory(streamFills(db.reader), markets);
+        // The fills are read once, in order, into the index: mapping the file would only add its pages
+        // to this process's memory.
+        db.reader.pragma("mmap_size = 0");
+        const index = indexHistory(streamFills(db.reader), markets, countFills(db.reader));
         const backtestOptions: BacktestOptions = {
           horizonsMs: options.horizon,
           from: options.from ?? null,
