@@ -9,6 +9,7 @@
  *
  * Prints one JSON report and writes it to bench/results/backtest.json.
  */
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -110,8 +111,12 @@ async function main(): Promise<void> {
         report: reportSeconds,
         total: totalSeconds,
       },
+      // This process's CPU time: on a shared machine, steadier than the wall clock.
+      cpu_seconds: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1e5) / 10,
       peak_rss_mb: Math.round(peakRssMb()),
       headline: result.headline.text,
+      // Every forecast, hashed: two runs (or two versions of the code) agree to the last bit.
+      rows_sha256: createHash("sha256").update(JSON.stringify(result.rows)).digest("hex"),
       cases: replays.map((c) => ({
         market: c.slug,
         lead_time_hours:

@@ -5,9 +5,16 @@
  * functions (walletModel, marketModel) are fed these views; nothing here re-states a formula.
  */
 
+import { DAY_MS } from "../analytics/fill";
 import type { PriceLookup } from "../refresh/prices";
-import type { MarketInfo, WalletContext, WalletStatsRow } from "../refresh/wallet-model";
-import { walletModel } from "../refresh/wallet-model";
+import {
+  betFromFills,
+  type MarketInfo,
+  type WalletBetRow,
+  type WalletContext,
+  type WalletStatsRow,
+  walletFromBets,
+} from "../refresh/wallet-model";
 import type { HistoryFill, HistoryMarket } from "./history";
 
 export interface HistoryIndex {
@@ -22,6 +29,37 @@ export interface HistoryIndex {
   /** What the product's wallet model knows of the world at the cutoff. */
   context(cutoff: number): WalletContext;
   fillCount: number;
+}
+
+/** One wallet's fills before the last cutoff asked about, by market, with each market's bet. */
+interface WalletCache {
+  fills: number;
+  markets: Map<number, { indices: number[]; bet: CachedBet | null }>;
+}
+
+/** A bet row as computed at an earlier cutoff, with what it was computed from. */
+interface CachedBet {
+  fills: number;
+  resolved: boolean;
+  mark: number;
+  row: WalletBetRow;
+}
+
+/** About 300 bytes each with its fills' indices: the cache stays near 150 MB. */
+const MAX_CACHED_BETS = 500_000;
+
+const MARK_PENDING = 0;
+const MARK_AT_CUTOFF = 1;
+const MARK_PASSED = 2;
+
+/**
+ * Where the bet's 24-hour mark (entry + 24 h, the timing signal's price) stands at the cutoff:
+ * still ahead, exactly at it (its price then leaves out fills at the cutoff, so the row is not
+ * reused), or passed (its price is fixed by fills well before the cutoff).
+ */
+function markState(row: WalletBetRow, cutoff: number): number {
+  const mark = row.entry_ts + DAY_MS;
+  return mark > cutoff ? MARK_PENDING : mark === cutoff ? MARK_AT_CUTOFF : MARK_PASSED;
 }
 
 /** Growable columns of fills, in stream order: about 45 bytes a fill. */
@@ -256,6 +294,72 @@ export function indexHistory(
     };
   }
 
+  /**
+   * Bets computed at earlier cutoffs, by wallet (least recently used first) and market. A bet
+   * row depends on the cutoff only through its fills before it, whether its market had resolved
+   * and whether its 24-hour mark had passed: while those three are the same, the row is the
+   * same, as the incremental refresh keeps a stored bet that got no new fills.
+   */
+  const betCache = new Map<number, WalletCache>();
+  let cachedBets = 0;
+
+  /**
+   * The wallet model (walletModel in src/refresh/wallet-model.ts) at the cutoff: a bet per market
+   * from its fills before the cutoff, then the wallet from its bets, by market id. Cutoffs mostly
+   * come in time order, so the wallet's fills are grouped by market once and extended by the
+   * fills since the last cutoff asked about.
+   */
+  function walletStatsAt(wallet: string, cutoff: number, ctx: WalletContext): WalletStatsRow {
+    const w = walletIds.get(wallet);
+    if (w === undefined) return walletFromBets(wallet, [], ctx, { timing: null }).stats;
+    const from = byWallet.start[w] as number;
+    const n = groupCountBefore(byWallet, columns.ts, w, cutoff);
+    let cache = betCache.get(w);
+    if (cache !== undefined) betCache.delete(w);
+    if (cache === undefined || n < cache.fills) {
+      if (cache !== undefined) cachedBets -= cache.markets.size;
+      cache = { fills: 0, markets: new Map() };
+    }
+    betCache.set(w, cache);
+    for (let k = from + cache.fills; k < from + n; k += 1) {
+      const i = byWallet.order[k] as number;
+      const m = columns.market[i] as number;
+      const market = cache.markets.get(m);
+      if (market === undefined) {
+        cache.markets.set(m, { indices: [i], bet: null });
+        cachedBets += 1;
+      } else market.indices.push(i);
+    }
+    cache.fills = n;
+    const rows: WalletBetRow[] = [];
+    for (const [m, market] of cache.markets) {
+      const resolved = ctx.market(m)?.resolvedOutcome != null;
+      const hit = market.bet;
+      if (
+        hit !== null &&
+        hit.fills === market.indices.length &&
+        hit.resolved === resolved &&
+        hit.mark !== MARK_AT_CUTOFF &&
+        markState(hit.row, cutoff) === hit.mark
+      ) {
+        rows.push(hit.row);
+        continue;
+      }
+      const row = betFromFills(wallet, m, market.indices.map(fillAt), ctx);
+      market.bet = { fills: market.indices.length, resolved, mark: markState(row, cutoff), row };
+      rows.push(row);
+    }
+    rows.sort((a, b) => a.market_id - b.market_id);
+    // Bounded: the least recently asked-about wallets' bets go first.
+    for (const [oldest, old] of betCache) {
+      if (cachedBets <= MAX_CACHED_BETS || oldest === w) break;
+      cachedBets -= old.markets.size;
+      betCache.delete(oldest);
+    }
+    // The timing buckets are not part of the stats: null keeps them out of the computation.
+    return walletFromBets(wallet, rows, ctx, { timing: null }).stats;
+  }
+
   function at(cutoff: number): WalletContext {
     if (cutoff !== cachedCutoff) {
       cachedCutoff = cutoff;
@@ -280,12 +384,10 @@ export function indexHistory(
     },
     context: at,
     walletAt(wallet, cutoff) {
-      at(cutoff);
+      const ctx = at(cutoff);
       let stats = cachedWallets.get(wallet);
       if (stats === undefined) {
-        const w = walletIds.get(wallet);
-        const before = w === undefined ? [] : groupFillsBefore(byWallet, w, cutoff);
-        stats = walletModel(wallet, before, cachedContext as WalletContext).stats;
+        stats = walletStatsAt(wallet, cutoff, ctx);
         cachedWallets.set(wallet, stats);
       }
       return stats;
