@@ -7,8 +7,13 @@
  *
  *   npm run bench:backtest -- [--world small|medium|large] [--seed 42]
  *
- * Prints one JSON report and writes it to bench/results/backtest.json.
+ * Prints one JSON report and writes it to bench/results/backtest.json. It runs in a child with
+ * V8's heap held as the jobs process holds it within the memory cap (SMARTMONEY_MEMORY_MB,
+ * default 1024: src/jobs/heap.ts): with V8's defaults most of a run's resident memory is garbage
+ * not yet collected, which says nothing about what the backtest needs.
  */
+
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +31,7 @@ import { countFills, readMarkets, streamFills } from "../src/backtest/history";
 import { indexHistory } from "../src/backtest/point-in-time";
 import { writeReport } from "../src/backtest/report";
 import { openDb } from "../src/db/open";
+import { jobsEnv } from "../src/jobs/heap";
 import { peakRssMb } from "./lib/peak-rss";
 import { isScale, worldFor } from "./lib/world";
 
@@ -114,6 +120,7 @@ async function main(): Promise<void> {
       // This process's CPU time: on a shared machine, steadier than the wall clock.
       cpu_seconds: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1e5) / 10,
       peak_rss_mb: Math.round(peakRssMb()),
+      memory_cap_mb: Number(process.env.SMARTMONEY_MEMORY_MB ?? "1024"),
       headline: result.headline.text,
       // Every forecast, hashed: two runs (or two versions of the code) agree to the last bit.
       rows_sha256: createHash("sha256").update(JSON.stringify(result.rows)).digest("hex"),
@@ -134,4 +141,13 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.env.SMARTMONEY_BENCH_BACKTEST_CHILD === "1") {
+  await main();
+} else {
+  const memoryMb = Number(process.env.SMARTMONEY_MEMORY_MB ?? "1024");
+  const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+    env: { ...jobsEnv(memoryMb), SMARTMONEY_BENCH_BACKTEST_CHILD: "1" },
+  });
+  process.exitCode = child.status ?? 1;
+}

@@ -45,8 +45,8 @@ interface CachedBet {
   row: WalletBetRow;
 }
 
-/** About 300 bytes each with its fills' indices: the cache stays near 150 MB. */
-const MAX_CACHED_BETS = 500_000;
+/** About 300 bytes each with its fills' indices: the cache stays near 60 MB. */
+const MAX_CACHED_BETS = 200_000;
 
 const MARK_PENDING = 0;
 const MARK_AT_CUTOFF = 1;
