@@ -45,13 +45,15 @@ export function forecastAt(index: HistoryIndex, marketId: number, cutoff: number
   const standing = (wallet: string): WalletStanding | undefined => {
     if (standings.has(wallet)) return standings.get(wallet);
     let found: WalletStanding | undefined;
-    if (index.volumeBefore(wallet, cutoff) > WHALE_VOLUME_USD) {
+    if (index.mayBeWhale(wallet, cutoff)) {
       const stats = index.walletAt(wallet, cutoff);
-      found = {
-        bayesianWinRate: stats.bayesian_win_rate,
-        whale: stats.total_volume > WHALE_VOLUME_USD,
-        insider: stats.wallet_type === "insider",
-      };
+      // The wallet model's own volume decides, as the refresh's standing does.
+      if (stats.total_volume > WHALE_VOLUME_USD || stats.wallet_type === "insider")
+        found = {
+          bayesianWinRate: stats.bayesian_win_rate,
+          whale: stats.total_volume > WHALE_VOLUME_USD,
+          insider: stats.wallet_type === "insider",
+        };
     }
     standings.set(wallet, found);
     return found;

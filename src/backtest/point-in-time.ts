@@ -5,7 +5,7 @@
  * functions (walletModel, marketModel) are fed these views; nothing here re-states a formula.
  */
 
-import { DAY_MS } from "../analytics/fill";
+import { DAY_MS, WHALE_VOLUME_USD } from "../analytics/fill";
 import type { PriceLookup } from "../refresh/prices";
 import {
   betFromFills,
@@ -22,8 +22,12 @@ export interface HistoryIndex {
   market(id: number): HistoryMarket | undefined;
   /** The market's fills before the cutoff, in (ts, id) order. */
   marketFillsBefore(marketId: number, cutoff: number): HistoryFill[];
-  /** The wallet's USD volume over its fills before the cutoff. */
-  volumeBefore(wallet: string, cutoff: number): number;
+  /**
+   * Whether the wallet's USD volume over its fills before the cutoff may exceed the whale line:
+   * false means it certainly does not. The sum is kept in stream order, the wallet model's in
+   * another, so a caller that needs the exact answer asks walletAt when this says true.
+   */
+  mayBeWhale(wallet: string, cutoff: number): boolean;
   /** The wallet's read-model stats (score, win rates, type) as a refresh at the cutoff saw them. */
   walletAt(wallet: string, cutoff: number): WalletStatsRow;
   /** What the product's wallet model knows of the world at the cutoff. */
@@ -36,6 +40,9 @@ interface WalletCache {
   fills: number;
   markets: Map<number, { indices: number[]; bet: CachedBet | null }>;
 }
+
+/** Room for two summation orders of the same fills to differ, USD. */
+const VOLUME_SLACK_USD = 1;
 
 /** A bet row as computed at an earlier cutoff, with what it was computed from. */
 interface CachedBet {
@@ -154,8 +161,8 @@ function groupCountBefore(groups: Groups, ts: Float64Array, g: number, cutoff: n
 }
 
 /**
- * Holds every fill in memory as columns (about 61 bytes a fill with the two groupings and the
- * running volumes: 610 MB for 10M fills), grouped by market and by wallet: the backtest asks about thousands of cutoffs,
+ * Holds every fill in memory as columns (about 53 bytes a fill with the two groupings: 530 MB
+ * for 10M fills), grouped by market and by wallet: the backtest asks about thousands of cutoffs,
  * each touching a few hundred wallets' whole records. The fills a question needs are made into
  * objects only while it is answered. A fill's id here is its position in the (ts, id) stream,
  * which orders ties as the stored ids do.
@@ -189,17 +196,20 @@ export function indexHistory(
   const fillCount = columns.length;
   const byMarket = groupBy(columns.market, maxMarket + 1, fillCount);
   const byWallet = groupBy(columns.wallet, wallets.length, fillCount);
-  // volumeBefore[k] = Σ usd of the wallet's fills before byWallet.order[k], within its group.
-  const volumeBefore = new Float64Array(fillCount + wallets.length);
+  // One number per wallet instead of a running sum per fill: when its volume in stream order
+  // first passed the whale line (less a dollar of slack for the other summation order), or +∞.
+  const volumeThreshold = WHALE_VOLUME_USD - VOLUME_SLACK_USD;
+  const passedAt = new Float64Array(wallets.length).fill(Number.POSITIVE_INFINITY);
   for (let w = 0; w < wallets.length; w += 1) {
     let sum = 0;
-    const from = byWallet.start[w] as number;
-    const to = byWallet.start[w + 1] as number;
-    for (let k = from; k < to; k += 1) {
-      volumeBefore[k + w] = sum;
-      sum += columns.usd[byWallet.order[k] as number] as number;
+    for (let k = byWallet.start[w] as number; k < (byWallet.start[w + 1] as number); k += 1) {
+      const i = byWallet.order[k] as number;
+      sum += columns.usd[i] as number;
+      if (sum > volumeThreshold) {
+        passedAt[w] = columns.ts[i] as number;
+        break;
+      }
     }
-    volumeBefore[to + w] = sum;
   }
 
   const fillAt = (i: number): HistoryFill => {
@@ -376,11 +386,9 @@ export function indexHistory(
     marketFillsBefore(marketId, cutoff) {
       return inMarkets(marketId) ? groupFillsBefore(byMarket, marketId, cutoff) : [];
     },
-    volumeBefore(wallet, cutoff) {
+    mayBeWhale(wallet, cutoff) {
       const w = walletIds.get(wallet);
-      if (w === undefined) return 0;
-      const k = (byWallet.start[w] as number) + groupCountBefore(byWallet, columns.ts, w, cutoff);
-      return volumeBefore[k + w] as number;
+      return w !== undefined && (passedAt[w] as number) < cutoff;
     },
     context: at,
     walletAt(wallet, cutoff) {
