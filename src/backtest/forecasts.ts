@@ -111,6 +111,8 @@ function smartMoneyAt(
     }
   }
   return smartMoneyProbability(positions, (wallet) => {
+    // Nothing resolved, confidence 0: weighed at nothing, as smartMoneyProbability would.
+    if (!index.hasResolvedBet(wallet, cutoff)) return null;
     const stats = index.walletAt(wallet, cutoff);
     return { score: stats.smart_money_score, confidence: stats.confidence };
   });

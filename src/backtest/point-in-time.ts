@@ -28,6 +28,11 @@ export interface HistoryIndex {
    * another, so a caller that needs the exact answer asks walletAt when this says true.
    */
   mayBeWhale(wallet: string, cutoff: number): boolean;
+  /**
+   * Whether the wallet had a bet in a market resolved before the cutoff. Without one its score's
+   * confidence is 0, so MarketAnalysis weighs it at nothing and its model need not be built.
+   */
+  hasResolvedBet(wallet: string, cutoff: number): boolean;
   /** The wallet's read-model stats (score, win rates, type) as a refresh at the cutoff saw them. */
   walletAt(wallet: string, cutoff: number): WalletStatsRow;
   /** What the product's wallet model knows of the world at the cutoff. */
@@ -212,6 +217,18 @@ export function indexHistory(
     }
   }
 
+  // A wallet has a resolved bet at c when one of its fills (ts < c) is in a market resolved
+  // before c: when min over its fills of max(fill ts, market's resolution) < c.
+  const marketById = new Map(markets.map((m) => [m.id, m]));
+  const resolvedBetFrom = new Float64Array(wallets.length).fill(Number.POSITIVE_INFINITY);
+  for (let i = 0; i < fillCount; i += 1) {
+    const resolvedAt = marketById.get(columns.market[i] as number)?.resolvedAt ?? null;
+    if (resolvedAt === null) continue;
+    const from = Math.max(columns.ts[i] as number, resolvedAt);
+    const w = columns.wallet[i] as number;
+    if (from < (resolvedBetFrom[w] as number)) resolvedBetFrom[w] = from;
+  }
+
   const fillAt = (i: number): HistoryFill => {
     const kind = columns.kind[i] as number;
     return {
@@ -234,8 +251,6 @@ export function indexHistory(
     return out;
   };
   const inMarkets = (id: number) => Number.isInteger(id) && id >= 0 && id <= maxMarket;
-  const marketById = new Map(markets.map((m) => [m.id, m]));
-
   /** The cutoff whose wallet models are cached: cutoffs are asked about one after another. */
   let cachedCutoff = Number.NaN;
   let cachedWallets = new Map<string, WalletStatsRow>();
@@ -292,10 +307,7 @@ export function indexHistory(
       yesPriceAt(marketId, ts) {
         if (!inMarkets(marketId)) return null;
         // The last fill at or before ts, and never one at or after the cutoff.
-        const end = Math.min(
-          groupCountBefore(byMarket, columns.ts, marketId, ts + 1),
-          groupCountBefore(byMarket, columns.ts, marketId, cutoff),
-        );
+        const end = groupCountBefore(byMarket, columns.ts, marketId, Math.min(ts + 1, cutoff));
         if (end === 0) return null;
         const i = byMarket.order[(byMarket.start[marketId] as number) + end - 1] as number;
         const price = columns.price[i] as number;
@@ -385,6 +397,10 @@ export function indexHistory(
     fillCount,
     marketFillsBefore(marketId, cutoff) {
       return inMarkets(marketId) ? groupFillsBefore(byMarket, marketId, cutoff) : [];
+    },
+    hasResolvedBet(wallet, cutoff) {
+      const w = walletIds.get(wallet);
+      return w !== undefined && (resolvedBetFrom[w] as number) < cutoff;
     },
     mayBeWhale(wallet, cutoff) {
       const w = walletIds.get(wallet);
