@@ -113,14 +113,16 @@ export function scoreRows(
     priceBrier: n > 0 ? pb / n : Number.NaN,
     priceLogLoss: n > 0 ? pl / n : Number.NaN,
     brierGain: n > 0 ? (pb - b) / n : Number.NaN,
-    brierGainCi: percentileInterval(brierDraws),
+    brierGainCi: markets.length > 0 ? percentileInterval(brierDraws) : NO_INTERVAL,
     logLossGain: n > 0 ? (pl - l) / n : Number.NaN,
-    logLossGainCi: percentileInterval(logDraws),
+    logLossGainCi: markets.length > 0 ? percentileInterval(logDraws) : NO_INTERVAL,
   };
 }
 
+const NO_INTERVAL: Interval = Object.freeze({ lo: Number.NaN, hi: Number.NaN });
+
 function percentileInterval(draws: Float64Array): Interval {
-  if (draws.length === 0) return { lo: Number.NaN, hi: Number.NaN };
+  if (draws.length === 0) return NO_INTERVAL;
   const sorted = Float64Array.from(draws).sort();
   const tail = (1 - BOOTSTRAP_LEVEL) / 2;
   const at = (q: number) =>

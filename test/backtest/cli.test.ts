@@ -117,3 +117,25 @@ describe("smartmoney backtest", () => {
     expect(range.stderr).toContain("is after --to");
   });
 });
+
+describe("smartmoney backtest on an empty history", () => {
+  it("reports no markets and does not beat the price, without failing", async () => {
+    const empty = createTestApp();
+    try {
+      const out = join(empty.dir, "report");
+      const res = await runCli(["backtest", "--out", out, "--json"], {
+        SMARTMONEY_DB: empty.config.dbPath,
+        SMARTMONEY_LOG_LEVEL: "error",
+      });
+      expect(res.stderr).toBe("");
+      expect(res.code).toBe(0);
+      const summary = JSON.parse(res.stdout);
+      expect(summary.markets).toBe(0);
+      expect(summary.headline.verdict).toBe(DOES_NOT_BEAT);
+      expect(summary.forecasts[0].brierGainCi).toEqual({ lo: null, hi: null });
+      expect(readFileSync(join(out, "report.html"), "utf8")).toContain("over 0 markets");
+    } finally {
+      empty.close();
+    }
+  });
+});
