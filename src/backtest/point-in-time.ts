@@ -2,7 +2,8 @@
  * The history as it stood at a cutoff (docs/methodology.md, "Backtest"): every question here is
  * answered from fills strictly before the cutoff and from resolutions strictly before it, so a
  * bet counts as won or lost only if its market had resolved by then. The product's own pure
- * functions (walletModel, marketModel) are fed these views; nothing here re-states a formula.
+ * functions (betFromFills and walletFromBets, which walletModel is made of, and marketModel)
+ * are fed these views; nothing here re-states a formula.
  */
 
 import { DAY_MS, WHALE_VOLUME_USD } from "../analytics/fill";
