@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import packageJson from "../package.json" with { type: "json" };
 import { isStorageFull } from "../src/db/storage";
+import { registerBacktest } from "./commands/backtest";
 import { registerDatabase } from "./commands/database";
 import { registerDeliveries } from "./commands/deliveries";
 import { registerExport } from "./commands/export";
@@ -64,6 +65,7 @@ export function buildProgram(output: ProgramOutput = processOutput): Command {
   registerJobs(program);
   registerInvestigations(program);
   registerMcp(program);
+  registerBacktest(program);
   for (const command of allCommands(program)) command.exitOverride();
   return program;
 }

@@ -185,6 +185,38 @@ export function marketPositions(flows: Iterable<WalletMarketFlow>): MarketPositi
     .sort((a, b) => b.volume - a.volume || (a.wallet < b.wallet ? -1 : 1));
 }
 
+/** What heldPosition reads of a bet (wallet_bets keeps these per wallet and market). */
+export interface HeldBet {
+  wallet: string;
+  side: Outcome;
+  entryPrice: number | null;
+  /** Shares held now, per outcome (negative after selling more than the fills show bought). */
+  yesShares: number;
+  noShares: number;
+  volume: number;
+  trades: number;
+}
+
+/**
+ * A position for the smart-money share: the side's shares held now at the side's entry price,
+ * i.e. the cost of what the wallet still holds. A stored bet keeps no per-outcome net USD, and
+ * the held cost is what docs/methodology.md's "net position at cost, only when positive"
+ * measures: a wallet that sold out counts nothing, one that trimmed counts what is left. The
+ * API (src/read/markets.ts) and the backtest (src/backtest/) both build positions here.
+ */
+export function heldPosition(bet: HeldBet): MarketPosition {
+  const shares = bet.side === "YES" ? bet.yesShares : bet.noShares;
+  const heldCost = Math.max(0, shares) * (bet.entryPrice ?? 0);
+  return {
+    wallet: bet.wallet,
+    side: bet.side,
+    volume: bet.volume,
+    trades: bet.trades,
+    netYesUsd: bet.side === "YES" ? heldCost : 0,
+    netNoUsd: bet.side === "NO" ? heldCost : 0,
+  };
+}
+
 export interface SmartMoneyProbability {
   /** 0..1, or null when no weighted wallet holds a position. */
   probability: number | null;

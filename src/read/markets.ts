@@ -3,6 +3,7 @@ import { type Fill, HOUR_MS, type Outcome, roundTo, WHALE_VOLUME_USD } from "../
 import { marketFlow } from "../analytics/flow";
 import {
   divergence,
+  heldPosition,
   type MarketPosition,
   type SentimentLabel,
   smartMoneyProbability,
@@ -307,23 +308,17 @@ function holderOf(p: PositionRow): Holder {
   };
 }
 
-/**
- * A position for the smart-money share: the side's shares held now at the side's entry price,
- * i.e. the cost of what the wallet still holds. wallet_bets keeps no per-outcome net USD, and
- * the held cost is what docs/methodology.md's "net position at cost, only when positive" measures: a
- * wallet that sold out counts nothing, one that trimmed counts what is left.
- */
+/** A holder row as the smart-money share weighs it (heldPosition, src/analytics/sentiment.ts). */
 function positionOf(p: PositionRow): MarketPosition {
-  const shares = p.side === "YES" ? p.yes_shares : p.no_shares;
-  const heldCost = Math.max(0, shares) * (p.entry_price ?? 0);
-  return {
+  return heldPosition({
     wallet: p.wallet,
     side: p.side,
+    entryPrice: p.entry_price,
+    yesShares: p.yes_shares,
+    noShares: p.no_shares,
     volume: p.volume,
     trades: p.trade_count,
-    netYesUsd: p.side === "YES" ? heldCost : 0,
-    netNoUsd: p.side === "NO" ? heldCost : 0,
-  };
+  });
 }
 
 function flowOut(

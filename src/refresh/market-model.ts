@@ -125,7 +125,8 @@ function sentimentColumns(
   };
 }
 
-const currentPriceOf = (lastYes: number | null, lastNo: number | null) =>
+/** A market's current price: its last YES trade, else 1 − its last NO trade. */
+export const currentPriceOf = (lastYes: number | null, lastNo: number | null) =>
   lastYes ?? (lastNo === null ? null : 1 - lastNo);
 
 /**

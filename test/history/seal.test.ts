@@ -10,6 +10,7 @@ import {
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countFills, loadSealedFills, streamFills } from "../../src/backtest/history";
 import { type Db, openDb } from "../../src/db/open";
 import { withEngine } from "../../src/history/engine";
 import { HISTORY_UNREADABLE } from "../../src/history/reader";
@@ -404,5 +405,23 @@ describe("a damaged history", () => {
     });
     expect(status.stderr.trim().split("\n")).toHaveLength(1);
     expect(status.stderr).toContain("2 file(s) of the fill history are missing or damaged");
+  });
+});
+
+describe("the backtest's seam over the history", () => {
+  it("streams every fill in (ts, id) order wherever it is stored", async () => {
+    const sealedPath = join(t.dir, "backtest-sealed.db");
+    copyFileSync(template, sealedPath);
+    const db = openDb(sealedPath);
+    try {
+      await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+      const sealed = await loadSealedFills(db.reader, db.path, 256);
+      expect(sealed.length).toBeGreaterThan(0);
+      const merged = [...streamFills(db.reader, sealed)];
+      expect(merged).toEqual([...streamFills(t.db.reader)]);
+      expect(countFills(db.reader)).toBe(merged.length);
+    } finally {
+      db.close();
+    }
   });
 });

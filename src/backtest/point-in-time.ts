@@ -1,0 +1,421 @@
+/**
+ * The history as it stood at a cutoff (docs/methodology.md, "Backtest"): every question here is
+ * answered from fills strictly before the cutoff and from resolutions strictly before it, so a
+ * bet counts as won or lost only if its market had resolved by then. The product's own pure
+ * functions (betFromFills and walletFromBets, which walletModel is made of, and marketModel)
+ * are fed these views; nothing here re-states a formula.
+ */
+
+import { DAY_MS, WHALE_VOLUME_USD } from "../analytics/fill";
+import type { PriceLookup } from "../refresh/prices";
+import {
+  betFromFills,
+  type MarketInfo,
+  type WalletBetRow,
+  type WalletContext,
+  type WalletStatsRow,
+  walletFromBets,
+} from "../refresh/wallet-model";
+import type { HistoryFill, HistoryMarket } from "./history";
+
+export interface HistoryIndex {
+  markets: readonly HistoryMarket[];
+  market(id: number): HistoryMarket | undefined;
+  /** The market's fills before the cutoff, in (ts, id) order. */
+  marketFillsBefore(marketId: number, cutoff: number): HistoryFill[];
+  /**
+   * Whether the wallet's USD volume over its fills before the cutoff may exceed the whale line:
+   * false means it certainly does not. The sum is kept in stream order, the wallet model's in
+   * another, so a caller that needs the exact answer asks walletAt when this says true.
+   */
+  mayBeWhale(wallet: string, cutoff: number): boolean;
+  /**
+   * Whether the wallet had a bet in a market resolved before the cutoff. Without one its score's
+   * confidence is 0, so MarketAnalysis weighs it at nothing and its model need not be built.
+   */
+  hasResolvedBet(wallet: string, cutoff: number): boolean;
+  /** The wallet's read-model stats (score, win rates, type) as a refresh at the cutoff saw them. */
+  walletAt(wallet: string, cutoff: number): WalletStatsRow;
+  /** What the product's wallet model knows of the world at the cutoff. */
+  context(cutoff: number): WalletContext;
+  fillCount: number;
+}
+
+/** One wallet's fills before the last cutoff asked about, by market, with each market's bet. */
+interface WalletCache {
+  fills: number;
+  markets: Map<number, { indices: number[]; bet: CachedBet | null }>;
+}
+
+/** Room for two summation orders of the same fills to differ, USD. */
+const VOLUME_SLACK_USD = 1;
+
+/** A bet row as computed at an earlier cutoff, with what it was computed from. */
+interface CachedBet {
+  fills: number;
+  resolved: boolean;
+  mark: number;
+  row: WalletBetRow;
+}
+
+/** About 300 bytes each with its fills' indices: the cache stays near 60 MB. */
+const MAX_CACHED_BETS = 200_000;
+
+const MARK_PENDING = 0;
+const MARK_AT_CUTOFF = 1;
+const MARK_PASSED = 2;
+
+/**
+ * Where the bet's 24-hour mark (entry + 24 h, the timing signal's price) stands at the cutoff:
+ * still ahead, exactly at it (its price then leaves out fills at the cutoff, so the row is not
+ * reused), or passed (its price is fixed by fills well before the cutoff).
+ */
+function markState(row: WalletBetRow, cutoff: number): number {
+  const mark = row.entry_ts + DAY_MS;
+  return mark > cutoff ? MARK_PENDING : mark === cutoff ? MARK_AT_CUTOFF : MARK_PASSED;
+}
+
+/** Growable columns of fills, in stream order: about 45 bytes a fill. */
+class FillColumns {
+  length = 0;
+  ts: Float64Array;
+  price: Float64Array;
+  size: Float64Array;
+  usd: Float64Array;
+  wallet: Int32Array;
+  market: Int32Array;
+  /** Bit 0: outcome NO; bit 1: side SELL. */
+  kind: Uint8Array;
+
+  constructor(capacity: number) {
+    this.ts = new Float64Array(capacity);
+    this.price = new Float64Array(capacity);
+    this.size = new Float64Array(capacity);
+    this.usd = new Float64Array(capacity);
+    this.wallet = new Int32Array(capacity);
+    this.market = new Int32Array(capacity);
+    this.kind = new Uint8Array(capacity);
+  }
+
+  push(fill: HistoryFill, wallet: number): void {
+    if (this.length === this.ts.length) this.grow(Math.max(1024, this.length * 2));
+    const i = this.length;
+    this.ts[i] = fill.ts;
+    this.price[i] = fill.price;
+    this.size[i] = fill.size;
+    this.usd[i] = fill.usd;
+    this.wallet[i] = wallet;
+    this.market[i] = fill.marketId;
+    this.kind[i] = (fill.outcome === "NO" ? 1 : 0) | (fill.side === "SELL" ? 2 : 0);
+    this.length += 1;
+  }
+
+  private grow(capacity: number): void {
+    const grow = <T extends Float64Array | Int32Array | Uint8Array>(
+      a: T,
+      make: (n: number) => T,
+    ) => {
+      const b = make(capacity);
+      b.set(a);
+      return b;
+    };
+    this.ts = grow(this.ts, (n) => new Float64Array(n));
+    this.price = grow(this.price, (n) => new Float64Array(n));
+    this.size = grow(this.size, (n) => new Float64Array(n));
+    this.usd = grow(this.usd, (n) => new Float64Array(n));
+    this.wallet = grow(this.wallet, (n) => new Int32Array(n));
+    this.market = grow(this.market, (n) => new Int32Array(n));
+    this.kind = grow(this.kind, (n) => new Uint8Array(n));
+  }
+}
+
+/** Fills grouped by a key (market or wallet), each group in stream order, as offsets into one array. */
+interface Groups {
+  /** Group g's fills are order[start[g] .. start[g + 1]). */
+  start: Int32Array;
+  order: Int32Array;
+}
+
+function groupBy(keys: Int32Array, groups: number, length: number): Groups {
+  const start = new Int32Array(groups + 1);
+  for (let i = 0; i < length; i += 1) {
+    const g = (keys[i] as number) + 1;
+    start[g] = (start[g] as number) + 1;
+  }
+  for (let g = 0; g < groups; g += 1)
+    start[g + 1] = (start[g + 1] as number) + (start[g] as number);
+  const next = start.slice(0, groups);
+  const order = new Int32Array(length);
+  for (let i = 0; i < length; i += 1) {
+    const at = (next[keys[i] as number] as number)++;
+    order[at] = i;
+  }
+  return { start, order };
+}
+
+/** The count of group g's fills before the cutoff (binary search within the group, by time). */
+function groupCountBefore(groups: Groups, ts: Float64Array, g: number, cutoff: number): number {
+  let lo = groups.start[g] as number;
+  const from = lo;
+  let hi = groups.start[g + 1] as number;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((ts[groups.order[mid] as number] as number) < cutoff) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - from;
+}
+
+/**
+ * Holds every fill in memory as columns (about 53 bytes a fill with the two groupings: 530 MB
+ * for 10M fills), grouped by market and by wallet: the backtest asks about thousands of cutoffs,
+ * each touching a few hundred wallets' whole records. The fills a question needs are made into
+ * objects only while it is answered. A fill's id here is its position in the (ts, id) stream,
+ * which orders ties as the stored ids do.
+ */
+export function indexHistory(
+  fills: Iterable<HistoryFill>,
+  markets: readonly HistoryMarket[],
+  expectedFills = 0,
+): HistoryIndex {
+  const columns = new FillColumns(expectedFills);
+  const walletIds = new Map<string, number>();
+  const wallets: string[] = [];
+  let lastTs = Number.NEGATIVE_INFINITY;
+  let lastId = Number.NEGATIVE_INFINITY;
+  let maxMarket = 0;
+  for (const fill of fills) {
+    if (fill.ts < lastTs || (fill.ts === lastTs && fill.id <= lastId)) {
+      throw new Error("indexHistory needs fills in (ts, id) order");
+    }
+    lastTs = fill.ts;
+    lastId = fill.id;
+    let wallet = walletIds.get(fill.wallet);
+    if (wallet === undefined) {
+      wallet = wallets.length;
+      wallets.push(fill.wallet);
+      walletIds.set(fill.wallet, wallet);
+    }
+    if (fill.marketId > maxMarket) maxMarket = fill.marketId;
+    columns.push(fill, wallet);
+  }
+  const fillCount = columns.length;
+  const byMarket = groupBy(columns.market, maxMarket + 1, fillCount);
+  const byWallet = groupBy(columns.wallet, wallets.length, fillCount);
+  // One number per wallet instead of a running sum per fill: when its volume in stream order
+  // first passed the whale line (less a dollar of slack for the other summation order), or +∞.
+  const volumeThreshold = WHALE_VOLUME_USD - VOLUME_SLACK_USD;
+  const passedAt = new Float64Array(wallets.length).fill(Number.POSITIVE_INFINITY);
+  for (let w = 0; w < wallets.length; w += 1) {
+    let sum = 0;
+    for (let k = byWallet.start[w] as number; k < (byWallet.start[w + 1] as number); k += 1) {
+      const i = byWallet.order[k] as number;
+      sum += columns.usd[i] as number;
+      if (sum > volumeThreshold) {
+        passedAt[w] = columns.ts[i] as number;
+        break;
+      }
+    }
+  }
+
+  // A wallet has a resolved bet at c when one of its fills (ts < c) is in a market resolved
+  // before c: when min over its fills of max(fill ts, market's resolution) < c.
+  const marketById = new Map(markets.map((m) => [m.id, m]));
+  const resolvedBetFrom = new Float64Array(wallets.length).fill(Number.POSITIVE_INFINITY);
+  for (let i = 0; i < fillCount; i += 1) {
+    const resolvedAt = marketById.get(columns.market[i] as number)?.resolvedAt ?? null;
+    if (resolvedAt === null) continue;
+    const from = Math.max(columns.ts[i] as number, resolvedAt);
+    const w = columns.wallet[i] as number;
+    if (from < (resolvedBetFrom[w] as number)) resolvedBetFrom[w] = from;
+  }
+
+  const fillAt = (i: number): HistoryFill => {
+    const kind = columns.kind[i] as number;
+    return {
+      id: i,
+      wallet: wallets[columns.wallet[i] as number] as string,
+      marketId: columns.market[i] as number,
+      outcome: kind & 1 ? "NO" : "YES",
+      side: kind & 2 ? "SELL" : "BUY",
+      price: columns.price[i] as number,
+      size: columns.size[i] as number,
+      usd: columns.usd[i] as number,
+      ts: columns.ts[i] as number,
+    };
+  };
+  const groupFillsBefore = (groups: Groups, g: number, cutoff: number): HistoryFill[] => {
+    const from = groups.start[g] as number;
+    const n = groupCountBefore(groups, columns.ts, g, cutoff);
+    const out = new Array<HistoryFill>(n);
+    for (let k = 0; k < n; k += 1) out[k] = fillAt(groups.order[from + k] as number);
+    return out;
+  };
+  const inMarkets = (id: number) => Number.isInteger(id) && id >= 0 && id <= maxMarket;
+  /** The cutoff whose wallet models are cached: cutoffs are asked about one after another. */
+  let cachedCutoff = Number.NaN;
+  let cachedWallets = new Map<string, WalletStatsRow>();
+  let cachedContext: WalletContext | null = null;
+
+  function contextAt(cutoff: number): WalletContext {
+    const known = new Map<number, MarketInfo>();
+    const market = (id: number): MarketInfo | undefined => {
+      let info = known.get(id);
+      if (info === undefined) {
+        const m = marketById.get(id);
+        if (m === undefined) return undefined;
+        // A resolution counts only once it happened: before the cutoff.
+        const resolved = m.resolvedAt !== null && m.resolvedAt < cutoff;
+        info = {
+          id,
+          category: m.category,
+          resolvedOutcome: resolved ? m.resolvedOutcome : null,
+          resolvedAt: resolved ? m.resolvedAt : null,
+          compacted: false,
+        };
+        known.set(id, info);
+      }
+      return info;
+    };
+    return {
+      now: cutoff,
+      market,
+      prices: pricesAt(cutoff),
+      // Imported platform PnL, insider signals and investigations are not kept with their dates
+      // as of every past moment, so the backtest leaves them out rather than let them leak.
+      platform: () => undefined,
+      maxInsiderScore: () => null,
+      inOpenInvestigation: () => false,
+    };
+  }
+
+  function pricesAt(cutoff: number): PriceLookup {
+    return {
+      lastPrice(marketId, outcome) {
+        if (!inMarkets(marketId)) return null;
+        const from = byMarket.start[marketId] as number;
+        const want = outcome === "NO" ? 1 : 0;
+        for (
+          let k = from + groupCountBefore(byMarket, columns.ts, marketId, cutoff) - 1;
+          k >= from;
+          k -= 1
+        ) {
+          const i = byMarket.order[k] as number;
+          if (((columns.kind[i] as number) & 1) === want) return columns.price[i] as number;
+        }
+        return null;
+      },
+      yesPriceAt(marketId, ts) {
+        if (!inMarkets(marketId)) return null;
+        // The last fill at or before ts, and never one at or after the cutoff.
+        const end = groupCountBefore(byMarket, columns.ts, marketId, Math.min(ts + 1, cutoff));
+        if (end === 0) return null;
+        const i = byMarket.order[(byMarket.start[marketId] as number) + end - 1] as number;
+        const price = columns.price[i] as number;
+        return (columns.kind[i] as number) & 1 ? 1 - price : price;
+      },
+    };
+  }
+
+  /**
+   * Bets computed at earlier cutoffs, by wallet (least recently used first) and market. A bet
+   * row depends on the cutoff only through its fills before it, whether its market had resolved
+   * and whether its 24-hour mark had passed: while those three are the same, the row is the
+   * same, as the incremental refresh keeps a stored bet that got no new fills.
+   */
+  const betCache = new Map<number, WalletCache>();
+  let cachedBets = 0;
+
+  /**
+   * The wallet model (walletModel in src/refresh/wallet-model.ts) at the cutoff: a bet per market
+   * from its fills before the cutoff, then the wallet from its bets, by market id. Cutoffs mostly
+   * come in time order, so the wallet's fills are grouped by market once and extended by the
+   * fills since the last cutoff asked about.
+   */
+  function walletStatsAt(wallet: string, cutoff: number, ctx: WalletContext): WalletStatsRow {
+    const w = walletIds.get(wallet);
+    if (w === undefined) return walletFromBets(wallet, [], ctx, { timing: null }).stats;
+    const from = byWallet.start[w] as number;
+    const n = groupCountBefore(byWallet, columns.ts, w, cutoff);
+    let cache = betCache.get(w);
+    if (cache !== undefined) betCache.delete(w);
+    if (cache === undefined || n < cache.fills) {
+      if (cache !== undefined) cachedBets -= cache.markets.size;
+      cache = { fills: 0, markets: new Map() };
+    }
+    betCache.set(w, cache);
+    for (let k = from + cache.fills; k < from + n; k += 1) {
+      const i = byWallet.order[k] as number;
+      const m = columns.market[i] as number;
+      const market = cache.markets.get(m);
+      if (market === undefined) {
+        cache.markets.set(m, { indices: [i], bet: null });
+        cachedBets += 1;
+      } else market.indices.push(i);
+    }
+    cache.fills = n;
+    const rows: WalletBetRow[] = [];
+    for (const [m, market] of cache.markets) {
+      const resolved = ctx.market(m)?.resolvedOutcome != null;
+      const hit = market.bet;
+      if (
+        hit !== null &&
+        hit.fills === market.indices.length &&
+        hit.resolved === resolved &&
+        hit.mark !== MARK_AT_CUTOFF &&
+        markState(hit.row, cutoff) === hit.mark
+      ) {
+        rows.push(hit.row);
+        continue;
+      }
+      const row = betFromFills(wallet, m, market.indices.map(fillAt), ctx);
+      market.bet = { fills: market.indices.length, resolved, mark: markState(row, cutoff), row };
+      rows.push(row);
+    }
+    rows.sort((a, b) => a.market_id - b.market_id);
+    // Bounded: the least recently asked-about wallets' bets go first.
+    for (const [oldest, old] of betCache) {
+      if (cachedBets <= MAX_CACHED_BETS || oldest === w) break;
+      cachedBets -= old.markets.size;
+      betCache.delete(oldest);
+    }
+    // The timing buckets are not part of the stats: null keeps them out of the computation.
+    return walletFromBets(wallet, rows, ctx, { timing: null }).stats;
+  }
+
+  function at(cutoff: number): WalletContext {
+    if (cutoff !== cachedCutoff) {
+      cachedCutoff = cutoff;
+      cachedWallets = new Map();
+      cachedContext = contextAt(cutoff);
+    }
+    return cachedContext as WalletContext;
+  }
+
+  return {
+    markets,
+    market: (id) => marketById.get(id),
+    fillCount,
+    marketFillsBefore(marketId, cutoff) {
+      return inMarkets(marketId) ? groupFillsBefore(byMarket, marketId, cutoff) : [];
+    },
+    hasResolvedBet(wallet, cutoff) {
+      const w = walletIds.get(wallet);
+      return w !== undefined && (resolvedBetFrom[w] as number) < cutoff;
+    },
+    mayBeWhale(wallet, cutoff) {
+      const w = walletIds.get(wallet);
+      return w !== undefined && (passedAt[w] as number) < cutoff;
+    },
+    context: at,
+    walletAt(wallet, cutoff) {
+      const ctx = at(cutoff);
+      let stats = cachedWallets.get(wallet);
+      if (stats === undefined) {
+        stats = walletStatsAt(wallet, cutoff, ctx);
+        cachedWallets.set(wallet, stats);
+      }
+      return stats;
+    },
+  };
+}
