@@ -8,7 +8,7 @@
  * A whale: a wallet with more than this many USD of total volume (flow, sentiment, PnL routing,
  * wallet typing, the whales leaderboard). Migration 0006's partial indexes repeat it as a SQL
  * literal, because SQLite uses a partial index only for a query whose WHERE states the same
- * literal; test/unit/domain.test.ts holds the migration and this constant equal.
+ * literal; test/analytics/domain.test.ts holds the migration and this constant equal.
  */
 export const WHALE_VOLUME_USD = 50_000;
 

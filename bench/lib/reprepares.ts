@@ -6,7 +6,7 @@
  * better-sqlite3 clears a statement's bindings after every run, which makes SQLite prepare again
  * any statement whose plan looked at a bound value: such a statement pays a parse and a plan on
  * every call (docs/architecture.md, "Bound parameters the planner reads"). Used by
- * `npm run reprepares` (bench/reprepares.ts) and by test/unit/statement-reprepare.test.ts.
+ * `npm run reprepares` (bench/reprepares.ts) and by test/db/statement-reprepare.test.ts.
  *
  * Needs gdb (Debian's `gdb` package) and ptrace rights on the process (root, or the same user
  * with kernel.yama.ptrace_scope = 0). Each hit stops the process briefly.

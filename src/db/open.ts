@@ -23,7 +23,7 @@ export type Statement<P extends unknown[] | object = unknown[], R = unknown> = D
  * Statements on these connections bind values the planner might read as `+?` (`= +?`,
  * `LIMIT +?`, `+@name`): better-sqlite3 clears bindings after each run, which makes SQLite
  * prepare again any statement whose plan looked at a bound value (docs/architecture.md, "Bound
- * parameters the planner reads"; test/unit/statement-reprepare.test.ts
+ * parameters the planner reads"; test/db/statement-reprepare.test.ts
  * catches them; `npm run reprepares` lists them in a running process).
  */
 export interface Db {

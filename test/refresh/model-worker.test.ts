@@ -163,7 +163,8 @@ describe("coordinated timing read in a worker thread", () => {
     const copied = summary.wal_checkpoint as { log: number; checkpointed: number };
     expect(copied.log).toBeGreaterThan(100);
     expect(copied.checkpointed).toBe(copied.log);
-    expect(summary.phases.wal_checkpoint).toBeGreaterThanOrEqual(0);
+    // The copy is a phase of its own in the summary.
+    expect(summary.phases).toHaveProperty("wal_checkpoint", expect.any(Number));
     // The next run is within the hour: no worker, the pairs stay.
     const next = refreshReadModels(t.db, NOW, { extensions: [funding] });
     expect(next.extensions.funding).toMatchObject({ coordinated_timing: "unchanged" });

@@ -358,7 +358,7 @@ describe("incremental refresh", () => {
     expect(caughtUp.catch_up?.of).toBe(wallets.length);
     expect(caughtUp.catch_up?.wallets).toBeGreaterThanOrEqual(wallets.length / 3);
     // Choosing the kind of run is a phase of its own, as the count is taken before the run.
-    expect(caughtUp.phases.plan).toBeGreaterThanOrEqual(0);
+    expect(caughtUp.phases).toHaveProperty("plan", expect.any(Number));
     // One wallet's trade is no catch-up: the run stays incremental.
     t.db.writer.transaction(() => {
       createIngest(t.db, t.clock).insertTrades([

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openConnection, openDb } from "../../src/db/open";
 import { loadInstallationKey } from "../../src/installation/key";
 import { createLog } from "../../src/log";
@@ -39,7 +39,8 @@ describe("restore from a Litestream replica", () => {
   let between = "";
   let keyId = "";
 
-  it("replicates two writes seconds apart", async () => {
+  // Setup, not a test: the replica the tests below restore from, holding two writes seconds apart.
+  beforeAll(async () => {
     const dbPath = join(dir, "live", "smartmoney.db");
     const db = openDb(dbPath);
     migrate(db.writer);

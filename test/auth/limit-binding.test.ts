@@ -9,7 +9,7 @@ import { openConnection } from "../../src/db/open";
  * (docs/architecture.md, "Bound parameters the planner reads"). Written `LIMIT +?` the value is
  * an expression the planner does not read, and the prepared plan is kept. Read from the source
  * text. Equalities the planner reads depend on the plan, not the text:
- * test/unit/statement-reprepare.test.ts watches a running process for those.
+ * test/db/statement-reprepare.test.ts watches a running process for those.
  */
 const SRC = new URL("../../src", import.meta.url).pathname;
 
