@@ -5,13 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb } from "../../src/db/open";
 import { historyReplica } from "../../src/history/replica";
 import { historyDir, partitions } from "../../src/history/store";
-import { createIngest, type NewTrade } from "../../src/ingest/ingest";
-import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets } from "../../src/refresh/retention";
 import { parseReplicaUrl, type ReplicaConfig } from "../../src/replication/replica-url";
 import { restoreHistory } from "../../src/replication/restore";
 import { createTestApp, type TestApp } from "../helpers/app";
-import { newTrade } from "../helpers/trades";
+import { NOW, RETENTION, sealableWorld } from "./world";
 
 /**
  * The fill history on the replica: a seal puts its file there before it lists it, so a database
@@ -19,9 +17,6 @@ import { newTrade } from "../helpers/trades";
  * refuses leaves the fills where they were.
  */
 
-const DAY = 86_400_000;
-const NOW = Date.parse("2026-11-01T12:00:00.000Z");
-const RETENTION = 90 * DAY;
 const CREDENTIALS = { LITESTREAM_ACCESS_KEY_ID: "S3RVER", LITESTREAM_SECRET_ACCESS_KEY: "S3RVER" };
 
 let t: TestApp;
@@ -30,33 +25,7 @@ let s3: { port: number; close(): Promise<void> };
 
 beforeAll(async () => {
   t = createTestApp();
-  const ingest = createIngest(t.db, t.clock);
-  const ids = t.db.writer.transaction(() =>
-    [0, 1, 2].map((i) => {
-      const r = ingest.upsertMarket({
-        slug: `old${i}`,
-        title: `Old ${i}?`,
-        category: "crypto",
-        condition_id: `0x${(i + 1).toString(16).padStart(64, "0")}`,
-        end_date: null,
-        created_at: 0,
-        resolved_outcome: null,
-        resolved_at: null,
-      });
-      if (!r.ok) throw new Error(r.reason);
-      return r.id;
-    }),
-  )();
-  const trades: NewTrade[] = [];
-  for (let i = 0; i < 90; i++) {
-    const wallet = `0x${((i % 9) + 1).toString(16).padStart(40, "0")}`;
-    trades.push(newTrade(wallet, ids[i % 3]!, "YES", "BUY", 0.4, 10, NOW - 200 * DAY + i * 60_000));
-  }
-  t.db.writer.transaction(() => {
-    ingest.insertTrades(trades);
-    for (const id of ids) ingest.resolveMarket(id, "YES", NOW - 150 * DAY);
-  })();
-  refreshReadModels(t.db, NOW);
+  sealableWorld(t, { old: 3, recent: 0, trades: 90 });
   t.db.writer.pragma("wal_checkpoint(TRUNCATE)");
   template = join(t.dir, "template.db");
   copyFileSync(t.config.dbPath, template);

@@ -15,23 +15,17 @@ import { type Db, openDb } from "../../src/db/open";
 import { withEngine } from "../../src/history/engine";
 import { HISTORY_UNREADABLE } from "../../src/history/reader";
 import { historyDir, partitions, withHistory } from "../../src/history/store";
-import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { migrate } from "../../src/migrations/migrate";
-import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets, type SealStep } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { runCli } from "../helpers/cli";
-import { newTrade } from "../helpers/trades";
+import { DAY, NOW, RETENTION, sealableWorld } from "./world";
 
 /**
  * Sealing a compacted market's fills into the history (sql/0031): every fill stays stored in
  * exactly one place, `fills` or a listed Parquet file, whatever the moment the process dies.
  */
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-const NOW = Date.parse("2026-11-01T12:00:00.000Z");
-const RETENTION = 90 * DAY;
 const STEPS: SealStep[] = ["before-write", "written", "in-transaction", "committed"];
 
 let t: TestApp;
@@ -41,44 +35,7 @@ let before: string[];
 
 beforeAll(() => {
   t = createTestApp();
-  const ingest = createIngest(t.db, t.clock);
-  const ids = t.db.writer.transaction(() =>
-    ["old0", "old1", "old2", "old3", "old4", "new0"].map((slug, i) => {
-      const r = ingest.upsertMarket({
-        slug,
-        title: slug,
-        category: "politics",
-        condition_id: `0x${(i + 1).toString(16).padStart(64, "0")}`,
-        end_date: null,
-        created_at: 0,
-        resolved_outcome: null,
-        resolved_at: null,
-      });
-      if (!r.ok) throw new Error(r.reason);
-      return r.id;
-    }),
-  )();
-  const trades: NewTrade[] = [];
-  for (let i = 0; i < 600; i++) {
-    const market = ids[i % ids.length]!;
-    const old = market !== ids[5];
-    trades.push(
-      newTrade(
-        `0x${((i % 37) + 1).toString(16).padStart(40, "0")}`,
-        market,
-        i % 3 === 0 ? "NO" : "YES",
-        i % 4 === 0 ? "SELL" : "BUY",
-        0.1 + (i % 80) / 100,
-        10 + (i % 13),
-        (old ? NOW - 200 * DAY : NOW - 20 * DAY) + i * 60_000,
-      ),
-    );
-  }
-  t.db.writer.transaction(() => {
-    ingest.insertTrades(trades);
-    for (const id of ids.slice(0, 5)) ingest.resolveMarket(id, "YES", NOW - 150 * DAY);
-  })();
-  refreshReadModels(t.db, NOW);
+  sealableWorld(t, { old: 5, recent: 1, trades: 600 });
   before = storedFills(t.db, []);
   t.db.writer.pragma("wal_checkpoint(TRUNCATE)");
   template = join(t.dir, "template.db");

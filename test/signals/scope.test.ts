@@ -4,6 +4,7 @@ import { importJsonl } from "../../src/ingest/import";
 import type { IngestHooks } from "../../src/ingest/ingest";
 import type { ImportSource } from "../../src/ingest/sources";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { catchAllEndpoint } from "../helpers/endpoints";
 import { address, label, market, trade, transfer } from "../ingest/builders";
 
 /**
@@ -90,18 +91,7 @@ async function importWith(source: ImportSource, pick: (hooks: IngestHooks) => In
   });
   apps.push(t);
   t.clock.set(NOW);
-  const account = t.app.accounts.create("alerts", "terminal");
-  if (!account.ok) throw new Error(account.reason);
-  const endpoint = t.app.webhooks.endpoints.create({
-    accountId: account.value.id,
-    tier: "terminal",
-    channel: "api",
-    callbackUrl: "http://127.0.0.1:9/hook",
-    minScore: null,
-    scoreType: null,
-    category: null,
-  });
-  if (!endpoint.ok) throw new Error(endpoint.reason);
+  catchAllEndpoint(t);
   const imported = await importJsonl(
     { db: t.db, clock: t.clock, hooks: pick(t.app.ingestHooks) },
     source,

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import { createIngest } from "../../src/ingest/ingest";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { catchAllEndpoint } from "../helpers/endpoints";
 import { newTrade } from "../helpers/trades";
 
 /**
@@ -21,18 +22,7 @@ function appWithEndpoint(env: NodeJS.ProcessEnv = {}) {
   const t = createTestApp({ env: { SMARTMONEY_WEBHOOK_ALLOW_PRIVATE: "1", ...env } });
   apps.push(t);
   t.clock.set(NOW);
-  const account = t.app.accounts.create("alerts", "terminal");
-  if (!account.ok) throw new Error(account.reason);
-  const endpoint = t.app.webhooks.endpoints.create({
-    accountId: account.value.id,
-    tier: "terminal",
-    channel: "api",
-    callbackUrl: "http://127.0.0.1:9/hook",
-    minScore: null,
-    scoreType: null,
-    category: null,
-  });
-  if (!endpoint.ok) throw new Error(endpoint.reason);
+  catchAllEndpoint(t);
   return t;
 }
 

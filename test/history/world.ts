@@ -1,0 +1,64 @@
+import { createIngest, type NewTrade } from "../../src/ingest/ingest";
+import { refreshReadModels } from "../../src/refresh/refresh";
+import type { TestApp } from "../helpers/app";
+import { newTrade } from "../helpers/trades";
+
+export const DAY = 86_400_000;
+export const NOW = Date.parse("2026-11-01T12:00:00.000Z");
+/** Markets resolved and last traded before NOW − RETENTION are sealed by a compaction. */
+export const RETENTION = 90 * DAY;
+
+/**
+ * A world for sealing: `old` markets (old0, old1, …: traded 200 days ago, resolved 150 days ago,
+ * so due for RETENTION) then `recent` ones (new0, …: traded 20 days ago, open), market i with
+ * condition id 0x…(i + 1), and `trades` fills dealt round the markets and 37 wallets, every
+ * wallet in every market. Refreshed at NOW: a compaction may run at once.
+ */
+export function sealableWorld(
+  t: TestApp,
+  options: { old: number; recent: number; trades: number },
+): number[] {
+  const ingest = createIngest(t.db, t.clock);
+  const slugs = [
+    ...Array.from({ length: options.old }, (_, i) => `old${i}`),
+    ...Array.from({ length: options.recent }, (_, i) => `new${i}`),
+  ];
+  const ids = t.db.writer.transaction(() =>
+    slugs.map((slug, i) => {
+      const r = ingest.upsertMarket({
+        slug,
+        title: slug,
+        category: "politics",
+        condition_id: `0x${(i + 1).toString(16).padStart(64, "0")}`,
+        end_date: null,
+        created_at: 0,
+        resolved_outcome: null,
+        resolved_at: null,
+      });
+      if (!r.ok) throw new Error(r.reason);
+      return r.id;
+    }),
+  )();
+  const trades: NewTrade[] = [];
+  for (let i = 0; i < options.trades; i++) {
+    const at = i % ids.length;
+    const old = at < options.old;
+    trades.push(
+      newTrade(
+        `0x${((i % 37) + 1).toString(16).padStart(40, "0")}`,
+        ids[at]!,
+        i % 3 === 0 ? "NO" : "YES",
+        i % 4 === 0 ? "SELL" : "BUY",
+        0.1 + (i % 80) / 100,
+        10 + (i % 13),
+        (old ? NOW - 200 * DAY : NOW - 20 * DAY) + i * 60_000,
+      ),
+    );
+  }
+  t.db.writer.transaction(() => {
+    ingest.insertTrades(trades);
+    for (const id of ids.slice(0, options.old)) ingest.resolveMarket(id, "YES", NOW - 150 * DAY);
+  })();
+  refreshReadModels(t.db, NOW);
+  return ids;
+}
