@@ -30,6 +30,7 @@ import { importJsonl } from "../src/ingest/import";
 import { fileSource } from "../src/ingest/sources";
 import { migrate } from "../src/migrations/migrate";
 import { peakRssMb } from "./lib/peak-rss";
+import { randomHex, uniform } from "./lib/random";
 import { recordResults } from "./lib/results";
 
 const { values } = parseArgs({
@@ -46,32 +47,12 @@ const EXISTING = Number(values.existing);
 const MEMORY_MB = Number(values["memory-mb"]);
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const MARKETS = 2_000;
 const WALLETS = 200_000;
-const hex = (rand: () => number, digits: number) => {
-  let out = "";
-  while (out.length < digits)
-    out += Math.floor(rand() * 2 ** 32)
-      .toString(16)
-      .padStart(8, "0");
-  return out.slice(0, digits);
-};
 const condition = (m: number) => `0x${(m + 1).toString(16).padStart(64, "0")}`;
 
 function writeFiles(dir: string): string {
-  const rand = random(7);
+  const rand = uniform(7);
   const path = join(dir, "fills.jsonl");
   const lines: string[] = [];
   for (let m = 0; m < MARKETS; m++) {
@@ -97,11 +78,13 @@ function writeFiles(dir: string): string {
   }
   for (const i of order) {
     const txHash =
-      values.hashes === "sequential" ? (i + 1).toString(16).padStart(64, "0") : hex(rand, 64);
+      values.hashes === "sequential"
+        ? `0x${(i + 1).toString(16).padStart(64, "0")}`
+        : randomHex(rand, 64);
     const price = Math.round((0.02 + rand() * 0.96) * 1000) / 1000;
     const size = Math.round((1 + rand() * 500) * 100) / 100;
     lines.push(
-      `{"type":"trade","tx_hash":"0x${txHash}","log_index":${i % 7},"wallet":"0x${Math.floor(
+      `{"type":"trade","tx_hash":"${txHash}","log_index":${i % 7},"wallet":"0x${Math.floor(
         rand() * WALLETS,
       )
         .toString(16)
