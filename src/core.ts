@@ -17,9 +17,9 @@ import { createLeaderboardQueries, type LeaderboardQueries } from "./read/leader
 import { createMarketQueries, type MarketQueries } from "./read/markets";
 import { createTradeQueries, type TradeQueries } from "./read/trades";
 import { createWalletQueries, type WalletQueries } from "./read/wallets";
-import { coordinatedPairsInWorker } from "./refresh/model-worker";
 import type { RefreshExtension } from "./refresh/refresh";
 import { walletSearchRefresh } from "./refresh/wallet-search";
+import { coordinatedPairsInWorker } from "./refresh/workers/one-shot";
 import { createSignalDetector } from "./signals/detector";
 import { createWebhooks, type Webhooks } from "./webhooks/service";
 

@@ -35,7 +35,7 @@ export interface Db {
   storage: StorageWatch;
   /**
    * Work a worker thread still does on this database for this process, left to finish on its
-   * own (a WAL checkpoint after a refresh, src/refresh/model-worker.ts): close() waits for it
+   * own (a WAL checkpoint after a refresh, src/refresh/workers/one-shot.ts): close() waits for it
    * first, so that its own checkpoint can fold the WAL into the file.
    */
   readonly background: Set<BackgroundWork>;

@@ -15,8 +15,8 @@
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Connection, Db } from "../db/open";
-import type { PendingPairs } from "../refresh/model-worker";
 import type { RefreshExtension } from "../refresh/refresh";
+import type { PendingPairs } from "../refresh/workers/one-shot";
 import { rebuildClusters } from "./clusters";
 import { type InvestigationCounts, refreshInvestigations } from "./investigations";
 import { type CoordinatedPair, readCoordinatedPairs, storeTimingConnections } from "./timing";
@@ -29,7 +29,7 @@ export interface RefreshFundingOptions {
   changedWallets?: ReadonlySet<string>;
   /**
    * Where the coordinated pairs come from when coordinated timing is due: read elsewhere
-   * meanwhile (coordinatedPairsInWorker, src/refresh/model-worker.ts). Without it they are read
+   * meanwhile (coordinatedPairsInWorker, src/refresh/workers/one-shot.ts). Without it they are read
    * here, on the writer's connection.
    */
   coordinatedPairs?: () => CoordinatedPair[];

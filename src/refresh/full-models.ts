@@ -2,7 +2,7 @@
  * A full rebuild's models: every trade streamed twice (by wallet, and by market), each time
  * sorted by SQLite's sorter (ALL_FILLS in pass.ts), each wallet's and market's model built and
  * handed to `rows` (full-rows.ts). Each pass only reads, on a read-only connection of its own, in
- * a worker thread of its own (model-worker.ts), while the writer stores the rows they send.
+ * a worker thread of its own (workers/full.ts), while the writer stores the rows they send.
  */
 
 import type { Connection } from "../db/open";

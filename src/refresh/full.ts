@@ -1,13 +1,13 @@
 /**
  * The full rebuild: every read-model table rewritten from all trades. The models are built in a
- * worker thread (model-worker.ts, full-models.ts) while this thread, the writer, stores their rows
+ * worker thread (workers/full.ts, full-models.ts) while this thread, the writer, stores their rows
  * into emptied tables (full-rows.ts).
  */
 import { availableParallelism } from "node:os";
 import { type Db, overridePragmas, TEMP_STORE_FILE } from "../db/open";
 import { fullTableWriter, packedValue } from "./full-rows";
-import { fullModelsInWorker } from "./model-worker";
 import { type PassResult, type Stopwatch, stopwatch } from "./pass";
+import { fullModelsInWorker } from "./workers/full";
 import { FULL_REBUILD_TABLES } from "./writer";
 
 const REBUILT_TABLES = [

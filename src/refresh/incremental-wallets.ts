@@ -4,7 +4,7 @@
  * marked now. What it gives is what the writer stores (createModelWriter's `wallet`), so the
  * reading and modelling can run on another thread than the writing: on the writer's own thread
  * for a small run, in a worker thread for a large one (incrementalWalletsInWorker in
- * model-worker.ts; docs/architecture.md, "The wallet step in a worker thread").
+ * workers/incremental.ts; docs/architecture.md, "The wallet step in a worker thread").
  *
  * Everything here only reads, and reads only rows this refresh does not write before the wallet
  * step ends (fills, the wallets' own stored rows, markets, signals, the stored marks), so a read

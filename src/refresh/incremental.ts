@@ -18,7 +18,6 @@ import {
   marketModel,
   SENTIMENT_WINDOW_MS,
 } from "./market-model";
-import { incrementalWalletsInWorker } from "./model-worker";
 import {
   contextFor,
   FILL_COLUMNS,
@@ -32,6 +31,7 @@ import {
 } from "./pass";
 import { type NewestFills, withStoredMarks } from "./prices";
 import type { WalletContext } from "./wallet-model";
+import { incrementalWalletsInWorker } from "./workers/incremental";
 import { createModelWriter } from "./writer";
 
 /** A wallet's open positions are marked again at least this often (a stale mark). */

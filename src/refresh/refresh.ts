@@ -1,8 +1,8 @@
 import { type Db, overridePragmas } from "../db/open";
 import { fullRebuild, withBulkReads } from "./full";
 import { incremental, MARK_BATCH, WALLETS_IN_WORKER_FROM } from "./incremental";
-import { type CheckpointResult, checkpointInWorker, type Pending } from "./model-worker";
 import { type PassResult, stopwatch } from "./pass";
+import { type CheckpointResult, checkpointInWorker, type Pending } from "./workers/one-shot";
 
 export { MARK_BATCH, MARK_MAX_AGE_MS } from "./incremental";
 

@@ -7,13 +7,10 @@ import { fundingRefreshExtension } from "../../src/funding/refresh";
 import { readCoordinatedPairs } from "../../src/funding/timing";
 import { createIngest } from "../../src/ingest/ingest";
 import { newRowPack, packedValue, packValues } from "../../src/refresh/full-rows";
-import {
-  checkpointInWorker,
-  coordinatedPairsInWorker,
-  fullModelsInWorker,
-  incrementalWalletsInWorker,
-} from "../../src/refresh/model-worker";
 import { refreshReadModels } from "../../src/refresh/refresh";
+import { fullModelsInWorker } from "../../src/refresh/workers/full";
+import { incrementalWalletsInWorker } from "../../src/refresh/workers/incremental";
+import { checkpointInWorker, coordinatedPairsInWorker } from "../../src/refresh/workers/one-shot";
 import { seededTestApp, type TestApp } from "../helpers/app";
 import { readModelSnapshot } from "../helpers/read-models";
 import { newTrade } from "../helpers/trades";
