@@ -202,7 +202,7 @@ export interface HeldBet {
  * i.e. the cost of what the wallet still holds. A stored bet keeps no per-outcome net USD, and
  * the held cost is what docs/methodology.md's "net position at cost, only when positive"
  * measures: a wallet that sold out counts nothing, one that trimmed counts what is left. The
- * API (src/read/markets.ts) and the backtest (src/backtest/) both build positions here.
+ * API (src/read/market-positions.ts) and the backtest (src/backtest/) both build positions here.
  */
 export function heldPosition(bet: HeldBet): MarketPosition {
   const shares = bet.side === "YES" ? bet.yesShares : bet.noShares;

@@ -6,7 +6,7 @@
 
 import { WHALE_VOLUME_USD } from "../analytics/fill";
 import { heldPosition, type MarketPosition, smartMoneyProbability } from "../analytics/sentiment";
-import { ANALYSIS_POSITIONS_PER_SIDE } from "../read/markets";
+import { ANALYSIS_POSITIONS_PER_SIDE } from "../read/market-analysis";
 import { currentPriceOf, marketModel, type WalletStanding } from "../refresh/market-model";
 import { betFromFills } from "../refresh/wallet-model";
 import type { HistoryFill } from "./history";

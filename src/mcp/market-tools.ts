@@ -3,7 +3,8 @@ import type { App } from "../app";
 import { WHALE_VOLUME_TEXT } from "../domain";
 import { badRequest } from "../errors";
 import { toPage } from "../paging/pages";
-import { marketNotFound, pageAfter, type RankKey } from "../read/markets";
+import { pageAfter, type RankKey } from "../read/market-rankings";
+import { marketNotFound } from "../read/markets";
 import {
   MarketAnalysisSchema,
   MarketFlowSchema,

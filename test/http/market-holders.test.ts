@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIngest } from "../../src/ingest/ingest";
-import { TOP_HOLDERS } from "../../src/read/markets";
+import { TOP_HOLDERS } from "../../src/read/market-positions";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { newTrade } from "../helpers/trades";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SIDE_BETS_BY_SIZE_SQL, SIDE_BETS_OF_SIZE_SQL } from "../../src/read/correlated";
-import { marketHoldersSql } from "../../src/read/markets";
+import { marketHoldersSql } from "../../src/read/market-positions";
 import { SIDE_CODE_OF_OUTCOME } from "../../src/refresh/pass";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { queryPlan } from "../helpers/plan";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { marketWindowSql } from "../../src/read/markets";
+import { marketWindowSql } from "../../src/read/market-rankings";
 import { seededTestAppPerFile } from "../helpers/app";
 
 // The market rankings (trending, movers, moving) sum each market's hours over a window

@@ -7,8 +7,9 @@ import { WHALE_VOLUME_TEXT } from "../../domain";
 import { badRequest } from "../../errors";
 import type { Cursors } from "../../paging/cursor";
 import { toPage } from "../../paging/pages";
-import type { MarketRank, Ranked, RankKey } from "../../read/markets";
-import { marketNotFound, pageAfter } from "../../read/markets";
+import type { MarketRank, Ranked, RankKey } from "../../read/market-rankings";
+import { pageAfter } from "../../read/market-rankings";
+import { marketNotFound } from "../../read/markets";
 import {
   MarketDetailSchema,
   MarketFlowSchema,
