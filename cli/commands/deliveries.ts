@@ -1,6 +1,10 @@
 import { type Command, Option } from "commander";
 import { isoOrNull } from "../../src/domain";
-import { DELIVERY_STATUSES, type DeliveryStatus } from "../../src/webhooks/deliveries";
+import {
+  DELIVERY_STATUSES,
+  type Delivery,
+  type DeliveryStatus,
+} from "../../src/webhooks/deliveries";
 import { accountNamed, accountNames } from "../accounts";
 import {
   type CommonOptions,
@@ -37,20 +41,7 @@ export function registerDeliveries(program: Command): void {
               ...(options.status ? { status: options.status } : {}),
               ...(owner ? { accountId: owner.id } : {}),
             })
-            .map((d) => ({
-              id: d.id,
-              account: names.get(d.accountId) ?? null,
-              endpoint_id: d.endpointId,
-              event: d.event,
-              signal_id: d.signalId,
-              status: d.status,
-              attempts: d.attempts,
-              last_status_code: d.lastStatusCode,
-              last_error: d.lastError,
-              next_attempt_at: isoOrNull(d.nextAttemptAt),
-              created_at: isoOrNull(d.createdAt),
-              delivered_at: isoOrNull(d.deliveredAt),
-            }));
+            .map((d) => deliveryRow(d, names.get(d.accountId) ?? null));
           print(options, rows, () =>
             table(rows, [
               "id",
@@ -84,19 +75,8 @@ export function registerDeliveries(program: Command): void {
           response_excerpt: a.responseExcerpt,
         }));
         const data = {
-          id: d.id,
-          account: accountNames(app).get(d.accountId) ?? null,
-          endpoint_id: d.endpointId,
-          event: d.event,
+          ...deliveryRow(d, accountNames(app).get(d.accountId) ?? null),
           followed_via: d.followedVia,
-          signal_id: d.signalId,
-          status: d.status,
-          attempts: d.attempts,
-          last_status_code: d.lastStatusCode,
-          last_error: d.lastError,
-          next_attempt_at: isoOrNull(d.nextAttemptAt),
-          created_at: isoOrNull(d.createdAt),
-          delivered_at: isoOrNull(d.deliveredAt),
           attempt_log: attempts,
         };
         print(options, data, () => {
@@ -148,4 +128,22 @@ export function registerDeliveries(program: Command): void {
           );
         }),
     );
+}
+
+/** A delivery as `list` and `show` print it. */
+function deliveryRow(d: Delivery, account: string | null) {
+  return {
+    id: d.id,
+    account,
+    endpoint_id: d.endpointId,
+    event: d.event,
+    signal_id: d.signalId,
+    status: d.status,
+    attempts: d.attempts,
+    last_status_code: d.lastStatusCode,
+    last_error: d.lastError,
+    next_attempt_at: isoOrNull(d.nextAttemptAt),
+    created_at: isoOrNull(d.createdAt),
+    delivered_at: isoOrNull(d.deliveredAt),
+  };
 }
