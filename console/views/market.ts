@@ -1,6 +1,7 @@
 import type { Answer } from "../api";
 import { chart } from "../charts";
 import { facts, format, h, marketLink, replace, section, table, walletLink } from "../dom";
+import type { Trade } from "../trades";
 import { failure, heading, type View } from "../view";
 
 interface Holder {
@@ -49,15 +50,6 @@ interface Flow {
   net_yes: number;
   net_no: number;
   buckets: { start: string; net_flow: number; trades: number }[];
-}
-
-interface Trade {
-  wallet: string;
-  outcome: string;
-  side: string;
-  price: number;
-  usd_value: number;
-  trade_timestamp: string;
 }
 
 interface Ranked {

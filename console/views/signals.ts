@@ -1,17 +1,6 @@
-import { format, h, marketLink, replace, section, table, walletLink } from "../dom";
+import { format, h, replace, section, table } from "../dom";
+import { type Trade, tradeColumns } from "../trades";
 import { failure, heading, type View } from "../view";
-
-interface Trade {
-  id: number;
-  wallet: string;
-  market_slug: string;
-  outcome: string;
-  outcome_name: string | null;
-  side: string;
-  price: number;
-  usd_value: number;
-  trade_timestamp: string;
-}
 
 interface Investigation {
   id: number;
@@ -112,26 +101,7 @@ export const signalsView: View = async (ctx) => {
         table(
           `${fills.body.data.length} fills of at least ${format.usd(Number(minBet.value) || 0)}`,
           [
-            {
-              label: "When",
-              cell: (t) => format.time(t.trade_timestamp),
-              sort: (t) => t.trade_timestamp,
-            },
-            { label: "Wallet", cell: (t) => walletLink(t.wallet) },
-            { label: "Market", cell: (t) => marketLink(t.market_slug) },
-            { label: "Side", cell: (t) => `${t.side} ${t.outcome_name ?? t.outcome}` },
-            {
-              label: "Price",
-              cell: (t) => format.price(t.price),
-              sort: (t) => t.price,
-              numeric: true,
-            },
-            {
-              label: "USD",
-              cell: (t) => format.usd(t.usd_value),
-              sort: (t) => t.usd_value,
-              numeric: true,
-            },
+            ...tradeColumns({ wallet: true }),
             {
               label: "",
               cell: (t) => (fresh.has(t.id) ? h("span", { className: "badge" }, "new") : ""),

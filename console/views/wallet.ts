@@ -2,6 +2,7 @@ import type { Answer, Api } from "../api";
 import { chart } from "../charts";
 import { facts, format, h, link, marketLink, section, table, walletLink } from "../dom";
 import { type MarketEnd, type Outcome, pnlOverTime } from "../ledger";
+import { type Trade, tradeColumns } from "../trades";
 import { failure, heading, type View } from "../view";
 
 interface Stats {
@@ -34,18 +35,6 @@ interface Profile {
     created_at: string;
     market: { slug: string; title: string | null };
   }[];
-}
-
-interface Trade {
-  id: number;
-  market_slug: string;
-  outcome: Outcome;
-  outcome_name: string | null;
-  side: "BUY" | "SELL";
-  price: number;
-  size: number;
-  usd_value: number;
-  trade_timestamp: string;
 }
 
 /** Most markets whose ends the PnL replay asks for (a call or two each). */
@@ -335,31 +324,7 @@ export const walletView: View = async (ctx) => {
   const tradeSection = section("Trades");
   if (fills.ok) {
     tradeSection.append(
-      table(
-        "Latest 25 fills",
-        [
-          {
-            label: "When",
-            cell: (t) => format.time(t.trade_timestamp),
-            sort: (t) => t.trade_timestamp,
-          },
-          { label: "Market", cell: (t) => marketLink(t.market_slug) },
-          { label: "Side", cell: (t) => `${t.side} ${t.outcome_name ?? t.outcome}` },
-          {
-            label: "Price",
-            cell: (t) => format.price(t.price),
-            sort: (t) => t.price,
-            numeric: true,
-          },
-          {
-            label: "USD",
-            cell: (t) => format.usd(t.usd_value),
-            sort: (t) => t.usd_value,
-            numeric: true,
-          },
-        ],
-        fills.fills.slice(0, 25),
-      ),
+      table("Latest 25 fills", tradeColumns({ wallet: false }), fills.fills.slice(0, 25)),
     );
   } else {
     tradeSection.append(failure(fills));
