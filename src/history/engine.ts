@@ -39,6 +39,14 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
   // (in the single binary, never extracts it either: src/history/native.ts).
   const { DuckDBInstance } = await import("@duckdb/node-api");
   const instance = await DuckDBInstance.create(":memory:", config);
+  // The history's files never change once listed: their footers are read once per process, not
+  // on every query.
+  const setup = await instance.connect();
+  try {
+    await setup.run("SET GLOBAL parquet_metadata_cache = true");
+  } finally {
+    setup.closeSync();
+  }
   return {
     connect: () => instance.connect(),
     close: () => instance.closeSync(),
