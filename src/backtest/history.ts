@@ -4,21 +4,13 @@
  * Nothing else in src/backtest/ reads the database or the fill history's Parquet files.
  */
 
-import type { Outcome, TradeSide } from "../analytics/fill";
+import type { Fill, Outcome, TradeSide } from "../analytics/fill";
 import type { Connection } from "../db/open";
 import { historyTotals, withHistory } from "../history/store";
 
 /** One fill as the backtest sees it: the analytics' Fill plus its id, which orders ties. */
-export interface HistoryFill {
+export interface HistoryFill extends Fill {
   id: number;
-  wallet: string;
-  marketId: number;
-  outcome: Outcome;
-  side: TradeSide;
-  price: number;
-  size: number;
-  usd: number;
-  ts: number;
 }
 
 export interface HistoryMarket {

@@ -2,6 +2,7 @@ import type * as v from "valibot";
 import type { Outcome } from "../analytics/fill";
 import type { SentimentLabel } from "../analytics/sentiment";
 import type { Connection } from "../db/open";
+import type { MarketStatsRow } from "../refresh/market-model";
 import type { ImpliedProbabilitySchema, SentimentSchema } from "../schemas/markets";
 
 /** A market and its stats as the market answers read them, and the shapes they share. */
@@ -26,25 +27,8 @@ export interface MarketRow extends MarketRef {
   no_name?: string | null;
 }
 
-export interface StatsRow {
-  volume: number;
-  trade_count: number;
-  unique_wallets: number;
-  last_yes_price: number | null;
-  last_trade_at: number | null;
-  /** Written by the refresh from sentimentLabel(), so one of its labels. */
-  sentiment: SentimentLabel | null;
-  yes_ratio: number | null;
-  yes_volume: number | null;
-  no_volume: number | null;
-  total_whale_volume: number | null;
-  unique_whales: number | null;
-  yes_implied_prob: number | null;
-  no_implied_prob: number | null;
-  implied_edge: number | null;
-  implied_samples: number | null;
-  implied_wallets: number | null;
-}
+/** A market_stats row as the refresh writes it, its sentiment one of sentimentLabel()'s labels. */
+export type StatsRow = Omit<MarketStatsRow, "sentiment"> & { sentiment: SentimentLabel | null };
 
 export function sentimentOf(stats: StatsRow | undefined): Sentiment {
   return {
