@@ -8,7 +8,7 @@ import { INSTANT_FORMS, parseInstant } from "../src/instant";
 import { createLog, type Log } from "../src/log";
 import { migrate } from "../src/migrations/migrate";
 import { CliError } from "./errors";
-import { withMigrationProgress } from "./migration-progress";
+import { withMigrationProgress } from "./progress";
 
 /** Options every command accepts that touch configuration. */
 export interface CommonOptions extends ConfigFlags {

@@ -15,7 +15,7 @@ import {
   withDbOption,
 } from "../context";
 import { CliError } from "../errors";
-import { withMigrationProgress } from "../migration-progress";
+import { withMigrationProgress } from "../progress";
 
 interface BackupOptions extends CommonOptions {
   withoutKey?: boolean;

@@ -14,6 +14,7 @@ import {
   withDbOption,
 } from "../context";
 import { CliError } from "../errors";
+import { withProgress } from "../progress";
 import { ingestJobSummary } from "./ingest";
 
 /** Jobs the scheduler runs, runnable by hand; each returns its summary. */
@@ -28,7 +29,12 @@ const JOBS: Record<string, (app: App, options: JobOptions) => Promise<object> | 
         "fill retention is off: set SMARTMONEY_FILL_RETENTION (a duration of at least 720h) to compact resolved markets",
       );
     }
-    return compactNow(app, retention);
+    // The first compaction of a database upgraded with years of fills moves them all: a bar.
+    return withProgress((report) =>
+      compactNow(app, retention, (done, total) =>
+        report({ task: "compacting", done, total, unit: "markets" }),
+      ),
+    );
   },
 };
 

@@ -25,11 +25,16 @@ export function refreshNow(app: Core, options: { full?: boolean } = {}): Refresh
  * set: compacts the markets resolved before the window (src/refresh/retention.ts). Logs a line
  * when it compacted any.
  */
-export async function compactNow(app: Core, retentionMs: number): Promise<CompactionSummary> {
+export async function compactNow(
+  app: Core,
+  retentionMs: number,
+  onProgress?: (done: number, total: number) => void,
+): Promise<CompactionSummary> {
   const { db, clock, log, config } = app.deps;
   const summary = await compactResolvedMarkets(db, clock.now(), retentionMs, {
     memoryMb: Math.floor(config.memoryMb / 4),
     replica: config.replica ? historyReplica(config.replica) : undefined,
+    onProgress,
   });
   if (summary.replica_error) {
     log.warn(

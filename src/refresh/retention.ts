@@ -57,6 +57,8 @@ export interface CompactionOptions {
   unlistedMinAgeMs?: number;
   /** Where each file goes before the transaction that lists it (SMARTMONEY_REPLICA_URL). */
   replica?: HistoryReplica;
+  /** Markets gone through (compacted, or left for later) of those due, after each batch. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 /** A batch whose markets took fills between the file's write and the transaction: retried later. */
@@ -184,8 +186,11 @@ export async function compactResolvedMarkets(
   // Read once: each market is flagged compacted in it as it is, so the timing buckets below
   // leave its kept fills out.
   const ctx = contextFor(db, now, "seek");
+  const progress = options.onProgress ?? (() => {});
+  progress(0, ready.length);
 
   for (let start = 0; start < ready.length; start += batch) {
+    progress(Math.min(start, ready.length), ready.length);
     const markets = ready
       .slice(start, start + batch)
       .filter((marketId) => stillDirty.get(marketId) === undefined);
@@ -220,6 +225,7 @@ export async function compactResolvedMarkets(
     }
     step("committed");
   }
+  progress(ready.length, ready.length);
   w.prepare("INSERT INTO compaction_runs (started_at, finished_at, summary) VALUES (?, ?, ?)").run(
     now,
     now,

@@ -179,6 +179,30 @@ describe("sealing compacted markets into the history", () => {
 });
 
 describe("the history beside the database", () => {
+  it("runs by hand (`jobs run compact`) with its progress on stderr, every fill once", async () => {
+    const path = join(t.dir, "by-hand.db");
+    copyFileSync(template, path);
+    const env = {
+      SMARTMONEY_DB: path,
+      SMARTMONEY_LOG_LEVEL: "error",
+      SMARTMONEY_FILL_RETENTION: `${RETENTION / 3_600_000}h`,
+    };
+    const run = await runCli(
+      ["jobs", "run", "compact", "--now", new Date(NOW).toISOString(), "--json"],
+      env,
+    );
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ job: "compact", markets: 5 });
+    // Piped stderr: one plain line when it ends (and one every ten seconds before).
+    expect(run.stderr.trim().split("\n").at(-1)).toMatch(/^compacting: 100%, 5 of 5 markets/);
+    const db = openDb(path);
+    try {
+      await expectEveryFillOnce(db);
+    } finally {
+      db.close();
+    }
+  });
+
   it("is counted by status, exported with the recent fills, and copied by backup", async () => {
     const path = join(t.dir, "operated.db");
     copyFileSync(template, path);

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { migrationProgress } from "../../cli/migration-progress";
+import { migrationReport, progressReporter } from "../../cli/progress";
 
 const sink = (isTTY: boolean) => {
   const written: string[] = [];
@@ -8,13 +8,13 @@ const sink = (isTTY: boolean) => {
 };
 const step = { migration: "0010_compact_fills.sql", step: "copy_fills" };
 
-describe("migration progress", () => {
+describe("progress on stderr", () => {
   it("draws a bar with counts and an ETA on a terminal, and clears it", () => {
     vi.spyOn(performance, "now").mockReturnValueOnce(0).mockReturnValueOnce(10_000);
     const { stream, written } = sink(true);
-    const progress = migrationProgress(stream);
-    progress.update({ ...step, done: 0, total: 1000 });
-    progress.update({ ...step, done: 250, total: 1000 });
+    const progress = progressReporter(stream);
+    progress.update(migrationReport({ ...step, done: 0, total: 1000 }));
+    progress.update(migrationReport({ ...step, done: 250, total: 1000 }));
     progress.done();
     expect(written[0]).toContain("25% 250 of 1,000 rows, about 30 s left");
     expect(written[0]).toContain("[########");
@@ -24,10 +24,10 @@ describe("migration progress", () => {
 
   it("writes plain lines when stderr is not a terminal, always the last one", () => {
     const { stream, written } = sink(false);
-    const progress = migrationProgress(stream);
-    progress.update({ ...step, done: 0, total: 4 });
-    progress.update({ ...step, done: 2, total: 4 });
-    progress.update({ ...step, done: 4, total: 4 });
+    const progress = progressReporter(stream);
+    progress.update(migrationReport({ ...step, done: 0, total: 4 }));
+    progress.update(migrationReport({ ...step, done: 2, total: 4 }));
+    progress.update(migrationReport({ ...step, done: 4, total: 4 }));
     progress.done();
     expect(written).toHaveLength(1);
     expect(written[0]).toMatch(/^migrating 0010_compact_fills.sql copy_fills: 100%, 4 of 4 rows/);
