@@ -117,12 +117,15 @@ function describeRetention(r: {
   last_run: ReturnType<typeof retentionStatus>["last_run"];
 }): string {
   const setting = r.setting === null ? "off (SMARTMONEY_FILL_RETENTION)" : r.setting;
-  if (r.compacted_markets === 0) return `${setting}, no market compacted`;
   const last = r.last_run;
+  // Why the last run left markets waiting, in capitals: an operator must free space or fix it.
+  const failed = last?.history_error ?? last?.replica_error;
+  const failure = failed ? `; LAST COMPACTION ${last?.at} FAILED: ${failed}` : "";
+  if (r.compacted_markets === 0) return `${setting}, no market compacted${failure}`;
   const run = last
     ? `; last compaction ${last.at}: ${last.markets} markets, ${last.fills_deleted} fills moved to the history`
     : "";
-  return `${setting}, ${r.compacted_markets} markets compacted${run}`;
+  return `${setting}, ${r.compacted_markets} markets compacted${run}${failure}`;
 }
 
 function describeReplication(r: ReplicationReport): string {

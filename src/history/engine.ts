@@ -1,6 +1,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DuckDBConnection } from "@duckdb/node-api";
+import { isStorageFull } from "../db/storage";
 
 /**
  * DuckDB, in-process: the columnar engine that reads and writes Parquet for the fill history,
@@ -76,6 +77,18 @@ export function sqlString(text: string): string {
 /** A quoted SQL identifier. */
 export function sqlIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * True when a write of the engine's, or a file operation around it, failed for want of disk:
+ * DuckDB reports it only in its message ("IO Error: Could not write file …: No space left on
+ * device"), Node with the code ENOSPC.
+ */
+export function isDiskFull(error: unknown): boolean {
+  return (
+    isStorageFull(error) ||
+    (error instanceof Error && error.message.includes("No space left on device"))
+  );
 }
 
 export type { DuckDBAppender, DuckDBConnection, DuckDBValue } from "@duckdb/node-api";

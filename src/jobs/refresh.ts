@@ -42,6 +42,9 @@ export async function compactNow(
       `fill retention could not put a history file on the replica (${summary.replica_error}): its markets keep their fills until the next run`,
     );
   }
+  if (summary.history_error) {
+    log.error({ compaction: summary }, `fill retention could not seal: ${summary.history_error}`);
+  }
   if (summary.markets > 0) {
     // Trade pages and timing buckets changed.
     app.readModelsChanged();

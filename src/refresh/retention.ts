@@ -7,6 +7,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import type { Db } from "../db/open";
 import { MIN_FILL_RETENTION_MS } from "../domain";
 import { formatDuration } from "../duration";
+import { isDiskFull } from "../history/engine";
 import type { HistoryReplica } from "../history/replica";
 import {
   historyDir,
@@ -41,6 +42,8 @@ export interface CompactionSummary {
   markets_waiting: number;
   /** Why the replica refused a file (the markets it held wait for the next run), else null. */
   replica_error: string | null;
+  /** Why no file could be written to the history (its disk is full), else null. */
+  history_error: string | null;
   duration_ms: number;
 }
 
@@ -100,6 +103,7 @@ export async function compactResolvedMarkets(
     bets_frozen: 0,
     markets_waiting: 0,
     replica_error: null,
+    history_error: null,
     duration_ms: 0,
   };
   const refreshed = w
@@ -199,10 +203,20 @@ export async function compactResolvedMarkets(
     step("before-write");
     // Read on the writer: the file holds exactly the fills the transaction below deletes, unless
     // a market took more meanwhile, which the transaction checks.
-    const sealed = await writePartition(dir, () => sealable(markets), {
-      memoryMb: options.memoryMb ?? 256,
-      now: Date.now(),
-    });
+    let sealed: WrittenPartition | null;
+    try {
+      sealed = await writePartition(dir, () => sealable(markets), {
+        memoryMb: options.memoryMb ?? 256,
+        now: Date.now(),
+      });
+    } catch (error) {
+      if (!isDiskFull(error)) throw error;
+      // Nothing was listed or deleted: these markets and the rest keep their fills, and wait.
+      const waiting = ready.length - start;
+      summary.history_error = `the disk holding the fill history (${dir}) is full: ${waiting} markets keep their fills in the database until space is freed`;
+      summary.markets_waiting += waiting;
+      break;
+    }
     step("written");
     if (sealed && options.replica) {
       // On the replica before it is listed: a database restored from there finds every file.

@@ -1,83 +1,30 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import {
-  appendFileSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  statfsSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { type ChildProcess, spawn } from "node:child_process";
+import { copyFileSync, existsSync, readdirSync, rmSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli } from "../helpers/cli";
+import { fillDisk, tmpfsMounts } from "../helpers/tmpfs";
 import { until } from "../helpers/until";
 import { address, market, trade, writeJsonl } from "../ingest/builders";
 
 /**
  * A real full disk: a tmpfs a few hundred KB larger than the database, where write(2) fails
- * with ENOSPC and SQLite reports SQLITE_FULL. Mounting needs root (or CAP_SYS_ADMIN); elsewhere
- * (CI as a normal user, containers without the capability) these tests are skipped, and the
- * name says why. The deterministic tests beside this one (max_page_count) run everywhere.
+ * with ENOSPC and SQLite reports SQLITE_FULL (test/helpers/tmpfs.ts: root only, else skipped
+ * with the reason in the name). The deterministic tests beside this one (max_page_count) run
+ * everywhere.
  */
-const base = mkdtempSync(join(tmpdir(), "smartmoney-tmpfs-"));
-const mounted: string[] = [];
-
-function mount(name: string, size: string): string {
-  const dir = join(base, name);
-  mkdirSync(dir, { recursive: true });
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stdio: "pipe" });
-  mounted.push(dir);
-  return dir;
-}
-
-function remount(dir: string, size: string): void {
-  execFileSync("mount", ["-o", `remount,size=${size}`, dir], { stdio: "pipe" });
-}
-
-/** Why mounting cannot be tried here, or null when it works. */
-function cannotMount(): string | null {
-  if (process.platform !== "linux") return `not Linux (${process.platform})`;
-  if (process.getuid?.() !== 0) return "not running as root: mounting a tmpfs needs it";
-  try {
-    const dir = mount("probe", "64k");
-    execFileSync("umount", [dir], { stdio: "pipe" });
-    mounted.pop();
-    return null;
-  } catch (error) {
-    return `mount -t tmpfs is not allowed here (${String((error as Error).message).split("\n")[0]})`;
-  }
-}
-
-const why = cannotMount();
+const disks = tmpfsMounts("tmpfs");
+const { mount, remount } = disks;
+const why = disks.cannotMount();
 const root = new URL("../..", import.meta.url).pathname;
 let server: ChildProcess | null = null;
 
-/** Writes `file` until the filesystem has no room left. */
-function fill(file: string): void {
-  const chunk = Buffer.alloc(64 * 1024);
-  for (let size = chunk.length; size >= 512; ) {
-    try {
-      appendFileSync(file, chunk.subarray(0, size));
-    } catch {
-      size /= 2;
-    }
-  }
-}
 afterAll(() => {
   server?.kill("SIGKILL");
-  for (const dir of mounted.reverse()) {
-    try {
-      execFileSync("umount", ["-l", dir], { stdio: "pipe" });
-    } catch {
-      // already gone
-    }
-  }
-  rmSync(base, { recursive: true, force: true });
+  disks.cleanUp();
 });
+const { base } = disks;
 
 const free = (dir: string) => {
   const s = statfsSync(dir);
@@ -168,7 +115,7 @@ describe.skipIf(why !== null)(
       holder.prepare("SELECT count(*) FROM accounts").get();
       const filler = join(keyDisk, "filler");
       try {
-        fill(filler);
+        fillDisk(filler);
         const env = { SMARTMONEY_DB: path, SMARTMONEY_LOG_LEVEL: "silent" };
         const res = await runCli(["keys", "list"], env);
         expect(res.code).toBe(1);
@@ -252,7 +199,7 @@ describe.skipIf(why !== null)(
       const filler = join(serveDisk, "filler");
       try {
         expect(imported.code).toBe(0);
-        fill(filler);
+        fillDisk(filler);
       } finally {
         process.kill(jobs, "SIGCONT");
       }
