@@ -13,6 +13,7 @@ import {
 import { join } from "node:path";
 import type { Connection } from "../db/open";
 import { type DuckDBConnection, sqlString, withEngine } from "./engine";
+import { txKeyOf } from "./tx-keys";
 
 /**
  * The fill history (sql/0031; docs/architecture.md, "Where data lives"): immutable Parquet files
@@ -109,6 +110,8 @@ export interface WrittenPartition {
   maxTs: number;
   /** Fills written, by market id. */
   perMarket: Map<number, number>;
+  /** Each fill's transaction key (src/history/tx-keys.ts), in the order written. */
+  txKeys: number[];
 }
 
 /**
@@ -132,6 +135,7 @@ export async function writePartition(
     );
     const appender = await duck.createAppender("stage");
     const perMarket = new Map<number, number>();
+    const txKeys: number[] = [];
     let fills = 0;
     let minTs = Number.POSITIVE_INFINITY;
     let maxTs = Number.NEGATIVE_INFINITY;
@@ -164,6 +168,7 @@ export async function writePartition(
       appender.endRow();
       fills++;
       perMarket.set(marketId, (perMarket.get(marketId) ?? 0) + 1);
+      txKeys.push(txKeyOf(hash));
       if (ts < minTs) minTs = ts;
       if (ts > maxTs) maxTs = ts;
     }
@@ -179,7 +184,7 @@ export async function writePartition(
     } finally {
       rmSync(partial, { force: true });
     }
-    return { file, path, fills, bytes: statSync(path).size, minTs, maxTs, perMarket };
+    return { file, path, fills, bytes: statSync(path).size, minTs, maxTs, perMarket, txKeys };
   });
 }
 

@@ -3,6 +3,7 @@ import type { Db, Statement } from "../db/open";
 import type { TradeSide } from "../domain";
 import { badRequest } from "../errors";
 import type { HistoryReader, SealedFill } from "../history/reader";
+import { filesForTx } from "../history/tx-keys";
 import type { TradeSchema } from "../schemas/shared";
 
 /** A fill as the API serves it: the response schema's type (src/schemas/shared.ts). */
@@ -140,7 +141,7 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
   // One statement per combination of filters, prepared on first use and kept.
   const shapes = new Map<string, Statement<unknown[], TradeRow>>();
   const anySealed = r.prepare("SELECT EXISTS (SELECT 1 FROM history_partitions)").pluck();
-  const allFiles = r.prepare("SELECT file FROM history_partitions").pluck();
+  const sealedFilesFor = filesForTx(r);
   const marketOf = r.prepare<
     [number],
     Omit<TradeRow, keyof SealedFill | "outcome_name"> & {
@@ -308,7 +309,7 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       const hash = txHash.toLowerCase();
       const { row, files } = snapshot(() => {
         const row = byTx.get(hash, hash, hash);
-        const files = row || !history || anySealed.get() === 0 ? [] : (allFiles.all() as string[]);
+        const files = row || !history || anySealed.get() === 0 ? [] : sealedFilesFor(hash);
         return { row, files };
       });
       if (row) return toTrade(row);

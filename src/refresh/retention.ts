@@ -16,6 +16,7 @@ import {
   type WrittenPartition,
   writePartition,
 } from "../history/store";
+import { listTxKeys } from "../history/tx-keys";
 import { contextFor, FILL_COLUMNS, FILLS_BY_WALLET, type FillRow, toFill } from "./pass";
 import { timingOf } from "./wallet-model";
 import { createModelWriter } from "./writer";
@@ -277,6 +278,7 @@ export async function compactResolvedMarkets(
             ).lastInsertRowid,
           )
         : null;
+      if (id !== null && sealed) listTxKeys(w, id, sealed.txKeys);
       step("in-transaction");
       for (const marketId of markets) {
         // One bet per wallet in the market: its holders are its frozen bets.

@@ -357,6 +357,13 @@ describe("a damaged history", () => {
     const path = join(t.dir, "damaged.db");
     copyFileSync(template, path);
     const db = openDb(path);
+    const inFirst = db.reader
+      .prepare(
+        `SELECT '0x' || lower(hex(tx_hash)) FROM fills
+          WHERE market_id = (SELECT id FROM markets WHERE condition_id = ?) LIMIT 1`,
+      )
+      .pluck()
+      .get(`0x${"1".padStart(64, "0")}`) as string;
     await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
     const [first, second] = partitions(db.reader);
     db.close();
@@ -374,6 +381,14 @@ describe("a damaged history", () => {
       // What does not need the file is served: the recent market's trades, a leaderboard.
       expect((await app.get(`/v1/trades?market=0x${"6".padStart(64, "0")}`, key)).status).toBe(200);
       expect((await app.get("/v1/leaderboards/whales", key)).status).toBe(200);
+      // A hash is looked for only in the files whose keys hold it (sql/0032): one of the
+      // missing file fails, one no file holds is a 404 without opening any.
+      expect((await app.raw(`/v1/trades/${inFirst}`, key)).status).toBe(500);
+      const nowhere = `0x${"ab".repeat(32)}`;
+      expect((await app.get(`/v1/trades/${nowhere}`, key)).status).toBe(404);
+      // Files listed before keys were kept may hold any hash: they are read.
+      app.db.writer.exec("DELETE FROM history_tx_keys");
+      expect((await app.raw(`/v1/trades/${nowhere}`, key)).status).toBe(500);
     } finally {
       app.close();
     }
