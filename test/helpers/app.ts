@@ -9,6 +9,7 @@ import { type App, createApp } from "../../src/app";
 import type { Tier } from "../../src/auth/tiers";
 import { type Config, loadConfig } from "../../src/config";
 import { type Db, openDb } from "../../src/db/open";
+import { sqlFiles } from "../../src/db/sql-files";
 import { seedWorld } from "../../src/fixtures/seed-world";
 import type { Manifest } from "../../src/fixtures/world";
 import { createLog } from "../../src/log";
@@ -160,6 +161,18 @@ export function unsigned(body: unknown): unknown {
   return JSON.parse(JSON.stringify(body), (key, value) =>
     key === "next_cursor" && typeof value === "string" ? value.split(".")[0] : value,
   );
+}
+
+/**
+ * A migration test's check that every fill came through, field for field, and that the migrated
+ * database is at the current schema.
+ */
+export function expectSameFills(current: TestApp, migrated: TestApp): void {
+  const all = "SELECT * FROM trades ORDER BY id";
+  const before = current.db.reader.prepare(all).all();
+  expect(before.length).toBeGreaterThan(10_000);
+  expect(migrated.db.reader.prepare(all).all()).toEqual(before);
+  expect(migrated.db.reader.pragma("user_version", { simple: true })).toBe(sqlFiles().length);
 }
 
 /**
