@@ -39,24 +39,44 @@ export function tradeWon(trade: ResolvedTrade): boolean {
   return directionOf(trade) === trade.resolvedOutcome;
 }
 
+/** What the buckets need of a trade: its time, its bucket, and whether it won. */
+export interface TimedTrade {
+  ts: number;
+  /** Its index in TIMING_BUCKETS (timingBucketOf), or -1 for a trade after the resolution. */
+  bucket: number;
+  won: boolean;
+}
+
+/** The index in TIMING_BUCKETS of a trade at `ts` in a market resolved at `resolvedAt`, or -1. */
+export function timingBucketOf(ts: number, resolvedAt: number): number {
+  const hours = (resolvedAt - ts) / 3_600_000;
+  return TIMING_BUCKETS.findIndex((b) => hours >= b.fromHours && hours < b.toHours);
+}
+
+export function timedTrade(trade: ResolvedTrade): TimedTrade {
+  return {
+    ts: trade.ts,
+    bucket: timingBucketOf(trade.ts, trade.resolvedAt),
+    won: tradeWon(trade),
+  };
+}
+
 /**
  * Win rate by hours-before-resolution over the most recent 500 trades given. Every bucket is
  * always present (count 0, win rate null) so charts line up; trades dated after their market's
  * resolution are left out.
  */
-export function timingBuckets(trades: readonly ResolvedTrade[]): TimingBucket[] {
+export function timingBuckets(trades: readonly TimedTrade[]): TimingBucket[] {
   const recent =
     trades.length > TIMING_TRADE_LIMIT
       ? [...trades].sort((a, b) => b.ts - a.ts).slice(0, TIMING_TRADE_LIMIT)
       : trades;
   const counts = TIMING_BUCKETS.map(() => ({ count: 0, wins: 0 }));
   for (const trade of recent) {
-    const hours = (trade.resolvedAt - trade.ts) / 3_600_000;
-    const index = TIMING_BUCKETS.findIndex((b) => hours >= b.fromHours && hours < b.toHours);
-    const bucket = counts[index];
+    const bucket = counts[trade.bucket];
     if (bucket === undefined) continue;
     bucket.count += 1;
-    if (tradeWon(trade)) bucket.wins += 1;
+    if (trade.won) bucket.wins += 1;
   }
   return TIMING_BUCKETS.map((b, i) => {
     const { count, wins } = counts[i]!;

@@ -22,6 +22,7 @@ import {
   toFill,
 } from "./pass";
 import type { PriceLookup } from "./prices";
+import { unpackSealedTrades } from "./sealed-trades";
 import { type TradeFill, type WalletBetRow, walletModel } from "./wallet-model";
 
 /**
@@ -181,13 +182,26 @@ function walletPass(
   const standing = new Map<string, CountingWallet>();
   // Every stored bet passes here, so the category base rates need no second read of them.
   const categories = new Map<string, CategoryTally>();
+  // Wallets' trades in compacted markets (sql/0033), in wallet id order, for their timing.
+  const sealed = peekable<[number, Buffer]>(
+    hasFrozen
+      ? (connection
+          .prepare("SELECT wallet_id, trades FROM wallet_sealed_trades ORDER BY wallet_id")
+          .raw()
+          .iterate() as IterableIterator<[number, Buffer]>)
+      : [][Symbol.iterator](),
+  );
+  const sealedOf = (walletId: number) => {
+    while ((sealed.peek()?.[0] ?? Number.POSITIVE_INFINITY) < walletId) sealed.take();
+    return sealed.peek()?.[0] === walletId ? unpackSealedTrades(sealed.take()[1]) : [];
+  };
   const buildWallet = (
     walletId: number,
     wallet: string,
     fills: TradeFill[],
     frozenBets: WalletBetRow[],
   ) => {
-    const model = walletModel(wallet, fills, ctx, frozenBets);
+    const model = walletModel(wallet, fills, ctx, frozenBets, sealedOf(walletId));
     // A wallet whose only fills are kept ones of compacted markets has only frozen bets.
     if (model.bets.length === 0) return;
     rows.wallet(walletId, model);

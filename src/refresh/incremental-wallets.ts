@@ -25,6 +25,7 @@ import {
   sameBet,
   toFill,
 } from "./pass";
+import { sealedTradesReader } from "./sealed-trades";
 import {
   betFromFills,
   type ModelBetRow,
@@ -121,6 +122,7 @@ export function walletRecompute(
       `SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_WALLET} WHERE f.wallet_id = +? ORDER BY f.ts, f.id`,
     )
     .raw();
+  const sealedOf = sealedTradesReader(rows);
   const totals: WalletTotals = {
     fillsRead: 0,
     restanded: new Map(),
@@ -181,7 +183,7 @@ export function walletRecompute(
     if (timing) {
       const all = (walletFills.all(walletId) as FillRow[]).map(toFill);
       totals.fillsRead += all.length;
-      timingJson = timingOf(all, ctx);
+      timingJson = timingOf(all, ctx, sealedOf(walletId));
     }
     const sorted = [...bets.values()].sort((a, b) => a.market_id - b.market_id);
     if (sorted.length === 0) return undefined;

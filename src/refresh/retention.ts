@@ -18,7 +18,8 @@ import {
 } from "../history/store";
 import { listTxKeys } from "../history/tx-keys";
 import { contextFor, FILL_COLUMNS, FILLS_BY_WALLET, type FillRow, toFill } from "./pass";
-import { timingOf } from "./wallet-model";
+import { keepRecent, packSealedTrades, sealedTradesReader } from "./sealed-trades";
+import { timingOf, tradesToSeal } from "./wallet-model";
 import { createModelWriter } from "./writer";
 
 /**
@@ -77,9 +78,10 @@ class StaleBatch extends Error {}
  * - lists the file in the manifest and deletes those fills from `fills`,
  * - marks it compacted (markets.compacted_at): from then on every refresh leaves its
  *   wallet_bets, market_stats, market_hours and market_price_history rows as they are,
- * - renders again the timing buckets of the wallets that traded it: they count only the fills
- *   stored outside compacted markets, as a full rebuild would.
- * The read models are otherwise unchanged.
+ * - keeps each of its traders' trades in it (wallet_sealed_trades, sql/0033, the 500 most
+ *   recent), from which their timing buckets count them from then on, and renders those buckets
+ *   again, as a full rebuild would: the same buckets as before the move.
+ * The read models are unchanged.
  */
 export async function compactResolvedMarkets(
   db: Db,
@@ -174,6 +176,10 @@ export async function compactResolvedMarkets(
       )
       .raw()
       .iterate(...markets) as Iterable<unknown[]>;
+  const sealedOf = sealedTradesReader(w);
+  const storeSealed = w.prepare<[number, Buffer]>(
+    "INSERT OR REPLACE INTO wallet_sealed_trades (wallet_id, trades) VALUES (?, ?)",
+  );
   const compactedAt = w
     .prepare<[number], number | null>("SELECT compacted_at FROM markets WHERE id = ?")
     .pluck();
@@ -285,20 +291,33 @@ export async function compactResolvedMarkets(
         const holderIds = holders.all(marketId);
         for (const walletId of holderIds) touched.add(walletId);
         frozen += holderIds.length;
-        kept += keptFills.get(marketId) ?? 0;
-        deleted += deleteFills.run(marketId).changes;
-        markCompacted.run(now, marketId);
-        if (id !== null && sealed?.perMarket.has(marketId)) markSealed.run(id, marketId);
-        const info = ctx.market(marketId);
-        if (info) info.compacted = true;
       }
-      if (deleted !== (sealed?.fills ?? 0)) {
-        throw new Error(`sealed ${sealed?.fills ?? 0} fills but deleted ${deleted}`);
-      }
-      // The wallets' timing buckets, from the fills they keep outside compacted markets.
-      for (const walletId of touched) {
-        const fills = (walletFills.all(walletId) as FillRow[]).map(toFill);
-        writer.timing(walletId, timingOf(fills, ctx));
+      // Flagged first, so the timing below counts the batch's trades as sealed ones; unflagged
+      // again if the transaction fails.
+      const flagged = markets.flatMap((marketId) => ctx.market(marketId) ?? []);
+      for (const info of flagged) info.compacted = true;
+      try {
+        const batch = new Set(markets);
+        // The wallets' timing buckets: their fills outside compacted markets and their trades in
+        // them (sql/0033), this batch's taken from its fills before they are deleted.
+        for (const walletId of touched) {
+          const fills = (walletFills.all(walletId) as FillRow[]).map(toFill);
+          const trades = keepRecent(sealedOf(walletId), tradesToSeal(fills, ctx, batch));
+          if (trades.length > 0) storeSealed.run(walletId, packSealedTrades(trades));
+          writer.timing(walletId, timingOf(fills, ctx, trades));
+        }
+        for (const marketId of markets) {
+          kept += keptFills.get(marketId) ?? 0;
+          deleted += deleteFills.run(marketId).changes;
+          markCompacted.run(now, marketId);
+          if (id !== null && sealed?.perMarket.has(marketId)) markSealed.run(id, marketId);
+        }
+        if (deleted !== (sealed?.fills ?? 0)) {
+          throw new Error(`sealed ${sealed?.fills ?? 0} fills but deleted ${deleted}`);
+        }
+      } catch (error) {
+        for (const info of flagged) info.compacted = false;
+        throw error;
       }
       summary.markets += markets.length;
       summary.fills_deleted += deleted;

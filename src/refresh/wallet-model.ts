@@ -7,20 +7,16 @@ import {
   walletBetStats,
 } from "../analytics/bets";
 import { walletCategoryStats } from "../analytics/categories";
-import { DAY_MS, type Fill, type Outcome } from "../analytics/fill";
+import { DAY_MS, directionOf, type Fill, type Outcome } from "../analytics/fill";
 import { applyFillToPosition, newPosition } from "../analytics/ledger";
 import { routePnl } from "../analytics/pnl-source";
 import { bayesianWinRate } from "../analytics/rates";
 import { type ScoredBet, smartMoneyFacts, smartMoneyScore } from "../analytics/score";
-import {
-  favourableMove,
-  type ResolvedTrade,
-  storedTiming,
-  timingBuckets,
-} from "../analytics/timing";
+import { favourableMove, storedTiming, timingBucketOf, timingBuckets } from "../analytics/timing";
 import { classifyWallet, isMarketMaker, isWhale, type WalletType } from "../analytics/wallet-type";
 import { winsZScore } from "../analytics/wins-test";
 import type { PriceLookup } from "./prices";
+import { type IdTimedTrade, mergeInTimeOrder } from "./sealed-trades";
 
 export interface MarketInfo extends MarketFacts {
   id: number;
@@ -146,14 +142,16 @@ export type TradeFill = Fill & { id: number };
  * One wallet's read-model rows from its fills, each market's in time order (the PnL ledger
  * depends on it): grouped by market, as the full rebuild reads them, or all in time order. Each
  * market's fills make a bet (betFromFills), the bets make the wallet (walletFromBets).
- * `frozen` are its bets in compacted markets (fill retention), taken as they are; the fills
- * those markets kept (named by signals) are left out, as their bets are frozen.
+ * `frozen` are its bets in compacted markets (fill retention), taken as they are, and `sealed`
+ * its trades there (sql/0033) for the timing buckets; the fills those markets kept (named by
+ * signals) are left out, as their bets are frozen and their trades sealed.
  */
 export function walletModel(
   address: string,
   fills: readonly TradeFill[],
   ctx: WalletContext,
   frozen: readonly WalletBetRow[] = [],
+  sealed: readonly IdTimedTrade[] = [],
 ): WalletModel {
   const byMarket = new Map<number, TradeFill[]>();
   const counted: TradeFill[] = [];
@@ -170,7 +168,7 @@ export function walletModel(
   bets.push(...frozen);
   bets.sort((a, b) => a.market_id - b.market_id);
   const inTimeOrder = counted.sort((a, b) => a.ts - b.ts || a.id - b.id);
-  return walletFromBets(address, bets, ctx, { timing: timingOf(inTimeOrder, ctx) });
+  return walletFromBets(address, bets, ctx, { timing: timingOf(inTimeOrder, ctx, sealed) });
 }
 
 /**
@@ -364,8 +362,28 @@ function scoredBet(row: ModelBetRow): ScoredBet {
  * The wallet's timing buckets (its last 500 trades in resolved markets) as stored (storedTiming),
  * from its fills in (time, id) order: that order breaks ties between trades of the same moment.
  */
-export function timingOf(fills: readonly Fill[], ctx: WalletContext): string {
-  return storedTiming(timingBuckets(resolvedTrades(fills, ctx)));
+export function timingOf(
+  fills: readonly TradeFill[],
+  ctx: WalletContext,
+  sealed: readonly IdTimedTrade[] = [],
+): string {
+  return storedTiming(timingBuckets(mergeInTimeOrder(resolvedTrades(fills, ctx), sealed)));
+}
+
+/**
+ * The trades among `fills` (in (ts, id) order) in the markets `sealing` that have resolved, for
+ * the wallet's sealed trades (sql/0033), whether or not the markets are flagged compacted yet.
+ */
+export function tradesToSeal(
+  fills: readonly TradeFill[],
+  ctx: WalletContext,
+  sealing: ReadonlySet<number>,
+): IdTimedTrade[] {
+  return resolvedTrades(
+    fills.filter((f) => sealing.has(f.marketId)),
+    ctx,
+    true,
+  );
 }
 
 /**
@@ -388,18 +406,23 @@ function priceAfter24h(bet: Bet, ctx: WalletContext): number | null {
   return bet.side === "YES" ? yes : 1 - yes;
 }
 
-function resolvedTrades(fills: readonly Fill[], ctx: WalletContext): ResolvedTrade[] {
-  const out: ResolvedTrade[] = [];
+function resolvedTrades(
+  fills: readonly TradeFill[],
+  ctx: WalletContext,
+  evenCompacted = false,
+): IdTimedTrade[] {
+  const out: IdTimedTrade[] = [];
   for (const fill of fills) {
     const market = ctx.market(fill.marketId);
-    // A compacted market's kept fills (named by signals) count nowhere: the rest are deleted.
-    if (!market?.resolvedOutcome || market.resolvedAt === null || market.compacted) continue;
+    // A compacted market's trades are counted from the wallet's sealed trades (sql/0033), its
+    // kept fills (named by signals) among them: not from the fills.
+    if (!market?.resolvedOutcome || market.resolvedAt === null) continue;
+    if (market.compacted && !evenCompacted) continue;
     out.push({
-      outcome: fill.outcome,
-      side: fill.side,
       ts: fill.ts,
-      resolvedOutcome: market.resolvedOutcome,
-      resolvedAt: market.resolvedAt,
+      id: fill.id,
+      bucket: timingBucketOf(fill.ts, market.resolvedAt),
+      won: directionOf(fill) === market.resolvedOutcome,
     });
   }
   return out;

@@ -5,23 +5,21 @@ import {
   meanFavourableMove,
   type ResolvedTrade,
   storedTiming,
+  timedTrade,
   timingBuckets,
   timingFromStored,
 } from "../../src/analytics/timing";
 import { DAY, fill, HOUR, MIN, T0 } from "./fills";
 
 const R = T0 + 100 * DAY;
-const trade = (
-  hoursBefore: number,
-  side: "BUY" | "SELL",
-  outcome: "YES" | "NO",
-): ResolvedTrade => ({
-  side,
-  outcome,
-  ts: R - hoursBefore * HOUR,
-  resolvedOutcome: "YES",
-  resolvedAt: R,
-});
+const trade = (hoursBefore: number, side: "BUY" | "SELL", outcome: "YES" | "NO") =>
+  timedTrade({
+    side,
+    outcome,
+    ts: R - hoursBefore * HOUR,
+    resolvedOutcome: "YES",
+    resolvedAt: R,
+  } satisfies ResolvedTrade);
 
 describe("timing buckets", () => {
   it("bucket trades by hours before resolution with each bucket's win rate", () => {

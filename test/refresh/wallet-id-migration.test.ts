@@ -66,9 +66,8 @@ beforeAll(async () => {
       DROP TABLE category_by_address;
       DROP TABLE timing_by_address;`);
     // Tables of later migrations, which create them again.
-    old.exec(
-      "DROP TABLE history_tx_keys; DROP TABLE history_markets; DROP TABLE history_partitions;",
-    );
+    old.exec(`DROP TABLE wallet_sealed_trades; DROP TABLE history_tx_keys;
+      DROP TABLE history_markets; DROP TABLE history_partitions;`);
     old.pragma(`user_version = ${BEFORE}`);
   })();
   old.close();
