@@ -10,7 +10,7 @@ import {
   rmSync,
   statSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Connection } from "../db/open";
 import { type DuckDBConnection, sqlString, withEngine } from "./engine";
 import { txKeyOf } from "./tx-keys";
@@ -32,7 +32,7 @@ export function historyDir(dbPath: string): string {
  * A new file's name: its time and random bytes, unique to the seal that writes it, so two seals
  * (the jobs process's and one run by hand) never write, or remove, each other's file.
  */
-function newPartitionFile(now: number): string {
+export function newPartitionFile(now: number): string {
   return `fills-${now}-${randomBytes(6).toString("hex")}.parquet`;
 }
 
@@ -128,7 +128,6 @@ export async function writePartition(
 ): Promise<WrittenPartition | null> {
   const file = newPartitionFile(options.now);
   const path = join(dir, file);
-  const partial = `${path}.partial`;
   return withEngine({ memoryMb: options.memoryMb }, async (duck) => {
     await duck.run(
       `CREATE TABLE stage (${PARTITION_COLUMNS.map(([n, t]) => `${n} ${t}`).join(", ")})`,
@@ -174,18 +173,31 @@ export async function writePartition(
     }
     appender.closeSync();
     if (fills === 0) return null;
-    try {
-      await duck.run(
-        `COPY stage TO ${sqlString(partial)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
-      );
-      syncFile(partial);
-      renameSync(partial, path);
-      syncFile(dir);
-    } finally {
-      rmSync(partial, { force: true });
-    }
+    await placeFile(path, (partial) => duck.run(`COPY stage TO ${sqlString(partial)} ${PARQUET}`));
     return { file, path, fills, bytes: statSync(path).size, minTs, maxTs, perMarket, txKeys };
   });
+}
+
+/** How the history's files are written (`COPY … TO file` options). */
+export const PARQUET = "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)";
+
+/**
+ * Makes a file of the history at `path` with `write(partial)`: written beside its name first,
+ * synced, then renamed into place and the folder synced, so a file under its name is whole.
+ */
+export async function placeFile(
+  path: string,
+  write: (partial: string) => Promise<unknown>,
+): Promise<void> {
+  const partial = `${path}.partial`;
+  try {
+    await write(partial);
+    syncFile(partial);
+    renameSync(partial, path);
+    syncFile(dirname(path));
+  } finally {
+    rmSync(partial, { force: true });
+  }
 }
 
 function syncFile(path: string): void {

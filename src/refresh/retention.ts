@@ -8,6 +8,13 @@ import type { Db } from "../db/open";
 import { MIN_FILL_RETENTION_MS } from "../domain";
 import { formatDuration } from "../duration";
 import { isDiskFull } from "../history/engine";
+import {
+  type MergePolicy,
+  MergeReplicaError,
+  type MergeStep,
+  type MergeSummary,
+  mergeSmallPartitions,
+} from "../history/merge";
 import type { HistoryReplica } from "../history/replica";
 import {
   historyDir,
@@ -46,11 +53,13 @@ export interface CompactionSummary {
   replica_error: string | null;
   /** Why no file could be written to the history (its disk is full), else null. */
   history_error: string | null;
+  /** Small files of the history merged into larger ones after the seal (src/history/merge.ts). */
+  merge: MergeSummary | null;
   duration_ms: number;
 }
 
 /** The points of a seal a crash test stops at (test/history/seal.test.ts). */
-export type SealStep = "before-write" | "written" | "in-transaction" | "committed";
+export type SealStep = "before-write" | "written" | "in-transaction" | "committed" | MergeStep;
 
 export interface CompactionOptions {
   batch?: number;
@@ -64,6 +73,8 @@ export interface CompactionOptions {
   replica?: HistoryReplica;
   /** Markets gone through (compacted, or left for later) of those due, after each batch. */
   onProgress?: (done: number, total: number) => void;
+  /** When small files of the history are merged; MERGE_POLICY by default. */
+  mergePolicy?: MergePolicy;
 }
 
 /** A batch whose markets took fills between the file's write and the transaction: retried later. */
@@ -107,6 +118,7 @@ export async function compactResolvedMarkets(
     markets_waiting: 0,
     replica_error: null,
     history_error: null,
+    merge: null,
     duration_ms: 0,
   };
   const refreshed = w
@@ -130,9 +142,14 @@ export async function compactResolvedMarkets(
   const ready = due.filter((m) => m.dirty === 0).map((m) => m.id);
   summary.markets_waiting = due.length - ready.length;
   const dir = historyDir(db.path);
+  const step = options.onStep ?? (() => {});
   // What a killed seal left: files no manifest row lists, once surely not another seal's.
   removeUnlisted(w, dir, Date.now(), options.unlistedMinAgeMs);
-  if (ready.length === 0) return finish();
+  if (ready.length === 0) {
+    // Nothing to seal; small files may still be due a merge (a run that merged is recorded).
+    await mergeFiles();
+    return (summary.merge?.merged_into ?? 0) > 0 || summary.history_error ? recorded() : finish();
+  }
 
   const holders = w
     .prepare<[number], number>(
@@ -191,7 +208,6 @@ export async function compactResolvedMarkets(
     "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
   );
   mkdirSync(dir, { recursive: true });
-  const step = options.onStep ?? (() => {});
   const writer = createModelWriter(db);
   const batch = options.batch ?? COMPACTION_BATCH;
   // Read once: each market is flagged compacted in it as it is, so the timing buckets below
@@ -247,12 +263,37 @@ export async function compactResolvedMarkets(
     step("committed");
   }
   progress(ready.length, ready.length);
-  w.prepare("INSERT INTO compaction_runs (started_at, finished_at, summary) VALUES (?, ?, ?)").run(
-    now,
-    now,
-    JSON.stringify(finish()),
-  );
-  return summary;
+  await mergeFiles();
+  return recorded();
+
+  /** Merges the history's small files once the batches are sealed (src/history/merge.ts). */
+  async function mergeFiles(): Promise<void> {
+    if (summary.history_error !== null || summary.replica_error !== null) return;
+    try {
+      summary.merge = await mergeSmallPartitions(w, dir, {
+        now,
+        memoryMb: options.memoryMb ?? 256,
+        policy: options.mergePolicy,
+        replica: options.replica,
+        onStep: step,
+      });
+    } catch (error) {
+      // The files stay as they are, listed and whole: the next run tries again.
+      if (isDiskFull(error)) {
+        summary.history_error = `the disk holding the fill history (${dir}) is full: its small files were not merged`;
+      } else if (error instanceof MergeReplicaError) {
+        summary.replica_error = error.message;
+      } else throw error;
+    }
+  }
+
+  /** The summary, recorded for `status`. */
+  function recorded(): CompactionSummary {
+    w.prepare(
+      "INSERT INTO compaction_runs (started_at, finished_at, summary) VALUES (?, ?, ?)",
+    ).run(now, now, JSON.stringify(finish()));
+    return summary;
+  }
 
   function compactBatch(markets: number[], sealed: WrittenPartition | null): void {
     w.transaction(() => {

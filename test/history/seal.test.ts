@@ -421,3 +421,101 @@ describe("the backtest's seam over the history", () => {
     }
   });
 });
+
+describe("merging the history's small files", () => {
+  const MERGE_ALL = { smallFills: 1e9, mergedFills: 1e9, mergeAt: 2 };
+
+  it("swaps many files for one, sorted as a seal sorts: every fill once, the same answers", async () => {
+    const path = join(t.dir, "merged.db");
+    copyFileSync(template, path);
+    const db = openDb(path);
+    try {
+      const summary = await compactResolvedMarkets(db, NOW, RETENTION, {
+        batch: 2,
+        mergePolicy: MERGE_ALL,
+      });
+      expect(summary.merge).toMatchObject({ files_merged: 3, merged_into: 1 });
+      const [only, ...others] = partitions(db.reader);
+      expect(others).toEqual([]);
+      expect(only!.fills).toBe(summary.fills_deleted);
+      // Every sealed market points at the merged file; the hash keys are the merged file's.
+      expect(
+        db.reader.prepare("SELECT DISTINCT partition_id FROM history_markets").pluck().all(),
+      ).toEqual([only!.id]);
+      expect(
+        db.reader.prepare("SELECT DISTINCT partition_id FROM history_tx_keys").pluck().all(),
+      ).toEqual([only!.id]);
+      await expectEveryFillOnce(db);
+      const order = await withHistory(db.reader, path, 256, async (duck, relation) =>
+        (await duck.runAndReadAll(`SELECT market_id, ts, id FROM ${relation}`)).getRowsJS(),
+      );
+      const sorted = [...order].sort(
+        (a, b) =>
+          Number(a[0]) - Number(b[0]) || Number(a[1]) - Number(b[1]) || Number(a[2]) - Number(b[2]),
+      );
+      expect(order).toEqual(sorted);
+      // The three old files stay until they are an hour old: a reader may have chosen them.
+      expect(readdirSync(historyDir(path))).toHaveLength(4);
+      await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
+      expect(readdirSync(historyDir(path))).toEqual([only!.file]);
+    } finally {
+      db.close();
+    }
+    // Served as before: a sealed market's page and a trade by hash.
+    const app = createTestApp({ env: { SMARTMONEY_DB: path } });
+    try {
+      const key = app.key("terminal_pro");
+      const page = await app.get(`/v1/trades?market=0x${"1".padStart(64, "0")}&limit=5`, key);
+      expect(page.status).toBe(200);
+      const [first] = ((await page.json()) as { data: { tx_hash: string }[] }).data;
+      expect((await app.get(`/v1/trades/${first!.tx_hash}`, key)).status).toBe(200);
+    } finally {
+      app.close();
+    }
+  });
+
+  it.each(["merge-written", "merge-committed"] as const)(
+    "loses and doubles nothing when the process is killed at %s",
+    async (step) => {
+      const path = join(t.dir, `killed-${step}.db`);
+      copyFileSync(template, path);
+      const child = spawnSync(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          fileURLToPath(new URL("./seal-child.ts", import.meta.url)),
+          path,
+          String(NOW),
+          step,
+          "merge",
+        ],
+        { encoding: "utf8", env: { ...process.env, SMARTMONEY_LOG_LEVEL: "error" } },
+      );
+      expect(child.stderr).toBe("");
+      expect(child.signal).toBe("SIGKILL");
+      const db = openDb(path);
+      try {
+        await expectEveryFillOnce(db);
+        // Sealed in three files, merged (committed) into one or not (written: an orphan).
+        expect(partitions(db.reader)).toHaveLength(step === "merge-committed" ? 1 : 3);
+        expect(readdirSync(historyDir(path))).toHaveLength(4);
+        await compactResolvedMarkets(db, NOW, RETENTION, {
+          mergePolicy: MERGE_ALL,
+          unlistedMinAgeMs: 0,
+        });
+        await expectEveryFillOnce(db);
+        const listed = partitions(db.reader).map((p) => p.file);
+        expect(listed).toHaveLength(1);
+        await compactResolvedMarkets(db, NOW + 1, RETENTION, {
+          mergePolicy: MERGE_ALL,
+          unlistedMinAgeMs: 0,
+        });
+        await expectEveryFillOnce(db);
+      } finally {
+        db.close();
+      }
+    },
+    60_000,
+  );
+});
