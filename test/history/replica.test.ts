@@ -60,7 +60,7 @@ describe.each([
     env: CREDENTIALS,
   },
 ])("the history on a $kind replica", ({ kind, url, env }) => {
-  it("holds every file a seal lists, and a restore fetches them all", async () => {
+  it("holds every file a seal or a merge lists, and a restore fetches them all", async () => {
     const path = join(t.dir, `sealed-${kind.slice(0, 4)}.db`);
     copyFileSync(template, path);
     const replica = replicaOf(url());
@@ -70,9 +70,16 @@ describe.each([
       replica: historyReplica(replica, env),
     });
     expect(summary).toMatchObject({ markets: 3, replica_error: null });
+    expect(partitions(db.reader)).toHaveLength(3);
+    // A merge of the three: the merged file is on the replica before it is listed.
+    const merged = await compactResolvedMarkets(db, NOW, RETENTION, {
+      replica: historyReplica(replica, env),
+      mergePolicy: { smallFills: 1e9, mergedFills: 1e9, mergeAt: 2 },
+    });
+    expect(merged).toMatchObject({ replica_error: null, merge: { merged_into: 1 } });
     const listed = partitions(db.reader).map((p) => p.file);
     db.close();
-    expect(listed).toHaveLength(3);
+    expect(listed).toHaveLength(1);
 
     // A restore of the database elsewhere: every listed file comes back, byte for byte.
     const restoredDir = join(t.dir, `restored-${kind.slice(0, 4)}`);
@@ -80,7 +87,7 @@ describe.each([
     Object.assign(process.env, env);
     try {
       const fetched = await restoreHistory(path, restoredDir, replica);
-      expect(fetched).toEqual({ ok: true, value: 3 });
+      expect(fetched).toEqual({ ok: true, value: 1 });
     } finally {
       process.env = saved;
     }
