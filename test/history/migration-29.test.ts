@@ -1,18 +1,9 @@
 import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openConnection } from "../../src/db/open";
-import { sqlFiles } from "../../src/db/sql-files";
 import { historyDir, partitions } from "../../src/history/store";
-import { migrate } from "../../src/migrations/migrate";
 import { compactResolvedMarkets } from "../../src/refresh/retention";
-import {
-  createTestApp,
-  expectSameFills,
-  expectSameGetAnswers,
-  seededTestApp,
-  type TestApp,
-} from "../helpers/app";
+import { expectSameFills, expectSameGetAnswers, type TestApp } from "../helpers/app";
+import { worldFromSchema } from "../helpers/old-schema";
 
 /**
  * An installation upgraded from schema 29, the last one before the fill history: the small world
@@ -26,63 +17,16 @@ import {
 const NOW = Date.parse("2026-11-20T12:00:00.000Z");
 const DAY = 86_400_000;
 const RETENTION = 30 * DAY;
-/** The fill history's tables, which schema 29 does not have. */
-const SINCE_30 = [
-  "history_partitions",
-  "history_markets",
-  "history_tx_keys",
-  "wallet_sealed_trades",
-];
 let current: TestApp;
 let upgraded: TestApp;
 let oldPath: string;
 
 beforeAll(async () => {
-  ({ t: current } = await seededTestApp({ now: NOW }));
-  current.db.writer.pragma("wal_checkpoint(TRUNCATE)");
-
-  oldPath = join(current.dir, "schema-29.db");
-  const old = openConnection(oldPath);
-  migrate(old, { files: sqlFiles().slice(0, 29) });
-  expect(old.pragma("user_version", { simple: true })).toBe(29);
-  old.pragma("foreign_keys = OFF");
-  old.prepare("ATTACH DATABASE ? AS source").run(current.config.dbPath);
-  // Plain tables and the search index's content; not the full-text indexes' own shadow tables.
-  const tables = old
-    .prepare(
-      `SELECT t.name FROM main.sqlite_master t
-        WHERE t.type = 'table' AND t.name NOT LIKE 'sqlite_%' AND t.sql NOT LIKE 'CREATE VIRTUAL%'
-          AND NOT EXISTS (SELECT 1 FROM main.sqlite_master v
-                           WHERE v.sql LIKE 'CREATE VIRTUAL%' AND t.name GLOB v.name || '_*'
-                             AND substr(t.name, length(v.name) + 2)
-                                 IN ('data', 'idx', 'content', 'docsize', 'config'))`,
-    )
-    .pluck()
-    .all() as string[];
-  expect(tables).toContain("fills");
-  for (const table of SINCE_30) expect(tables).not.toContain(table);
-  old.transaction(() => {
-    for (const table of tables) {
-      const columns = (
-        old.prepare(`SELECT name FROM pragma_table_info(?, 'main')`).pluck().all(table) as string[]
-      )
-        .map((c) => `"${c}"`)
-        .join(", ");
-      old.exec(
-        `INSERT OR REPLACE INTO main."${table}" (${columns}) SELECT ${columns} FROM source."${table}"`,
-      );
-    }
-    // The search indexes by their rowid, which is their order (sql/0006).
-    for (const index of ["wallet_search", "wallet_search_hot"]) {
-      old.exec(
-        `INSERT INTO main.${index} (rowid, platform_name) SELECT rowid, platform_name FROM source.${index}`,
-      );
-    }
-  })();
-  old.exec("DETACH DATABASE source");
-  old.close();
-  upgraded = createTestApp({ env: { SMARTMONEY_DB: oldPath } });
-  upgraded.clock.set(NOW);
+  ({
+    current,
+    migrated: upgraded,
+    path: oldPath,
+  } = await worldFromSchema({ now: NOW, version: 29 }));
 }, 180_000);
 
 afterAll(() => {

@@ -72,6 +72,25 @@ async function historyFills(db: Db): Promise<string[]> {
   });
 }
 
+/** Runs a compaction of the database at `path` in a child process killed at `step`. */
+function killedAt(path: string, step: SealStep, merge?: "merge"): void {
+  const child = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("./seal-child.ts", import.meta.url)),
+      path,
+      String(NOW),
+      step,
+      ...(merge ? [merge] : []),
+    ],
+    { encoding: "utf8", env: { ...process.env, SMARTMONEY_LOG_LEVEL: "error" } },
+  );
+  expect(child.stderr).toBe("");
+  expect(child.signal).toBe("SIGKILL");
+}
+
 async function expectEveryFillOnce(db: Db): Promise<void> {
   const all = storedFills(db, await historyFills(db));
   expect(all).toHaveLength(before.length);
@@ -135,20 +154,7 @@ describe("sealing compacted markets into the history", () => {
     async (step) => {
       const path = join(t.dir, `killed-${step}.db`);
       copyFileSync(template, path);
-      const child = spawnSync(
-        process.execPath,
-        [
-          "--import",
-          "tsx",
-          fileURLToPath(new URL("./seal-child.ts", import.meta.url)),
-          path,
-          String(NOW),
-          step,
-        ],
-        { encoding: "utf8", env: { ...process.env, SMARTMONEY_LOG_LEVEL: "error" } },
-      );
-      expect(child.stderr).toBe("");
-      expect(child.signal).toBe("SIGKILL");
+      killedAt(path, step);
       const db = openDb(path);
       try {
         await expectEveryFillOnce(db);
@@ -479,21 +485,7 @@ describe("merging the history's small files", () => {
     async (step) => {
       const path = join(t.dir, `killed-${step}.db`);
       copyFileSync(template, path);
-      const child = spawnSync(
-        process.execPath,
-        [
-          "--import",
-          "tsx",
-          fileURLToPath(new URL("./seal-child.ts", import.meta.url)),
-          path,
-          String(NOW),
-          step,
-          "merge",
-        ],
-        { encoding: "utf8", env: { ...process.env, SMARTMONEY_LOG_LEVEL: "error" } },
-      );
-      expect(child.stderr).toBe("");
-      expect(child.signal).toBe("SIGKILL");
+      killedAt(path, step, "merge");
       const db = openDb(path);
       try {
         await expectEveryFillOnce(db);

@@ -3,13 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openConnection } from "../../src/db/open";
 import { sqlFiles } from "../../src/db/sql-files";
 import { migrate } from "../../src/migrations/migrate";
-import {
-  createTestApp,
-  expectSameFills,
-  expectSameGetAnswers,
-  seededTestApp,
-  type TestApp,
-} from "../helpers/app";
+import { expectSameFills, expectSameGetAnswers, type TestApp } from "../helpers/app";
+import { worldFromSchema } from "../helpers/old-schema";
 import { timingJsonSql } from "../helpers/wallet-read-models";
 
 /**
@@ -27,59 +22,26 @@ const CATEGORIES_BY_ADDRESS = `(SELECT address FROM source.wallet_ids i WHERE i.
   counter_consensus_wins`;
 const TIMING_BY_ADDRESS = `(SELECT address FROM source.wallet_ids i WHERE i.id = wallet_id),
   ${timingJsonSql("counts")}`;
+const BY_ADDRESS = new Map([
+  ["wallet_bets", BETS_BY_ADDRESS],
+  ["wallet_category_stats", CATEGORIES_BY_ADDRESS],
+  ["wallet_timing", TIMING_BY_ADDRESS],
+]);
 let current: TestApp;
 let migrated: TestApp;
 let progress: { done: number; total: number }[];
 
 beforeAll(async () => {
-  ({ t: current } = await seededTestApp({ now: NOW }));
-  current.db.writer.pragma("wal_checkpoint(TRUNCATE)");
-
-  const oldPath = join(current.dir, "old-layout.db");
-  const old = openConnection(oldPath);
-  migrate(old, { files: sqlFiles().slice(0, 7) });
-  old.pragma("foreign_keys = OFF");
-  old.prepare("ATTACH DATABASE ? AS source").run(current.config.dbPath);
-  const tables = old
-    .prepare(
-      `SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
-         AND name NOT IN ('wallet_search_data', 'wallet_search_idx', 'wallet_search_content',
-                          'wallet_search_docsize', 'wallet_search_config')`,
-    )
-    .pluck()
-    .all() as string[];
-  old.transaction(() => {
-    for (const table of tables) {
-      // The search index's rowid is its order (sql/0006): copied along. Bets name their wallet
-      // by address at schema 7, by wallet id since sql/0012; category records and
-      // timing since sql/0024.
-      // Other tables by the old columns' names: later migrations add columns
-      // (markets.compacted_at, sql/0023) and store others in another form than they serve them
-      // (market_hours, sql/0022).
-      const columns = (
-        old.prepare(`SELECT name FROM pragma_table_info(?, 'main')`).pluck().all(table) as string[]
-      )
-        .map((c) => `"${c}"`)
-        .join(", ");
-      const [into, from] =
-        table === "wallet_search"
-          ? ["(rowid, platform_name)", "rowid, *"]
-          : table === "wallet_bets"
-            ? ["", BETS_BY_ADDRESS]
-            : table === "wallet_category_stats"
-              ? ["", CATEGORIES_BY_ADDRESS]
-              : table === "wallet_timing"
-                ? ["", TIMING_BY_ADDRESS]
-                : [`(${columns})`, columns];
-      old.exec(`INSERT INTO main."${table}" ${into} SELECT ${from} FROM source."${table}"`);
-    }
-  })();
-  old.exec("DETACH DATABASE source");
-  old.close();
-
+  // Bets name their wallet by address at schema 7, by wallet id since sql/0012; category records
+  // and timing since sql/0024. Other tables by the old columns' names: later migrations add
+  // columns (markets.compacted_at, sql/0023) and store others in another form than they serve
+  // them (market_hours, sql/0022).
+  ({ current, migrated } = await worldFromSchema({
+    now: NOW,
+    version: 7,
+    select: (table) => BY_ADDRESS.get(table),
+  }));
   progress = [];
-  migrated = createTestApp({ env: { SMARTMONEY_DB: oldPath } });
-  migrated.clock.set(NOW);
   // createTestApp migrated it already; the progress of a second database at schema 7 is below.
 }, 180_000);
 afterAll(() => {
