@@ -1,4 +1,4 @@
-import { rmSync, statSync } from "node:fs";
+import { rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import type { Connection } from "../db/open";
 import { sqlString, withEngine } from "./engine";
@@ -13,8 +13,8 @@ import { listTxKeys } from "./tx-keys";
  * to search for a hash. A merge rewrites a run of small files as one, sorted as a seal sorts
  * (market, time, id), and swaps it in atomically: the new file is written and synced first, then
  * one transaction lists it, points its markets at it and unlists the old ones. Listed files never
- * change; an unlisted one is removed by a later seal once it is an hour old (removeUnlisted), so a
- * reader that chose it from an older snapshot still finds it.
+ * change; an unlisted one is removed by a later seal an hour after it was unlisted
+ * (removeUnlisted), so a reader that chose it from an older snapshot still finds it.
  */
 
 export interface MergePolicy {
@@ -120,6 +120,11 @@ export async function mergeSmallPartitions(
         throw new MergeReplicaError(`${options.replica.describe}: ${(error as Error).message}`);
       }
     }
+    // An unlisted file goes once an hour old by its time (removeUnlisted): from now, not from
+    // when it was sealed, so a reader that chose it from an older snapshot (an export, a
+    // backtest reading for minutes) still finds it. Touching a listed file changes no byte.
+    const touched = new Date();
+    for (const p of run) utimesSync(join(dir, p.file), touched, touched);
     try {
       db.transaction(() => {
         const ids = run.map((p) => p.id);

@@ -5,6 +5,7 @@ import {
   readdirSync,
   rmSync,
   truncateSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -436,11 +437,14 @@ describe("merging the history's small files", () => {
     copyFileSync(template, path);
     const db = openDb(path);
     try {
-      const summary = await compactResolvedMarkets(db, NOW, RETENTION, {
-        batch: 2,
-        mergePolicy: MERGE_ALL,
-      });
-      expect(summary.merge).toMatchObject({ files_merged: 3, merged_into: 1 });
+      const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+      // Sealed two hours ago: the merge unlists them now, and they stay an hour from now.
+      const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+      for (const p of partitions(db.reader)) {
+        utimesSync(join(historyDir(path), p.file), twoHoursAgo, twoHoursAgo);
+      }
+      const merged = await compactResolvedMarkets(db, NOW, RETENTION, { mergePolicy: MERGE_ALL });
+      expect(merged.merge).toMatchObject({ files_merged: 3, merged_into: 1 });
       const [only, ...others] = partitions(db.reader);
       expect(others).toEqual([]);
       expect(only!.fills).toBe(summary.fills_deleted);
@@ -460,7 +464,9 @@ describe("merging the history's small files", () => {
           Number(a[0]) - Number(b[0]) || Number(a[1]) - Number(b[1]) || Number(a[2]) - Number(b[2]),
       );
       expect(order).toEqual(sorted);
-      // The three old files stay until they are an hour old: a reader may have chosen them.
+      // The three old files stay for an hour from their unlisting: a reader may have chosen them.
+      expect(readdirSync(historyDir(path))).toHaveLength(4);
+      await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 60_000 });
       expect(readdirSync(historyDir(path))).toHaveLength(4);
       await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
       expect(readdirSync(historyDir(path))).toEqual([only!.file]);
