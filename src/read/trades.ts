@@ -153,10 +153,23 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
        FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id WHERE m.id = ?`,
   );
 
-  /** The listed files that may hold fills matching the filter before the key. */
-  function filesFor(filter: TradeFilter, marketId: number | undefined, after?: TradeKey) {
+  /**
+   * The listed files that may hold fills matching the filter before the key, and at or after
+   * `floorTs` (the time of the recent page's last row when it is full: an older fill cannot be
+   * on the page).
+   */
+  function filesFor(
+    filter: TradeFilter,
+    marketId: number | undefined,
+    after: TradeKey | undefined,
+    floorTs: number | undefined,
+  ) {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
+    if (floorTs !== undefined) {
+      where.push("p.max_ts >= @floorTs");
+      params.floorTs = floorTs;
+    }
     if (marketId !== undefined) {
       where.push("p.id IN (SELECT partition_id FROM history_markets WHERE market_id = @marketId)");
       params.marketId = marketId;
@@ -329,9 +342,12 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       const read = snapshot(() => {
         const recent = recentPage(filter, limit, after);
         if (!recent) return undefined;
+        // A full page of recent fills: only sealed fills at or after its last one can be on it
+        // (the window's newest pages, whose fills are newer than any sealed market's).
+        const floorTs = recent.rows.length > limit ? recent.rows[limit]!.ts : undefined;
         const files =
-          history && anySealed.get() === 1 ? filesFor(filter, recent.marketId, after) : [];
-        return { ...recent, files };
+          history && anySealed.get() === 1 ? filesFor(filter, recent.marketId, after, floorTs) : [];
+        return { ...recent, files, floorTs };
       });
       if (!read) return { rows: [], more: false };
       let rows = read.rows;
@@ -343,7 +359,10 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
             marketId: read.marketId,
             side: filter.side,
             minUsd: filter.minUsd,
-            from: filter.from,
+            from:
+              read.floorTs === undefined
+                ? filter.from
+                : Math.max(filter.from ?? read.floorTs, read.floorTs),
             to: filter.to,
             before: after,
           },

@@ -385,8 +385,12 @@ describe("a damaged history", () => {
       const body = (await res.json()) as { error: { code: string; message: string } };
       expect(body.error).toMatchObject({ code: "internal_error", message: HISTORY_UNREADABLE });
       expect(app.logText()).toContain(first!.file);
-      // What does not need the file is served: the recent market's trades, a leaderboard.
+      // What does not need the file is served: the recent market's trades, a leaderboard, and a
+      // wallet's newest page when its recent fills fill it (all newer than any sealed fill).
       expect((await app.get(`/v1/trades?market=0x${"6".padStart(64, "0")}`, key)).status).toBe(200);
+      const wallet = `0x${"1".padStart(40, "0")}`;
+      expect((await app.get(`/v1/wallets/${wallet}/trades?limit=1`, key)).status).toBe(200);
+      expect((await app.raw(`/v1/wallets/${wallet}/trades?limit=3`, key)).status).toBe(500);
       expect((await app.get("/v1/leaderboards/whales", key)).status).toBe(200);
       // A hash is looked for only in the files whose keys hold it (sql/0032): one of the
       // missing file fails, one no file holds is a 404 without opening any.
