@@ -5,9 +5,9 @@ import { realSleep } from "../../src/ingest/polymarket/limiter";
 import { runPolymarketRound } from "../../src/ingest/polymarket/round";
 import { formatStatus, ingestStatus } from "../../src/ingest/polymarket/status";
 import { startLiveStream } from "../../src/ingest/polymarket/stream";
-import { type Simulator, startSimulator } from "../simulator/server";
+import type { Simulator } from "../simulator/server";
 import { type SimEvent, type SimMarket, SimWorld } from "../simulator/world";
-import { count, type Harness, harness } from "./harness";
+import { closeSimulated, count, type Harness, simulate, simulatorOptions } from "./harness";
 
 /**
  * New markets against the simulator: markets created throughout a run are discovered by the
@@ -18,32 +18,12 @@ import { count, type Harness, harness } from "./harness";
 
 const NOW = "2026-07-18T00:00:00Z";
 const ROUND_MS = 30_000;
-const open: { h: Harness; sim: Simulator }[] = [];
-afterEach(async () => {
-  for (const { h, sim } of open.splice(0)) {
-    await sim.close();
-    h.t.close();
-  }
-});
+afterEach(closeSimulated);
 
-async function setup(world: { events: number; marketsPerEvent: number }) {
-  const h = harness(NOW);
-  const sim = await startSimulator({
-    world: new SimWorld({ wallets: 40, ...world, now: h.t.clock.now() }),
-    now: () => h.t.clock.now(),
-  });
-  open.push({ h, sim });
-  return { h, sim };
-}
-
-const options = (sim: Simulator, extra: Partial<PolymarketOptions> = {}): PolymarketOptions => ({
-  dataUrl: sim.url,
-  gammaUrl: sim.url,
-  rpcUrl: null,
-  since: Date.parse(NOW) - 3_600_000,
-  leaderboardDepth: 50,
-  ...extra,
-});
+const setup = (world: { events: number; marketsPerEvent: number }) =>
+  simulate(NOW, (now) => new SimWorld({ wallets: 40, ...world, now }));
+const options = (sim: Simulator, extra: Partial<PolymarketOptions> = {}) =>
+  simulatorOptions(sim, NOW, extra);
 
 const categoryOf = (e: SimEvent) =>
   e.tags.map((t) => knownCategory(t.label)).find(Boolean) ?? e.tags[0]!.label.toLowerCase();
