@@ -25,6 +25,23 @@ const setup = (world: { events: number; marketsPerEvent: number }) =>
 const options = (sim: Simulator, extra: Partial<PolymarketOptions> = {}) =>
   simulatorOptions(sim, NOW, extra);
 
+/**
+ * Sends `fills` fills of `market` over the simulator's socket to a live stream and waits (real
+ * time, 10 s at most) until it has stored them; the stream's figures once it stopped.
+ */
+async function streamFills(h: Harness, sim: Simulator, market: SimMarket, fills: number) {
+  const stream = startLiveStream(h.deps, options(sim), { url: sim.wsUrl, flushMs: 20 });
+  try {
+    const deadline = Date.now() + 10_000;
+    while (sim.socketClients() < 1 && Date.now() < deadline) await realSleep(20);
+    sim.emit(fills, market);
+    while (stream.stats.stored < fills && Date.now() < deadline) await realSleep(20);
+  } finally {
+    await stream.stop();
+  }
+  return stream.stats;
+}
+
 const categoryOf = (e: SimEvent) =>
   e.tags.map((t) => knownCategory(t.label)).find(Boolean) ?? e.tags[0]!.label.toLowerCase();
 
@@ -137,16 +154,7 @@ describe("a fill that arrives before its market", () => {
     await runPolymarketRound(h.deps, options(sim));
     const event = sim.world.addEvent(h.t.clock.now());
     const market = event.markets[0]!;
-    const stream = startLiveStream(h.deps, options(sim), { url: sim.wsUrl, flushMs: 20 });
-    try {
-      const deadline = Date.now() + 10_000;
-      while (sim.socketClients() < 1 && Date.now() < deadline) await realSleep(20);
-      sim.emit(3, market);
-      while (stream.stats.stored < 3 && Date.now() < deadline) await realSleep(20);
-    } finally {
-      await stream.stop();
-    }
-    expect(stream.stats.stored).toBe(3);
+    expect((await streamFills(h, sim, market, 3)).stored).toBe(3);
     // Gamma's market (its category and title), not one made from the fill's own fields.
     expect(missing(h, [market], sim.world)).toEqual([]);
     expect(sim.requests.some((r) => r.includes(`condition_ids=${market.conditionId}`))).toBe(true);
@@ -188,15 +196,7 @@ describe("a fill that arrives before its market", () => {
     for (let i = 0; i < 8; i++) sim.fault("/markets", { kind: "502-html" });
     // The fake clock moves only by the lookup's retry waits: the fills arrive now.
     const arrived = h.t.clock.now();
-    const stream = startLiveStream(h.deps, options(sim), { url: sim.wsUrl, flushMs: 20 });
-    try {
-      const deadline = Date.now() + 10_000;
-      while (sim.socketClients() < 1 && Date.now() < deadline) await realSleep(20);
-      sim.emit(2, market);
-      while (stream.stats.stored < 2 && Date.now() < deadline) await realSleep(20);
-    } finally {
-      await stream.stop();
-    }
+    await streamFills(h, sim, market, 2);
     // Stored meanwhile, under a market made from the fill's slug and title: no category yet.
     expect(count(h.t, "trades")).toBe(2);
     expect(storedMarkets(h).get(market.conditionId)?.category).toBeNull();
