@@ -43,6 +43,13 @@ beforeAll(() => {
 });
 afterAll(() => t.close());
 
+/** A copy of the unsealed world, named `name` in the test's directory: its path. */
+function worldCopy(name: string): string {
+  const path = join(t.dir, name);
+  copyFileSync(template, path);
+  return path;
+}
+
 /** Each fill as one comparable line, in id order; `history` are rows read from the files. */
 function storedFills(db: Db, history: string[]): string[] {
   const rows = db.reader
@@ -80,8 +87,7 @@ async function expectEveryFillOnce(db: Db): Promise<void> {
 
 describe("sealing compacted markets into the history", () => {
   it("moves their fills into listed Parquet files: every fill once, sizes in the manifest", async () => {
-    const path = join(t.dir, "sealed.db");
-    copyFileSync(template, path);
+    const path = worldCopy("sealed.db");
     const db = openDb(path);
     try {
       migrate(db.writer);
@@ -107,8 +113,7 @@ describe("sealing compacted markets into the history", () => {
   });
 
   it("keeps every fill once when two seals run at once (the jobs process and one by hand)", async () => {
-    const path = join(t.dir, "twice.db");
-    copyFileSync(template, path);
+    const path = worldCopy("twice.db");
     const one = openDb(path);
     const two = openDb(path);
     try {
@@ -133,8 +138,7 @@ describe("sealing compacted markets into the history", () => {
   it.each(STEPS)(
     "loses and doubles nothing when the process is killed at %s, and the next seal finishes",
     async (step) => {
-      const path = join(t.dir, `killed-${step}.db`);
-      copyFileSync(template, path);
+      const path = worldCopy(`killed-${step}.db`);
       const child = spawnSync(
         process.execPath,
         [
@@ -180,8 +184,7 @@ describe("sealing compacted markets into the history", () => {
 
 describe("the history beside the database", () => {
   it("is counted by status, exported with the recent fills, and copied by backup", async () => {
-    const path = join(t.dir, "operated.db");
-    copyFileSync(template, path);
+    const path = worldCopy("operated.db");
     const db = openDb(path);
     const sealed = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
     db.close();
@@ -260,10 +263,8 @@ describe("the history beside the database", () => {
 
 describe("trade pages over the history", () => {
   it("answer as before the seal: the same rows, in the same order, page by page", async () => {
-    const unsealedPath = join(t.dir, "pages-unsealed.db");
-    const sealedPath = join(t.dir, "pages-sealed.db");
-    copyFileSync(template, unsealedPath);
-    copyFileSync(template, sealedPath);
+    const unsealedPath = worldCopy("pages-unsealed.db");
+    const sealedPath = worldCopy("pages-sealed.db");
     const db = openDb(sealedPath);
     expect((await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 })).markets).toBe(5);
     db.close();
@@ -330,8 +331,7 @@ describe("trade pages over the history", () => {
 
 describe("a damaged history", () => {
   it("fails only the answers that need the file, clearly, and status names it", async () => {
-    const path = join(t.dir, "damaged.db");
-    copyFileSync(template, path);
+    const path = worldCopy("damaged.db");
     const db = openDb(path);
     await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
     const [first, second] = partitions(db.reader);
@@ -367,8 +367,7 @@ describe("a damaged history", () => {
 
 describe("the backtest's seam over the history", () => {
   it("streams every fill in (ts, id) order wherever it is stored", async () => {
-    const sealedPath = join(t.dir, "backtest-sealed.db");
-    copyFileSync(template, sealedPath);
+    const sealedPath = worldCopy("backtest-sealed.db");
     const db = openDb(sealedPath);
     try {
       await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
