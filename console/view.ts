@@ -15,6 +15,8 @@ export interface ViewContext {
 /** Renders the view; resolves once its data is drawn. May return a clean-up. */
 export type View = (ctx: ViewContext) => Promise<(() => void) | undefined>;
 
+type Failed = Extract<Answer<unknown>, { ok: false }>;
+
 /**
  * What a failed call shows: for a tier the key is below, the tier it needs, from the API's own
  * 403 (never a broken page); otherwise the API's message and status.
@@ -41,8 +43,6 @@ export function failure(answer: Failed): HTMLElement {
     h("p", {}, `${answer.message}.${retry}`),
   );
 }
-
-type Failed = Extract<Answer<unknown>, { ok: false }>;
 
 /** What `draw` makes of an answer that came, or what its failure shows (failure above). */
 export function orFailure<A extends { ok: true } | Failed>(
