@@ -106,6 +106,15 @@ export function print(options: CommonOptions, data: unknown, human: () => string
   process.stdout.write(options.json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
 }
 
+/** Rows as JSON with --json, else as a table of the given columns. */
+export function printTable(
+  options: CommonOptions,
+  rows: Record<string, unknown>[],
+  columns: string[],
+): void {
+  print(options, rows, () => table(rows, columns));
+}
+
 /** A plain, aligned text table for humans. */
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return "(none)";

@@ -81,7 +81,9 @@ export function marketLink(slug: string, title?: string | null): HTMLAnchorEleme
   );
 }
 
-export interface Column<T> {
+export type Column<T> = CellColumn<T> | FigureColumn<T>;
+
+interface CellColumn<T> {
   label: string;
   cell: (row: T) => Child;
   /** A value to sort on; a column without one is not sortable. */
@@ -89,11 +91,24 @@ export interface Column<T> {
   numeric?: boolean;
 }
 
+/** A number column: the cell shows the row's figure through `show` (a format); rows sort on it. */
+interface FigureColumn<T> {
+  label: string;
+  figure: (row: T) => number | null;
+  show: (value: number | null) => Child;
+}
+
+const asCells = <T>(c: Column<T>): CellColumn<T> =>
+  "figure" in c
+    ? { label: c.label, cell: (row) => c.show(c.figure(row)), sort: c.figure, numeric: true }
+    : c;
+
 /**
  * A table whose sortable headers are buttons (keyboard-usable); sorting reorders the rows
  * shown. `caption` names it for screen readers.
  */
-export function table<T>(caption: string, columns: Column<T>[], rows: T[]): HTMLElement {
+export function table<T>(caption: string, given: Column<T>[], rows: T[]): HTMLElement {
+  const columns = given.map(asCells);
   const body = h("tbody");
   let sortBy = -1;
   let ascending = false;

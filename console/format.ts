@@ -14,6 +14,7 @@ export const format = {
   number: (n: number | null | undefined) => (n == null ? "–" : numberFormat.format(n)),
   percent: (n: number | null | undefined) => (n == null ? "–" : `${(n * 100).toFixed(1)}%`),
   price: (n: number | null | undefined) => (n == null ? "–" : n.toFixed(3)),
+  pValue: (n: number | null | undefined) => (n == null ? "–" : n.toExponential(1)),
   time: (iso: string | null | undefined) =>
     iso == null ? "–" : `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`,
   address: (a: string) => `${a.slice(0, 6)}…${a.slice(-4)}`,

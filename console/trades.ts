@@ -25,17 +25,7 @@ export function tradeColumns(options: { wallet: boolean }): Column<Trade>[] {
     ...(options.wallet ? [{ label: "Wallet", cell: (t: Trade) => walletLink(t.wallet) }] : []),
     { label: "Market", cell: (t) => marketLink(t.market_slug) },
     { label: "Side", cell: (t) => `${t.side} ${t.outcome_name ?? t.outcome}` },
-    {
-      label: "Price",
-      cell: (t) => format.price(t.price),
-      sort: (t) => t.price,
-      numeric: true,
-    },
-    {
-      label: "USD",
-      cell: (t) => format.usd(t.usd_value),
-      sort: (t) => t.usd_value,
-      numeric: true,
-    },
+    { label: "Price", figure: (t) => t.price, show: format.price },
+    { label: "USD", figure: (t) => t.usd_value, show: format.usd },
   ];
 }

@@ -1,5 +1,5 @@
 import type { Answer, Api } from "./api";
-import { h } from "./dom";
+import { type Child, h } from "./dom";
 
 /** What every view gets: the API client, the key's tier and the element to draw into. */
 export interface ViewContext {
@@ -15,11 +15,13 @@ export interface ViewContext {
 /** Renders the view; resolves once its data is drawn. May return a clean-up. */
 export type View = (ctx: ViewContext) => Promise<(() => void) | undefined>;
 
+type Failed = Extract<Answer<unknown>, { ok: false }>;
+
 /**
  * What a failed call shows: for a tier the key is below, the tier it needs, from the API's own
  * 403 (never a broken page); otherwise the API's message and status.
  */
-export function failure(answer: Extract<Answer<unknown>, { ok: false }>): HTMLElement {
+export function failure(answer: Failed): HTMLElement {
   if (answer.status === 403 && answer.tierNeeded) {
     return h(
       "div",
@@ -40,6 +42,14 @@ export function failure(answer: Extract<Answer<unknown>, { ok: false }>): HTMLEl
     h("strong", {}, answer.status === 0 ? "No answer" : `${answer.status} ${answer.code}`),
     h("p", {}, `${answer.message}.${retry}`),
   );
+}
+
+/** What `draw` makes of an answer that came, or what its failure shows (failure above). */
+export function orFailure<A extends { ok: true } | Failed>(
+  answer: A,
+  draw: (answer: Exclude<A, Failed>) => Child[],
+): Child[] {
+  return answer.ok ? draw(answer as Exclude<A, Failed>) : [failure(answer as Failed)];
 }
 
 export function heading(title: string, ...rest: (Node | string)[]): HTMLElement {

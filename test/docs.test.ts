@@ -16,7 +16,7 @@ function* filesUnder(dir: string): Generator<string> {
 }
 
 describe("the documentation", () => {
-  it("has current generated references: CLI, endpoints, settings, docs/schema.sql (else run npm run docs)", async () => {
+  it("has current generated references: CLI, endpoints, settings, the schema pages (else run npm run docs)", async () => {
     expect(await staleDocs()).toEqual([]);
   }, 30_000);
 

@@ -4,13 +4,15 @@ import {
   DELIVERY_STATUSES,
   type Delivery,
   type DeliveryStatus,
+  deliveryJson,
 } from "../../src/webhooks/deliveries";
-import { accountNamed, accountNames } from "../accounts";
+import { accountNames, optionalAccount } from "../accounts";
 import {
   type CommonOptions,
   instantArgument,
   parseInteger,
   print,
+  printTable,
   table,
   withApp,
   withDbOption,
@@ -32,29 +34,26 @@ export function registerDeliveries(program: Command): void {
     .action(
       (options: CommonOptions & { status?: DeliveryStatus; account?: string; limit: number }) =>
         withApp(options, ({ app }) => {
-          const owner =
-            options.account === undefined ? undefined : accountNamed(app, options.account);
-          const names = accountNames(app);
+          const owner = optionalAccount(app, options.account);
+          const accountName = accountNames(app);
           const rows = app.webhooks.deliveries
             .recent({
               limit: options.limit,
               ...(options.status ? { status: options.status } : {}),
               ...(owner ? { accountId: owner.id } : {}),
             })
-            .map((d) => deliveryRow(d, names.get(d.accountId) ?? null));
-          print(options, rows, () =>
-            table(rows, [
-              "id",
-              "account",
-              "endpoint_id",
-              "event",
-              "status",
-              "attempts",
-              "last_status_code",
-              "last_error",
-              "created_at",
-            ]),
-          );
+            .map((d) => deliveryRow(d, accountName(d.accountId)));
+          printTable(options, rows, [
+            "id",
+            "account",
+            "endpoint_id",
+            "event",
+            "status",
+            "attempts",
+            "last_status_code",
+            "last_error",
+            "created_at",
+          ]);
         }),
     );
 
@@ -75,7 +74,7 @@ export function registerDeliveries(program: Command): void {
           response_excerpt: a.responseExcerpt,
         }));
         const data = {
-          ...deliveryRow(d, accountNames(app).get(d.accountId) ?? null),
+          ...deliveryRow(d, accountNames(app)(d.accountId)),
           followed_via: d.followedVia,
           attempt_log: attempts,
         };
@@ -117,8 +116,7 @@ export function registerDeliveries(program: Command): void {
             throw new CliError("--since and --account go with --dead");
           }
           const store = app.webhooks.deliveries;
-          const owner =
-            options.account === undefined ? undefined : accountNamed(app, options.account);
+          const owner = optionalAccount(app, options.account);
           const chosen = options.dead ? store.deadSince(options.since ?? 0, owner?.id) : ids;
           const replayed = chosen.length === 0 ? [] : must(store.replay(chosen));
           print(options, { replayed }, () =>
@@ -130,20 +128,8 @@ export function registerDeliveries(program: Command): void {
     );
 }
 
-/** A delivery as `list` and `show` print it. */
+/** A delivery as `list` and `show` print it: the API's fields with its account and endpoint. */
 function deliveryRow(d: Delivery, account: string | null) {
-  return {
-    id: d.id,
-    account,
-    endpoint_id: d.endpointId,
-    event: d.event,
-    signal_id: d.signalId,
-    status: d.status,
-    attempts: d.attempts,
-    last_status_code: d.lastStatusCode,
-    last_error: d.lastError,
-    next_attempt_at: isoOrNull(d.nextAttemptAt),
-    created_at: isoOrNull(d.createdAt),
-    delivered_at: isoOrNull(d.deliveredAt),
-  };
+  const { id, ...fields } = deliveryJson(d);
+  return { id, account, endpoint_id: d.endpointId, ...fields };
 }

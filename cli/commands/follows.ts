@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { isoOrNull } from "../../src/domain";
-import { accountNamed, accountNames } from "../accounts";
-import { type CommonOptions, print, table, withApp, withDbOption } from "../context";
+import { accountNamed, listAcrossAccounts } from "../accounts";
+import { type CommonOptions, print, withApp, withDbOption } from "../context";
 import { CliError, must } from "../errors";
 
 /** `smartmoney follows`: the wallets and lists an account follows (the dashboard channel). */
@@ -56,21 +56,15 @@ export function registerFollows(program: Command): void {
       );
   }
 
-  withDbOption(follows.command("list"))
-    .description("list follows, direct wallets first")
-    .option("--account <name>", "only this account's")
-    .option("--json", "print JSON")
-    .action((options: CommonOptions & { account?: string }) =>
-      withApp(options, ({ app }) => {
-        const owner = options.account === undefined ? null : accountNamed(app, options.account);
-        const names = accountNames(app);
-        const rows = app.webhooks.follows.follows(owner?.id ?? null).map((f) => ({
-          account: names.get(f.accountId) ?? null,
-          kind: f.kind,
-          target: f.target,
-          created_at: isoOrNull(f.createdAt),
-        }));
-        print(options, rows, () => table(rows, ["account", "kind", "target", "created_at"]));
-      }),
-    );
+  listAcrossAccounts(
+    withDbOption(follows.command("list")).description("list follows, direct wallets first"),
+    (app, accountId, accountName) =>
+      app.webhooks.follows.follows(accountId).map((f) => ({
+        account: accountName(f.accountId),
+        kind: f.kind,
+        target: f.target,
+        created_at: isoOrNull(f.createdAt),
+      })),
+    ["account", "kind", "target", "created_at"],
+  );
 }

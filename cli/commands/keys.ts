@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { TIERS, type Tier } from "../../src/auth/tiers";
 import { isoOrNull } from "../../src/domain";
-import { type CommonOptions, print, table, withApp, withDbOption } from "../context";
+import { type CommonOptions, print, printTable, withApp, withDbOption } from "../context";
 import { CliError, must } from "../errors";
 import { registerInstallationKey } from "./installation-key";
 
@@ -54,9 +54,15 @@ export function registerKeys(program: Command): void {
           created_at: isoOrNull(k.createdAt),
           revoked_at: isoOrNull(k.revokedAt),
         }));
-        print(options, rows, () =>
-          table(rows, ["id", "account", "tier", "kind", "hint", "created_at", "revoked_at"]),
-        );
+        printTable(options, rows, [
+          "id",
+          "account",
+          "tier",
+          "kind",
+          "hint",
+          "created_at",
+          "revoked_at",
+        ]);
       }),
     );
 
@@ -92,16 +98,14 @@ export function registerAccounts(program: Command): void {
           limits_overridden: a.limitsOverridden,
           created_at: isoOrNull(a.createdAt),
         }));
-        print(options, rows, () =>
-          table(rows, [
-            "name",
-            "tier",
-            "hourly_limit",
-            "monthly_limit",
-            "limits_overridden",
-            "created_at",
-          ]),
-        );
+        printTable(options, rows, [
+          "name",
+          "tier",
+          "hourly_limit",
+          "monthly_limit",
+          "limits_overridden",
+          "created_at",
+        ]);
       }),
     );
 

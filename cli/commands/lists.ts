@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { isoOrNull } from "../../src/domain";
-import { accountNamed, accountNames } from "../accounts";
-import { type CommonOptions, print, table, withApp, withDbOption } from "../context";
+import { accountNames, optionalAccount } from "../accounts";
+import { type CommonOptions, print, printTable, withApp, withDbOption } from "../context";
 import { must } from "../errors";
 
 /** `smartmoney lists`: named lists of wallets that accounts can follow. */
@@ -17,7 +17,7 @@ export function registerLists(program: Command): void {
     .option("--json", "print JSON")
     .action((slug: string, options: CommonOptions & { account?: string }) =>
       withApp(options, ({ app }) => {
-        const owner = options.account === undefined ? null : accountNamed(app, options.account);
+        const owner = optionalAccount(app, options.account);
         const list = must(app.webhooks.follows.createList(slug, owner?.id ?? null));
         print(
           options,
@@ -54,14 +54,14 @@ export function registerLists(program: Command): void {
     .option("--json", "print JSON")
     .action((options: CommonOptions) =>
       withApp(options, ({ app }) => {
-        const names = accountNames(app);
+        const accountName = accountNames(app);
         const rows = app.webhooks.follows.lists().map((l) => ({
           slug: l.slug,
-          account: l.accountId === null ? null : (names.get(l.accountId) ?? null),
+          account: accountName(l.accountId),
           members: l.members,
           created_at: isoOrNull(l.createdAt),
         }));
-        print(options, rows, () => table(rows, ["slug", "account", "members", "created_at"]));
+        printTable(options, rows, ["slug", "account", "members", "created_at"]);
       }),
     );
 

@@ -1,8 +1,8 @@
 import { type Command, Option } from "commander";
 import { isoOrNull } from "../../src/domain";
 import { CHANNELS, type Channel, SCORE_TYPES, type ScoreType } from "../../src/webhooks/endpoints";
-import { accountNamed, accountNames } from "../accounts";
-import { type CommonOptions, parseInteger, print, table, withApp, withDbOption } from "../context";
+import { accountNamed, listAcrossAccounts } from "../accounts";
+import { type CommonOptions, parseInteger, print, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
 
 /** `smartmoney webhooks`: an account's webhook endpoints (docs/webhooks.md). */
@@ -69,38 +69,30 @@ export function registerWebhooks(program: Command): void {
         }),
     );
 
-  withDbOption(webhooks.command("list"))
-    .description("list live endpoints (never their secrets)")
-    .option("--account <name>", "only this account's")
-    .option("--json", "print JSON")
-    .action((options: CommonOptions & { account?: string }) =>
-      withApp(options, ({ app }) => {
-        const owner = options.account === undefined ? null : accountNamed(app, options.account);
-        const names = accountNames(app);
-        const rows = app.webhooks.endpoints.list(owner?.id ?? null).map((e) => ({
-          id: e.id,
-          account: names.get(e.accountId) ?? null,
-          channel: e.channel,
-          callback_url: e.callbackUrl,
-          min_score: e.minScore,
-          score_type: e.scoreType,
-          category: e.category,
-          created_at: isoOrNull(e.createdAt),
-        }));
-        print(options, rows, () =>
-          table(rows, [
-            "id",
-            "account",
-            "channel",
-            "callback_url",
-            "min_score",
-            "score_type",
-            "category",
-            "created_at",
-          ]),
-        );
-      }),
-    );
+  listAcrossAccounts(
+    withDbOption(webhooks.command("list")).description("list live endpoints (never their secrets)"),
+    (app, accountId, accountName) =>
+      app.webhooks.endpoints.list(accountId).map((e) => ({
+        id: e.id,
+        account: accountName(e.accountId),
+        channel: e.channel,
+        callback_url: e.callbackUrl,
+        min_score: e.minScore,
+        score_type: e.scoreType,
+        category: e.category,
+        created_at: isoOrNull(e.createdAt),
+      })),
+    [
+      "id",
+      "account",
+      "channel",
+      "callback_url",
+      "min_score",
+      "score_type",
+      "category",
+      "created_at",
+    ],
+  );
 
   withDbOption(webhooks.command("remove"))
     .description("remove an endpoint; its waiting deliveries end as dead")

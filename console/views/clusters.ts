@@ -57,30 +57,10 @@ export const clustersView: View = async (ctx) => {
       "Clusters of wallets sharing a funder",
       [
         { label: "Cluster", cell: (c) => link(`clusters/by-id/${c.id}`, c.id), sort: (c) => c.id },
-        {
-          label: "Wallets",
-          cell: (c) => format.number(c.member_count),
-          sort: (c) => c.member_count,
-          numeric: true,
-        },
-        {
-          label: "Volume",
-          cell: (c) => format.usd(c.total_volume),
-          sort: (c) => c.total_volume,
-          numeric: true,
-        },
-        {
-          label: "PnL",
-          cell: (c) => format.usd(c.total_pnl),
-          sort: (c) => c.total_pnl,
-          numeric: true,
-        },
-        {
-          label: "Win rate",
-          cell: (c) => format.percent(c.win_rate),
-          sort: (c) => c.win_rate,
-          numeric: true,
-        },
+        { label: "Wallets", figure: (c) => c.member_count, show: format.number },
+        { label: "Volume", figure: (c) => c.total_volume, show: format.usd },
+        { label: "PnL", figure: (c) => c.total_pnl, show: format.usd },
+        { label: "Win rate", figure: (c) => c.win_rate, show: format.percent },
         {
           label: "Last active",
           cell: (c) => format.time(c.last_active_at),
@@ -271,24 +251,9 @@ function drawGraph(ctx: Parameters<View>[0], note: string | null, graph: Graph) 
       [
         { label: "Wallet", cell: (n) => walletLink(n.address) },
         { label: "Role", cell: (n) => n.role, sort: (n) => n.role },
-        {
-          label: "Funded",
-          cell: (n) => format.usd(n.funded_amount),
-          sort: (n) => n.funded_amount,
-          numeric: true,
-        },
-        {
-          label: "Volume",
-          cell: (n) => format.usd(n.total_volume),
-          sort: (n) => n.total_volume,
-          numeric: true,
-        },
-        {
-          label: "PnL",
-          cell: (n) => format.usd(n.total_pnl),
-          sort: (n) => n.total_pnl,
-          numeric: true,
-        },
+        { label: "Funded", figure: (n) => n.funded_amount, show: format.usd },
+        { label: "Volume", figure: (n) => n.total_volume, show: format.usd },
+        { label: "PnL", figure: (n) => n.total_pnl, show: format.usd },
       ],
       graph.nodes,
     ),

@@ -38,24 +38,17 @@ const wallet: Column<Entry & Edge> = {
   cell: (e) => walletLink(e.address, e.platform_name),
   sort: (e) => e.platform_name ?? e.address,
 };
-const money = (label: string, pick: (e: Entry & Edge) => number | null): Column<Entry & Edge> => ({
-  label,
-  cell: (e) => format.usd(pick(e)),
-  sort: pick,
-  numeric: true,
-});
-const rate = (label: string, pick: (e: Entry & Edge) => number | null): Column<Entry & Edge> => ({
-  label,
-  cell: (e) => format.percent(pick(e)),
-  sort: pick,
-  numeric: true,
-});
-const count = (label: string, pick: (e: Entry & Edge) => number | null): Column<Entry & Edge> => ({
-  label,
-  cell: (e) => format.number(pick(e)),
-  sort: pick,
-  numeric: true,
-});
+/** Columns of one kind of figure (money, rate, count), each shown through its format. */
+const figures =
+  (show: (value: number | null) => string) =>
+  (label: string, figure: (e: Entry & Edge) => number | null): Column<Entry & Edge> => ({
+    label,
+    figure,
+    show,
+  });
+const money = figures(format.usd);
+const rate = figures(format.percent);
+const count = figures(format.number);
 
 const ranked = [
   wallet,
@@ -105,7 +98,7 @@ function board(name: string): Board | null {
         { label: "Category", cell: (e) => e.category ?? "–", sort: (e) => e.category },
         rate("Category win rate", (e) => e.category_win_rate),
         rate("Overall win rate", (e) => e.global_win_rate),
-        { label: "Edge", cell: (e) => format.percent(e.edge), sort: (e) => e.edge, numeric: true },
+        { label: "Edge", figure: (e) => e.edge, show: format.percent },
         count("Bets", (e) => e.bets),
         money("PnL", (e) => e.total_pnl),
       ],

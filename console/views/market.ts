@@ -2,7 +2,7 @@ import type { Answer } from "../api";
 import { chart } from "../charts";
 import { facts, format, h, marketLink, replace, section, table, walletLink } from "../dom";
 import type { Trade } from "../trades";
-import { failure, heading, type View } from "../view";
+import { failure, heading, orFailure, type View } from "../view";
 
 interface Holder {
   address: string;
@@ -94,24 +94,9 @@ export const marketsView: View = async (ctx) => {
         [
           { label: "Market", cell: (m) => marketLink(m.slug, m.title), sort: (m) => m.title },
           { label: "Category", cell: (m) => m.category ?? "–", sort: (m) => m.category },
-          {
-            label: "Whale volume",
-            cell: (m) => format.usd(m.whale_volume),
-            sort: (m) => m.whale_volume,
-            numeric: true,
-          },
-          {
-            label: "Price change",
-            cell: (m) => format.price(m.price_change),
-            sort: (m) => m.price_change,
-            numeric: true,
-          },
-          {
-            label: "Fills",
-            cell: (m) => format.number(m.trade_count),
-            sort: (m) => m.trade_count,
-            numeric: true,
-          },
+          { label: "Whale volume", figure: (m) => m.whale_volume, show: format.usd },
+          { label: "Price change", figure: (m) => m.price_change, show: format.price },
+          { label: "Fills", figure: (m) => m.trade_count, show: format.number },
         ],
         answer.body.data,
       ),
@@ -207,57 +192,49 @@ export const marketView: View = async (ctx) => {
     ]),
   );
 
-  const priceSection = section("Price with whale entries");
-  if (trades.ok) {
-    const ordered = [...trades.fills].reverse();
-    // Every fill is a YES price: a NO fill at p is YES at 1 − p.
-    const yes = ordered.map((t) => (t.outcome === "YES" ? t.price : 1 - t.price));
-    const entries = ordered.map((t, i) =>
-      t.side === "BUY" && whales.has(t.wallet) ? (yes[i] ?? null) : null,
-    );
-    priceSection.append(
-      h(
-        "p",
-        { className: "hint" },
-        `The YES price of the latest ${ordered.length} fills; dots mark buys by the whales among the top holders. The line at the whale-implied probability is where their money puts YES.`,
-      ),
-      chart({
-        title: "YES price",
-        x: ordered.map((t) => Date.parse(t.trade_timestamp) / 1000),
-        series: [
-          { label: "YES price", values: yes, color: "#2563eb" },
-          { label: "whale entry", values: entries, color: "#dc2626", points: true },
-          {
-            label: "whale-implied",
-            values: ordered.map(() => implied?.yes_implied_prob ?? null),
-            color: "#16a34a",
-          },
-        ],
-        yLabel: "price",
-      }),
-    );
-  } else {
-    priceSection.append(failure(trades));
-  }
-  ctx.main.append(priceSection);
-
-  const flowSection = section("Flow and sentiment");
-  if (sentiment.ok) {
-    const s = sentiment.body;
-    flowSection.append(
+  const priceSection = section(
+    "Price with whale entries",
+    ...orFailure(trades, ({ fills: latest }) => {
+      const ordered = [...latest].reverse();
+      // Every fill is a YES price: a NO fill at p is YES at 1 − p.
+      const yes = ordered.map((t) => (t.outcome === "YES" ? t.price : 1 - t.price));
+      const entries = ordered.map((t, i) =>
+        t.side === "BUY" && whales.has(t.wallet) ? (yes[i] ?? null) : null,
+      );
+      return [
+        h(
+          "p",
+          { className: "hint" },
+          `The YES price of the latest ${ordered.length} fills; dots mark buys by the whales among the top holders. The line at the whale-implied probability is where their money puts YES.`,
+        ),
+        chart({
+          title: "YES price",
+          x: ordered.map((t) => Date.parse(t.trade_timestamp) / 1000),
+          series: [
+            { label: "YES price", values: yes, color: "#2563eb" },
+            { label: "whale entry", values: entries, color: "#dc2626", points: true },
+            {
+              label: "whale-implied",
+              values: ordered.map(() => implied?.yes_implied_prob ?? null),
+              color: "#16a34a",
+            },
+          ],
+          yLabel: "price",
+        }),
+      ];
+    }),
+  );
+  const flowSection = section(
+    "Flow and sentiment",
+    ...orFailure(sentiment, ({ body: s }) => [
       facts([
         ["Sentiment", s.sentiment],
         ["YES share of whale money", format.percent(s.yes_ratio)],
         ["Whale volume", format.usd(s.total_whale_volume)],
         ["Whales", format.number(s.unique_whales)],
       ]),
-    );
-  } else {
-    flowSection.append(failure(sentiment));
-  }
-  if (flow.ok) {
-    const f = flow.body;
-    flowSection.append(
+    ]),
+    ...orFailure(flow, ({ body: f }) => [
       chart({
         title: "Whale net flow into YES, last 24 h (USD per bucket)",
         x: f.buckets.map((b) => Date.parse(b.start) / 1000),
@@ -272,11 +249,9 @@ export const marketView: View = async (ctx) => {
         yLabel: "USD",
         height: 200,
       }),
-    );
-  } else {
-    flowSection.append(failure(flow));
-  }
-  ctx.main.append(flowSection);
+    ]),
+  );
+  ctx.main.append(priceSection, flowSection);
 
   const holders = (side: string, rows: Holder[]) =>
     table(
@@ -284,30 +259,10 @@ export const marketView: View = async (ctx) => {
       [
         { label: "Wallet", cell: (x) => walletLink(x.address, x.platform_name) },
         { label: "Type", cell: (x) => x.wallet_type ?? "–", sort: (x) => x.wallet_type },
-        {
-          label: "Shares",
-          cell: (x) => format.number(x.shares),
-          sort: (x) => x.shares,
-          numeric: true,
-        },
-        {
-          label: "Position",
-          cell: (x) => format.usd(x.position_usd),
-          sort: (x) => x.position_usd,
-          numeric: true,
-        },
-        {
-          label: "Entry",
-          cell: (x) => format.price(x.entry_price),
-          sort: (x) => x.entry_price,
-          numeric: true,
-        },
-        {
-          label: "Score",
-          cell: (x) => format.number(x.smart_money_score),
-          sort: (x) => x.smart_money_score,
-          numeric: true,
-        },
+        { label: "Shares", figure: (x) => x.shares, show: format.number },
+        { label: "Position", figure: (x) => x.position_usd, show: format.usd },
+        { label: "Entry", figure: (x) => x.entry_price, show: format.price },
+        { label: "Score", figure: (x) => x.smart_money_score, show: format.number },
       ],
       rows,
     );

@@ -3,7 +3,7 @@ import { chart } from "../charts";
 import { facts, format, h, link, marketLink, section, table, walletLink } from "../dom";
 import { type MarketEnd, type Outcome, pnlOverTime } from "../ledger";
 import { type Trade, tradeColumns } from "../trades";
-import { failure, heading, type View } from "../view";
+import { failure, heading, orFailure, type View } from "../view";
 
 interface Stats {
   total_bets: number;
@@ -222,68 +222,52 @@ export const walletView: View = async (ctx) => {
   }
   ctx.main.append(pnl);
 
-  const timingSection = section("Timing: bets by time before resolution");
-  if (timing.ok) {
-    const buckets = timing.body.buckets;
-    timingSection.append(
-      chart({
-        title: "Resolved bets by time before resolution",
-        x: buckets.map((_, i) => i),
-        labels: buckets.map((b) => b.label),
-        series: [
-          { label: "bets", values: buckets.map((b) => b.count), color: "#7c3aed", bars: true },
-        ],
-        yLabel: "bets",
-        height: 200,
-      }),
-      table(
-        "Win rate per bucket",
-        [
-          { label: "Before resolution", cell: (b) => b.label },
-          { label: "Bets", cell: (b) => format.number(b.count), numeric: true },
-          { label: "Win rate", cell: (b) => format.percent(b.win_rate), numeric: true },
-        ],
-        buckets,
-      ),
-    );
-  } else {
-    timingSection.append(failure(timing));
-  }
-  ctx.main.append(timingSection);
-
-  const categorySection = section("Categories");
-  if (categories.ok) {
-    categorySection.append(
-      table(
-        "Record per category",
-        [
-          {
-            label: "Category",
-            cell: (c) => link(`leaderboards/${c.category}`, c.category),
-            sort: (c) => c.category,
-          },
-          { label: "Bets", cell: (c) => format.number(c.bets), sort: (c) => c.bets, numeric: true },
-          {
-            label: "Win rate",
-            cell: (c) => format.percent(c.win_rate),
-            sort: (c) => c.win_rate,
-            numeric: true,
-          },
-          { label: "PnL", cell: (c) => format.usd(c.pnl), sort: (c) => c.pnl, numeric: true },
-          {
-            label: "Volume",
-            cell: (c) => format.usd(c.volume),
-            sort: (c) => c.volume,
-            numeric: true,
-          },
-        ],
-        categories.body.categories,
-      ),
-    );
-  } else {
-    categorySection.append(failure(categories));
-  }
-  ctx.main.append(categorySection);
+  ctx.main.append(
+    section(
+      "Timing: bets by time before resolution",
+      ...orFailure(timing, ({ body: { buckets } }) => [
+        chart({
+          title: "Resolved bets by time before resolution",
+          x: buckets.map((_, i) => i),
+          labels: buckets.map((b) => b.label),
+          series: [
+            { label: "bets", values: buckets.map((b) => b.count), color: "#7c3aed", bars: true },
+          ],
+          yLabel: "bets",
+          height: 200,
+        }),
+        table(
+          "Win rate per bucket",
+          [
+            { label: "Before resolution", cell: (b) => b.label },
+            { label: "Bets", cell: (b) => format.number(b.count), numeric: true },
+            { label: "Win rate", cell: (b) => format.percent(b.win_rate), numeric: true },
+          ],
+          buckets,
+        ),
+      ]),
+    ),
+    section(
+      "Categories",
+      ...orFailure(categories, ({ body }) => [
+        table(
+          "Record per category",
+          [
+            {
+              label: "Category",
+              cell: (c) => link(`leaderboards/${c.category}`, c.category),
+              sort: (c) => c.category,
+            },
+            { label: "Bets", figure: (c) => c.bets, show: format.number },
+            { label: "Win rate", figure: (c) => c.win_rate, show: format.percent },
+            { label: "PnL", figure: (c) => c.pnl, show: format.usd },
+            { label: "Volume", figure: (c) => c.volume, show: format.usd },
+          ],
+          body.categories,
+        ),
+      ]),
+    ),
+  );
 
   // The lite profile a free key gets has no alerts: the trades section below shows the tier.
   if (p.alerts) {
@@ -301,18 +285,8 @@ export const walletView: View = async (ctx) => {
             { label: "Type", cell: (a) => a.type, sort: (a) => a.type },
             { label: "Market", cell: (a) => marketLink(a.market.slug, a.market.title) },
             { label: "Bet", cell: (a) => `${a.side} ${a.outcome} at ${format.price(a.price)}` },
-            {
-              label: "USD",
-              cell: (a) => format.usd(a.bet_value),
-              sort: (a) => a.bet_value,
-              numeric: true,
-            },
-            {
-              label: "Score",
-              cell: (a) => format.number(a.score),
-              sort: (a) => a.score,
-              numeric: true,
-            },
+            { label: "USD", figure: (a) => a.bet_value, show: format.usd },
+            { label: "Score", figure: (a) => a.score, show: format.number },
             { label: "Why", cell: (a) => a.explanation },
           ],
           p.alerts,
@@ -321,83 +295,55 @@ export const walletView: View = async (ctx) => {
     );
   }
 
-  const tradeSection = section("Trades");
-  if (fills.ok) {
-    tradeSection.append(
-      table("Latest 25 fills", tradeColumns({ wallet: false }), fills.fills.slice(0, 25)),
-    );
-  } else {
-    tradeSection.append(failure(fills));
-  }
-  ctx.main.append(tradeSection);
-
-  const correlatedSection = section("Correlated wallets");
-  if (correlated.ok) {
-    correlatedSection.append(
-      table(
-        "Wallets betting the same markets on the same side",
-        [
-          { label: "Wallet", cell: (c) => walletLink(c.address, c.platform_name) },
-          {
-            label: "Shared markets",
-            cell: (c) => format.number(c.shared_markets),
-            sort: (c) => c.shared_markets,
-            numeric: true,
-          },
-          {
-            label: "Same side",
-            cell: (c) => format.percent(c.same_side_ratio),
-            sort: (c) => c.same_side_ratio,
-            numeric: true,
-          },
-        ],
-        correlated.body.correlated,
-      ),
-    );
-  } else {
-    correlatedSection.append(failure(correlated));
-  }
-  ctx.main.append(correlatedSection);
-
-  const fundingSection = section("Funding connections");
-  if (connections.ok) {
-    const cluster = connections.body.cluster;
-    if (cluster) {
-      fundingSection.append(
-        h(
-          "p",
-          {},
-          `In sybil cluster ${cluster.id} as ${cluster.role}, ${cluster.member_count} wallets: `,
-          link(`clusters/by-id/${cluster.id}`, "draw the cluster"),
+  ctx.main.append(
+    section(
+      "Trades",
+      ...orFailure(fills, ({ fills: latest }) => [
+        table("Latest 25 fills", tradeColumns({ wallet: false }), latest.slice(0, 25)),
+      ]),
+    ),
+    section(
+      "Correlated wallets",
+      ...orFailure(correlated, ({ body }) => [
+        table(
+          "Wallets betting the same markets on the same side",
+          [
+            { label: "Wallet", cell: (c) => walletLink(c.address, c.platform_name) },
+            { label: "Shared markets", figure: (c) => c.shared_markets, show: format.number },
+            { label: "Same side", figure: (c) => c.same_side_ratio, show: format.percent },
+          ],
+          body.correlated,
         ),
-      );
-    }
-    fundingSection.append(
-      table(
-        "Typed funding-graph connections",
-        [
-          { label: "Counterparty", cell: (c) => walletLink(c.counterparty) },
-          { label: "Type", cell: (c) => c.type, sort: (c) => c.type },
-          { label: "Direction", cell: (c) => c.direction },
-          {
-            label: "Amount",
-            cell: (c) => format.usd(c.amount),
-            sort: (c) => c.amount,
-            numeric: true,
-          },
-          { label: "Confidence", cell: (c) => format.percent(c.confidence), numeric: true },
-          {
-            label: "First seen",
-            cell: (c) => format.time(c.first_seen),
-            sort: (c) => c.first_seen,
-          },
-        ],
-        connections.body.connections,
-      ),
-    );
-  } else {
-    fundingSection.append(failure(connections));
-  }
-  ctx.main.append(fundingSection);
+      ]),
+    ),
+    section(
+      "Funding connections",
+      ...orFailure(connections, ({ body: { cluster, connections: rows } }) => [
+        cluster &&
+          h(
+            "p",
+            {},
+            `In sybil cluster ${cluster.id} as ${cluster.role}, ${cluster.member_count} wallets: `,
+            link(`clusters/by-id/${cluster.id}`, "draw the cluster"),
+          ),
+        table(
+          "Typed funding-graph connections",
+          [
+            { label: "Counterparty", cell: (c) => walletLink(c.counterparty) },
+            { label: "Type", cell: (c) => c.type, sort: (c) => c.type },
+            { label: "Direction", cell: (c) => c.direction },
+            { label: "Amount", figure: (c) => c.amount, show: format.usd },
+            { label: "Confidence", cell: (c) => format.percent(c.confidence), numeric: true },
+            {
+              label: "First seen",
+              cell: (c) => format.time(c.first_seen),
+              sort: (c) => c.first_seen,
+            },
+          ],
+          rows,
+        ),
+      ]),
+    ),
+  );
   return undefined;
 };

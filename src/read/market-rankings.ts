@@ -160,13 +160,12 @@ interface WindowTotals {
 
 export type MarketRankings = ReturnType<typeof createMarketRankings>;
 
-export function createMarketRankings(
-  db: Db,
-  options: {
-    /** Market ids per statement of a window's read; tests pick a few to have many chunks. */
-    windowChunkMarkets?: number;
-  } = {},
-) {
+export interface MarketRankingsOptions {
+  /** Market ids per statement of a window's read; tests pick a few to have many chunks. */
+  windowChunkMarkets?: number;
+}
+
+export function createMarketRankings(db: Db, options: MarketRankingsOptions = {}) {
   const chunkMarkets = options.windowChunkMarkets ?? WINDOW_CHUNK_MARKETS;
   const r = db.reader;
   const steppedRead = createSteppedReads(db);

@@ -11,7 +11,7 @@ import type {
 import { createMarketAnalysis } from "./market-analysis";
 import { createFlowReads, flowOut, type MarketFlow } from "./market-flow";
 import { createHolderReads, holderOf } from "./market-positions";
-import { createMarketRankings, windowHours } from "./market-rankings";
+import { createMarketRankings, type MarketRankingsOptions, windowHours } from "./market-rankings";
 import { createMarketRows, impliedOf, refOf, sentimentOf } from "./market-rows";
 
 /**
@@ -31,13 +31,7 @@ export type MarketQueries = ReturnType<typeof createMarketQueries>;
  * Every market answer, from its parts: the rows (market-rows.ts), holders (market-positions.ts),
  * flow (market-flow.ts), the rankings (market-rankings.ts) and the analysis (market-analysis.ts).
  */
-export function createMarketQueries(
-  db: Db,
-  options: {
-    /** Market ids per statement of a window's read; tests pick a few to have many chunks. */
-    windowChunkMarkets?: number;
-  } = {},
-) {
+export function createMarketQueries(db: Db, options: MarketRankingsOptions = {}) {
   const r = db.reader;
   const rows = createMarketRows(r);
   const { bySlug: marketBySlug, statsOf } = rows;

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock";
 import type { Db } from "../db/open";
+import { isoOrNull as iso } from "../domain";
 import { fail, ok, type Result } from "../result";
 import type { FollowedVia, SignalForDelivery, WebhookEvent } from "./payload";
 
@@ -20,6 +21,22 @@ export interface Delivery {
   nextAttemptAt: number | null;
   createdAt: number;
   deliveredAt: number | null;
+}
+
+/** A delivery's fields as the API and the CLI print them (snake_case, instants in ISO 8601). */
+export function deliveryJson(d: Delivery) {
+  return {
+    id: d.id,
+    event: d.event,
+    signal_id: d.signalId,
+    status: d.status,
+    attempts: d.attempts,
+    last_status_code: d.lastStatusCode,
+    last_error: d.lastError,
+    next_attempt_at: iso(d.nextAttemptAt),
+    created_at: iso(d.createdAt)!,
+    delivered_at: iso(d.deliveredAt),
+  };
 }
 
 export interface Attempt {

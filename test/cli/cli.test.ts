@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli";
+import { expectRefused, runCli } from "../helpers/cli";
 
 const root = new URL("../..", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "smartmoney-cli-"));
@@ -74,9 +74,7 @@ describe("smartmoney CLI", () => {
   it("refuses a key for an existing account on another tier with one line and exit 1", async () => {
     await cli(["keys", "mint", "--tier", "free", "--account", "tiered"]);
     const res = await cli(["keys", "mint", "--tier", "terminal", "--account", "tiered"]);
-    expect(res.code).toBe(1);
-    expect(res.stderr.trim().split("\n")).toHaveLength(1);
-    expect(res.stderr).toContain("accounts set-tier tiered terminal");
+    expectRefused(res, "accounts set-tier tiered terminal");
   });
 
   it("revokes by id and says so; revoking twice is an error", async () => {
@@ -113,10 +111,7 @@ describe("smartmoney CLI", () => {
 
   it("stops at start on invalid configuration, listing every problem in one line", async () => {
     const res = await cli(["migrate"], { SMARTMONEY_PORT: "x", SMARTMONEY_LOG_LEVEL: "loud" });
-    expect(res.code).toBe(1);
-    expect(res.stderr.trim().split("\n")).toHaveLength(1);
-    expect(res.stderr).toContain("SMARTMONEY_PORT");
-    expect(res.stderr).toContain("SMARTMONEY_LOG_LEVEL");
+    expectRefused(res, "SMARTMONEY_PORT", "SMARTMONEY_LOG_LEVEL");
   });
 
   it("migrates idempotently", async () => {
@@ -151,18 +146,15 @@ describe("smartmoney CLI", () => {
     expect(asOf).toBeGreaterThanOrEqual(0);
     expect(asOf).toBeLessThan(60_000);
     const bad = await cli(["jobs", "run", "refresh", "--now", "soon"]);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr.trim().split("\n")).toHaveLength(1);
-    expect(bad.stderr).toContain(
+    expectRefused(
+      bad,
       '--now must be an RFC 3339 date-time or date, or Unix milliseconds such as 2026-11-01T00:00:00Z, not "soon"',
     );
   });
 
   it("compacts by hand only with SMARTMONEY_FILL_RETENTION set, and reports it in status", async () => {
     const off = await cli(["jobs", "run", "compact"]);
-    expect(off.code).toBe(1);
-    expect(off.stderr.trim().split("\n")).toHaveLength(1);
-    expect(off.stderr).toContain("fill retention is off: set SMARTMONEY_FILL_RETENTION");
+    expectRefused(off, "fill retention is off: set SMARTMONEY_FILL_RETENTION");
     const on = await cli(["jobs", "run", "compact", "--json"], {
       SMARTMONEY_FILL_RETENTION: "2160h",
     });
@@ -181,9 +173,8 @@ describe("smartmoney CLI", () => {
 
   it("refuses a --now that is not an instant with one line and exit 1", async () => {
     const res = await cli(["serve", "--port", "0", "--now", "yesterday"]);
-    expect(res.code).toBe(1);
-    expect(res.stderr.trim().split("\n")).toHaveLength(1);
-    expect(res.stderr).toContain(
+    expectRefused(
+      res,
       '--now must be an RFC 3339 date-time or date, or Unix milliseconds such as 2026-11-01T00:00:00Z, not "yesterday"',
     );
   });

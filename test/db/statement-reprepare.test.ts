@@ -6,6 +6,7 @@ import { openConnection } from "../../src/db/open";
 import { createIngest } from "../../src/ingest/ingest";
 import { refreshNow } from "../../src/jobs/refresh";
 import { seededTestApp, type TestApp } from "../helpers/app";
+import { catchAllEndpoint } from "../helpers/endpoints";
 
 /**
  * No statement of ours is prepared again on every call. better-sqlite3 clears bindings after
@@ -48,15 +49,7 @@ afterAll(() => t?.close());
 describe.skipIf(!canWatchOwnProcess())("statements prepared once", () => {
   it("no statement of ours is prepared again on every call", async () => {
     const key = t.key("terminal_pro");
-    const account = t.app.accounts.create("reprepare", "terminal");
-    if (!account.ok) throw new Error(account.reason);
-    const endpoint = t.app.webhooks.endpoints.create({
-      accountId: account.value.id,
-      tier: "terminal",
-      channel: "api",
-      callbackUrl: "https://hooks.example.com/smartmoney",
-    });
-    if (!endpoint.ok) throw new Error(endpoint.reason);
+    catchAllEndpoint(t, "reprepare", "https://hooks.example.com/smartmoney");
     const paths = benchEndpoints(pickFromWorld(t.config.dbPath, 3))
       .filter((e) => e.method === "GET")
       .map((e) => e.path);

@@ -1,10 +1,17 @@
-import { vi } from "vitest";
+import { expect, vi } from "vitest";
 import { main } from "../../cli/program";
 
 export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** The command failed (exit 1), saying why in one line of stderr that holds each of `says`. */
+export function expectRefused(result: CliResult, ...says: string[]): void {
+  expect(result.code).toBe(1);
+  expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  for (const text of says) expect(result.stderr).toContain(text);
 }
 
 /** The run in progress: stdout, stderr and process.env belong to one run at a time. */

@@ -44,6 +44,13 @@ beforeAll(() => {
 });
 afterAll(() => t.close());
 
+/** A copy of the unsealed world, named `name` in the test's directory: its path. */
+function worldCopy(name: string): string {
+  const path = join(t.dir, name);
+  copyFileSync(template, path);
+  return path;
+}
+
 /** Each fill as one comparable line, in id order; `history` are rows read from the files. */
 function storedFills(db: Db, history: string[]): string[] {
   const rows = db.reader
@@ -100,8 +107,7 @@ async function expectEveryFillOnce(db: Db): Promise<void> {
 
 describe("sealing compacted markets into the history", () => {
   it("moves their fills into listed Parquet files: every fill once, sizes in the manifest", async () => {
-    const path = join(t.dir, "sealed.db");
-    copyFileSync(template, path);
+    const path = worldCopy("sealed.db");
     const db = openDb(path);
     try {
       migrate(db.writer);
@@ -127,8 +133,7 @@ describe("sealing compacted markets into the history", () => {
   });
 
   it("keeps every fill once when two seals run at once (the jobs process and one by hand)", async () => {
-    const path = join(t.dir, "twice.db");
-    copyFileSync(template, path);
+    const path = worldCopy("twice.db");
     const one = openDb(path);
     const two = openDb(path);
     try {
@@ -153,8 +158,7 @@ describe("sealing compacted markets into the history", () => {
   it.each(STEPS)(
     "loses and doubles nothing when the process is killed at %s, and the next seal finishes",
     async (step) => {
-      const path = join(t.dir, `killed-${step}.db`);
-      copyFileSync(template, path);
+      const path = worldCopy(`killed-${step}.db`);
       killedAt(path, step);
       const db = openDb(path);
       try {
@@ -187,8 +191,7 @@ describe("sealing compacted markets into the history", () => {
 
 describe("the history beside the database", () => {
   it("runs by hand (`jobs run compact`) with its progress on stderr, every fill once", async () => {
-    const path = join(t.dir, "by-hand.db");
-    copyFileSync(template, path);
+    const path = worldCopy("by-hand.db");
     const env = {
       SMARTMONEY_DB: path,
       SMARTMONEY_LOG_LEVEL: "error",
@@ -211,8 +214,7 @@ describe("the history beside the database", () => {
   });
 
   it("is counted by status, exported with the recent fills, and copied by backup", async () => {
-    const path = join(t.dir, "operated.db");
-    copyFileSync(template, path);
+    const path = worldCopy("operated.db");
     const db = openDb(path);
     const sealed = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
     db.close();
@@ -291,10 +293,8 @@ describe("the history beside the database", () => {
 
 describe("trade pages over the history", () => {
   it("answer as before the seal: the same rows, in the same order, page by page", async () => {
-    const unsealedPath = join(t.dir, "pages-unsealed.db");
-    const sealedPath = join(t.dir, "pages-sealed.db");
-    copyFileSync(template, unsealedPath);
-    copyFileSync(template, sealedPath);
+    const unsealedPath = worldCopy("pages-unsealed.db");
+    const sealedPath = worldCopy("pages-sealed.db");
     const db = openDb(sealedPath);
     expect((await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 })).markets).toBe(5);
     db.close();
@@ -361,8 +361,7 @@ describe("trade pages over the history", () => {
 
 describe("a damaged history", () => {
   it("fails only the answers that need the file, clearly, and status names it", async () => {
-    const path = join(t.dir, "damaged.db");
-    copyFileSync(template, path);
+    const path = worldCopy("damaged.db");
     const db = openDb(path);
     const inFirst = db.reader
       .prepare(
@@ -417,8 +416,7 @@ describe("a damaged history", () => {
 
 describe("the backtest's seam over the history", () => {
   it("streams every fill in (ts, id) order wherever it is stored", async () => {
-    const sealedPath = join(t.dir, "backtest-sealed.db");
-    copyFileSync(template, sealedPath);
+    const sealedPath = worldCopy("backtest-sealed.db");
     const db = openDb(sealedPath);
     try {
       await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
@@ -437,8 +435,7 @@ describe("merging the history's small files", () => {
   const MERGE_ALL = { smallFills: 1e9, mergedFills: 1e9, mergeAt: 2 };
 
   it("swaps many files for one, sorted as a seal sorts: every fill once, the same answers", async () => {
-    const path = join(t.dir, "merged.db");
-    copyFileSync(template, path);
+    const path = worldCopy("merged.db");
     const db = openDb(path);
     try {
       const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
@@ -493,8 +490,7 @@ describe("merging the history's small files", () => {
   it.each(["merge-written", "merge-committed"] as const)(
     "loses and doubles nothing when the process is killed at %s",
     async (step) => {
-      const path = join(t.dir, `killed-${step}.db`);
-      copyFileSync(template, path);
+      const path = worldCopy(`killed-${step}.db`);
       killedAt(path, step, "merge");
       const db = openDb(path);
       try {

@@ -1,6 +1,7 @@
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import type { TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 import { newTrade } from "../helpers/trades";
 
 export const DAY = 86_400_000;
@@ -25,18 +26,11 @@ export function sealableWorld(
   ];
   const ids = t.db.writer.transaction(() =>
     slugs.map((slug, i) => {
-      const r = ingest.upsertMarket({
+      return addMarket(ingest, {
         slug,
-        title: slug,
         category: "politics",
         condition_id: `0x${(i + 1).toString(16).padStart(64, "0")}`,
-        end_date: null,
-        created_at: 0,
-        resolved_outcome: null,
-        resolved_at: null,
       });
-      if (!r.ok) throw new Error(r.reason);
-      return r.id;
     }),
   )();
   const trades: NewTrade[] = [];

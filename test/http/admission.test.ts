@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { quotaOf } from "../../src/auth/admission";
 import type { Tier } from "../../src/auth/tiers";
-import { laneAndRouter } from "./lane-servers";
-import { A, buildWorld, tradeAfterRefresh, type World } from "./wallet-world";
+import { type Served, servedWorld } from "./lane-servers";
+import { A, type World } from "./wallet-world";
 
 // Admission (src/auth/admission.ts) is one rule with two ways in: the router's middleware and
 // the answer lane (src/http/answer-lane.ts). Every case below is played twice, the same requests
@@ -10,22 +10,16 @@ import { A, buildWorld, tradeAfterRefresh, type World } from "./wallet-world";
 // as `smartmoney serve` listens, and once on the router alone. Both must admit, count and refuse
 // alike: the same status, error code and quota headers, and the same counts in the ledger.
 
+let servers: Served;
 let world: World;
-let servers: Awaited<ReturnType<typeof laneAndRouter>>;
 let laned: string;
 let routed: string;
 
 beforeAll(async () => {
-  world = buildWorld();
-  tradeAfterRefresh(world);
-  servers = await laneAndRouter(world.t.app);
-  ({ laned, routed } = servers);
+  servers = await servedWorld();
+  ({ world, laned, routed } = servers);
 });
-
-afterAll(async () => {
-  await servers.close();
-  world.t.close();
-});
+afterAll(() => servers.close());
 
 /** One endpoint the answer cache keeps (so the lane may send it) per minimum tier. */
 const ENDPOINTS: Record<Tier, string> = {

@@ -5,6 +5,7 @@ import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { MarketAnalysisSchema } from "../../src/schemas/markets";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 import { newTrade } from "../helpers/trades";
 
 const MIN = 60_000;
@@ -52,18 +53,14 @@ beforeEach(() => {
       ["zeta", "Old question", "culture"],
       ["empty", "Nobody trades this", "crypto"],
     ] as const) {
-      const r = ingest.upsertMarket({
+      const marketId = addMarket(ingest, {
         slug,
         title,
         category,
         condition_id: `0x${(ids.size + 1).toString(16).padStart(64, "0")}`,
-        end_date: null,
         created_at: NOW - 90 * DAY,
-        resolved_outcome: null,
-        resolved_at: null,
       });
-      if (!r.ok) throw new Error(r.reason);
-      ids.set(slug, r.id);
+      ids.set(slug, marketId);
     }
     ingest.resolveMarket(ids.get("zeta")!, "YES", NOW - 40 * DAY);
   })();

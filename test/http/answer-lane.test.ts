@@ -1,39 +1,22 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRequestListener } from "../../src/http/listener";
-import { laneAndRouter } from "./lane-servers";
-import {
-  A,
-  B,
-  buildWorld,
-  F,
-  fill,
-  HOUR,
-  MARKETS,
-  NOW,
-  tradeAfterRefresh,
-  type World,
-} from "./wallet-world";
+import { type Served, servedWorld } from "./lane-servers";
+import { A, B, F, fill, HOUR, MARKETS, NOW, type World } from "./wallet-world";
 
 // The answer lane (src/http/answer-lane.ts) sends kept answers before the router. Served over
 // real sockets, as `smartmoney serve` serves: every answer it gives must be the router's, headers
 // included, and everything else must reach the router (the router alone answers on `routed`).
 
+let servers: Served;
 let world: World;
-let servers: Awaited<ReturnType<typeof laneAndRouter>>;
 let laned: string;
 let routed: string;
 
 beforeEach(async () => {
-  world = buildWorld();
-  tradeAfterRefresh(world);
-  servers = await laneAndRouter(world.t.app);
-  ({ laned, routed } = servers);
+  servers = await servedWorld();
+  ({ world, laned, routed } = servers);
 });
-
-afterEach(async () => {
-  await servers.close();
-  world.t.close();
-});
+afterEach(() => servers.close());
 
 interface Answer {
   status: number;

@@ -3,6 +3,27 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { App } from "../../src/app";
 import { createRequestListener } from "../../src/http/listener";
+import { buildWorld, tradeAfterRefresh, type World } from "./wallet-world";
+
+export type Served = Awaited<ReturnType<typeof laneAndRouter>> & { world: World };
+
+/**
+ * The wallet world (./wallet-world.ts), traded after its refresh, served by laneAndRouter;
+ * `close` ends the servers and closes the world.
+ */
+export async function servedWorld(): Promise<Served> {
+  const world = buildWorld();
+  tradeAfterRefresh(world);
+  const servers = await laneAndRouter(world.t.app);
+  return {
+    ...servers,
+    world,
+    async close() {
+      await servers.close();
+      world.t.close();
+    },
+  };
+}
 
 /**
  * One app served over loopback sockets two ways: `laned`, with the answer lane in front of the

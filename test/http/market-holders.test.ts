@@ -3,6 +3,7 @@ import { createIngest } from "../../src/ingest/ingest";
 import { TOP_HOLDERS } from "../../src/read/market-positions";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 import { newTrade } from "../helpers/trades";
 
 const NOW = Date.parse("2026-11-01T12:30:00.000Z");
@@ -31,20 +32,15 @@ beforeAll(() => {
   const ingest = createIngest(t.db, t.clock);
   t.db.writer.transaction(() => {
     Object.entries(SIZES).forEach(([slug, sizes], m) => {
-      const r = ingest.upsertMarket({
+      const marketId = addMarket(ingest, {
         slug,
-        title: slug,
         category: "crypto",
         condition_id: `0x${(m + 1).toString(16).padStart(64, "0")}`,
-        end_date: null,
         created_at: NOW - 10 * 24 * HOUR,
-        resolved_outcome: null,
-        resolved_at: null,
       });
-      if (!r.ok) throw new Error(r.reason);
       // Sizes are handed out in address order but traded from the highest address down.
       const trades = sizes
-        .map((usd, i) => newTrade(wallet(100 * m + i + 1), r.id, "YES", "BUY", 0.5, 2 * usd, 0))
+        .map((usd, i) => newTrade(wallet(100 * m + i + 1), marketId, "YES", "BUY", 0.5, 2 * usd, 0))
         .reverse()
         .map((trade, i) => ({ ...trade, ts: NOW - 2 * HOUR + i * 1000 }));
       // One at a time: a batch numbers its new wallets in address order.

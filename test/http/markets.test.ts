@@ -12,6 +12,7 @@ import {
   MoversSchema,
 } from "../../src/schemas/markets";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 import { newTrade } from "../helpers/trades";
 
 const MIN = 60_000;
@@ -43,19 +44,16 @@ function buildWorld() {
   const ingest = createIngest(t.db, t.clock);
   const ids = new Map<string, number>();
   const market = (slug: string, title: string, category: string) => {
-    const r = ingest.upsertMarket({
+    const marketId = addMarket(ingest, {
       slug,
       title,
       category,
       condition_id: `0x${(ids.size + 1).toString(16).padStart(64, "0")}`,
       end_date: NOW + 30 * DAY,
       created_at: NOW - 90 * DAY,
-      resolved_outcome: null,
-      resolved_at: null,
     });
-    if (!r.ok) throw new Error(r.reason);
-    ids.set(slug, r.id);
-    return r.id;
+    ids.set(slug, marketId);
+    return marketId;
   };
   t.db.writer.transaction(() => {
     const alpha = market("alpha", "Will BTC close above 100k?", "crypto");

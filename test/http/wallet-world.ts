@@ -4,6 +4,7 @@ import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshNow } from "../../src/jobs/refresh";
 import { walletSearchRefresh } from "../../src/refresh/wallet-search";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 
 /**
  * A hand-built world whose every served figure is worked out in the comments, shared by the
@@ -94,18 +95,14 @@ export function buildWorld(): World {
   const trade = (rows: NewTrade[]) => t.db.writer.transaction(() => ingest.insertTrades(rows))();
   t.db.writer.transaction(() => {
     for (const [key, m] of Object.entries(MARKETS) as [MarketKey, (typeof MARKETS)[MarketKey]][]) {
-      const r = ingest.upsertMarket({
+      const marketId = addMarket(ingest, {
         slug: m.slug,
         title: `${m.slug.toUpperCase()}?`,
         category: m.category,
         condition_id: `0x${key.padStart(64, "0")}`,
-        end_date: null,
         created_at: T - 60 * DAY,
-        resolved_outcome: null,
-        resolved_at: null,
       });
-      if (!r.ok) throw new Error(r.reason);
-      ids[key] = r.id;
+      ids[key] = marketId;
     }
     const wallet = (
       address: string,

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createIngest, FILL_ID_BY_KEY_SQL, type NewTrade } from "../../src/ingest/ingest";
 import { TRADE_BY_TX_SQL } from "../../src/read/trades";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 import { queryPlan } from "../helpers/plan";
 
 /**
@@ -16,18 +17,13 @@ beforeEach(() => {
   t = createTestApp();
   const ingest = createIngest(t.db, t.clock);
   marketId = t.db.writer.transaction(() => {
-    const r = ingest.upsertMarket({
+    return addMarket(ingest, {
       slug: "m",
       title: "M?",
       category: "crypto",
       condition_id: `0x${"c".repeat(64)}`,
-      end_date: null,
       created_at: null,
-      resolved_outcome: null,
-      resolved_at: null,
     });
-    if (!r.ok) throw new Error(r.reason);
-    return r.id;
   })();
 });
 afterEach(() => t.close());

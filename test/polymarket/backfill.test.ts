@@ -1,30 +1,22 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { BACKFILL_KEY, runBackfill } from "../../src/ingest/polymarket/backfill";
-import { type Simulator, startSimulator } from "../simulator/server";
 import { SimWorld } from "../simulator/world";
-import { count, type Harness, harness, stateOf } from "./harness";
+import { closeSimulated, count, simulate, stateOf } from "./harness";
 
 /** Deep history from chain logs against the simulator's node (which refuses wide ranges). */
 
 const NOW = "2026-07-18T00:00:00Z";
 const HOUR = 3_600_000;
-const open: { h: Harness; sim: Simulator }[] = [];
-afterEach(async () => {
-  for (const { h, sim } of open.splice(0)) {
-    await sim.close();
-    h.t.close();
-  }
-});
+afterEach(closeSimulated);
 
 async function setup() {
-  const h = harness(NOW);
-  const now = h.t.clock.now();
-  const world = new SimWorld({ events: 10, marketsPerEvent: 2, wallets: 30, now });
-  // Three hours of history, a fill every 10 seconds.
-  for (let at = now - 3 * HOUR; at < now; at += 10_000) world.emit(1, at);
-  const sim = await startSimulator({ world, now: () => h.t.clock.now() });
-  open.push({ h, sim });
-  return { h, sim, now };
+  const { h, sim } = await simulate(NOW, (now) => {
+    const world = new SimWorld({ events: 10, marketsPerEvent: 2, wallets: 30, now });
+    // Three hours of history, a fill every 10 seconds.
+    for (let at = now - 3 * HOUR; at < now; at += 10_000) world.emit(1, at);
+    return world;
+  });
+  return { h, sim, now: h.t.clock.now() };
 }
 
 describe("ingest polymarket backfill", () => {

@@ -5,9 +5,9 @@ import { realSleep } from "../../src/ingest/polymarket/limiter";
 import { runPolymarketRound } from "../../src/ingest/polymarket/round";
 import { formatStatus, ingestStatus } from "../../src/ingest/polymarket/status";
 import { startLiveStream } from "../../src/ingest/polymarket/stream";
-import { type Simulator, startSimulator } from "../simulator/server";
+import type { Simulator } from "../simulator/server";
 import { type SimEvent, type SimMarket, SimWorld } from "../simulator/world";
-import { count, type Harness, harness } from "./harness";
+import { closeSimulated, count, type Harness, simulate, simulatorOptions } from "./harness";
 
 /**
  * New markets against the simulator: markets created throughout a run are discovered by the
@@ -18,32 +18,29 @@ import { count, type Harness, harness } from "./harness";
 
 const NOW = "2026-07-18T00:00:00Z";
 const ROUND_MS = 30_000;
-const open: { h: Harness; sim: Simulator }[] = [];
-afterEach(async () => {
-  for (const { h, sim } of open.splice(0)) {
-    await sim.close();
-    h.t.close();
+afterEach(closeSimulated);
+
+const setup = (world: { events: number; marketsPerEvent: number }) =>
+  simulate(NOW, (now) => new SimWorld({ wallets: 40, ...world, now }));
+const options = (sim: Simulator, extra: Partial<PolymarketOptions> = {}) =>
+  simulatorOptions(sim, NOW, extra);
+
+/**
+ * Sends `fills` fills of `market` over the simulator's socket to a live stream and waits (real
+ * time, 10 s at most) until it has stored them; the stream's figures once it stopped.
+ */
+async function streamFills(h: Harness, sim: Simulator, market: SimMarket, fills: number) {
+  const stream = startLiveStream(h.deps, options(sim), { url: sim.wsUrl, flushMs: 20 });
+  try {
+    const deadline = Date.now() + 10_000;
+    while (sim.socketClients() < 1 && Date.now() < deadline) await realSleep(20);
+    sim.emit(fills, market);
+    while (stream.stats.stored < fills && Date.now() < deadline) await realSleep(20);
+  } finally {
+    await stream.stop();
   }
-});
-
-async function setup(world: { events: number; marketsPerEvent: number }) {
-  const h = harness(NOW);
-  const sim = await startSimulator({
-    world: new SimWorld({ wallets: 40, ...world, now: h.t.clock.now() }),
-    now: () => h.t.clock.now(),
-  });
-  open.push({ h, sim });
-  return { h, sim };
+  return stream.stats;
 }
-
-const options = (sim: Simulator, extra: Partial<PolymarketOptions> = {}): PolymarketOptions => ({
-  dataUrl: sim.url,
-  gammaUrl: sim.url,
-  rpcUrl: null,
-  since: Date.parse(NOW) - 3_600_000,
-  leaderboardDepth: 50,
-  ...extra,
-});
 
 const categoryOf = (e: SimEvent) =>
   e.tags.map((t) => knownCategory(t.label)).find(Boolean) ?? e.tags[0]!.label.toLowerCase();
@@ -157,16 +154,7 @@ describe("a fill that arrives before its market", () => {
     await runPolymarketRound(h.deps, options(sim));
     const event = sim.world.addEvent(h.t.clock.now());
     const market = event.markets[0]!;
-    const stream = startLiveStream(h.deps, options(sim), { url: sim.wsUrl, flushMs: 20 });
-    try {
-      const deadline = Date.now() + 10_000;
-      while (sim.socketClients() < 1 && Date.now() < deadline) await realSleep(20);
-      sim.emit(3, market);
-      while (stream.stats.stored < 3 && Date.now() < deadline) await realSleep(20);
-    } finally {
-      await stream.stop();
-    }
-    expect(stream.stats.stored).toBe(3);
+    expect((await streamFills(h, sim, market, 3)).stored).toBe(3);
     // Gamma's market (its category and title), not one made from the fill's own fields.
     expect(missing(h, [market], sim.world)).toEqual([]);
     expect(sim.requests.some((r) => r.includes(`condition_ids=${market.conditionId}`))).toBe(true);
@@ -208,15 +196,7 @@ describe("a fill that arrives before its market", () => {
     for (let i = 0; i < 8; i++) sim.fault("/markets", { kind: "502-html" });
     // The fake clock moves only by the lookup's retry waits: the fills arrive now.
     const arrived = h.t.clock.now();
-    const stream = startLiveStream(h.deps, options(sim), { url: sim.wsUrl, flushMs: 20 });
-    try {
-      const deadline = Date.now() + 10_000;
-      while (sim.socketClients() < 1 && Date.now() < deadline) await realSleep(20);
-      sim.emit(2, market);
-      while (stream.stats.stored < 2 && Date.now() < deadline) await realSleep(20);
-    } finally {
-      await stream.stop();
-    }
+    await streamFills(h, sim, market, 2);
     // Stored meanwhile, under a market made from the fill's slug and title: no category yet.
     expect(count(h.t, "trades")).toBe(2);
     expect(storedMarkets(h).get(market.conditionId)?.category).toBeNull();

@@ -2,35 +2,26 @@ import { afterEach, describe, expect, it } from "vitest";
 import { USDC_E } from "../../src/ingest/polymarket/contracts";
 import { runPolymarketRound } from "../../src/ingest/polymarket/round";
 import { transferLog, txHash, units } from "../fixtures-polymarket/chain";
-import { type Simulator, startSimulator } from "../simulator/server";
 import { SimWorld } from "../simulator/world";
-import { type Harness, harness } from "./harness";
+import { closeSimulated, simulate } from "./harness";
 
 /** Funding that precedes a wallet's first fill, read back to the horizon when it is first seen. */
 
 const NOW = "2026-07-18T00:00:00Z";
 const DAY = 86_400_000;
 const FUNDER = `0x${"f".repeat(40)}`;
-const open: { h: Harness; sim: Simulator }[] = [];
-afterEach(async () => {
-  for (const { h, sim } of open.splice(0)) {
-    await sim.close();
-    h.t.close();
-  }
-});
+afterEach(closeSimulated);
 
 describe("funding before the first fill", () => {
   it("stores inbound transfers within the horizon before a new wallet's first fill, once", async () => {
-    const h = harness(NOW);
-    const now = h.t.clock.now();
-    const world = new SimWorld({ events: 5, marketsPerEvent: 1, wallets: 1, now });
-    const sim = await startSimulator({
-      world,
-      now: () => h.t.clock.now(),
+    const { h, sim } = await simulate(
+      NOW,
+      (now) => new SimWorld({ events: 5, marketsPerEvent: 1, wallets: 1, now }),
       // A generous node, so the 30-day scan takes a few requests.
-      limits: { rpcMaxBlockRange: 500_000 },
-    });
-    open.push({ h, sim });
+      { rpcMaxBlockRange: 500_000 },
+    );
+    const now = h.t.clock.now();
+    const world = sim.world;
     const trader = world.wallets[0]!;
     const stranger = `0x${"e".repeat(40)}`;
     const at = (ms: number, label: string, to: string, amount: number) =>

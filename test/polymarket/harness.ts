@@ -1,7 +1,9 @@
-import type { PolymarketDeps } from "../../src/ingest/polymarket/context";
+import type { PolymarketDeps, PolymarketOptions } from "../../src/ingest/polymarket/context";
 import type { Sleep } from "../../src/ingest/polymarket/limiter";
 import { createTestApp, type TestApp } from "../helpers/app";
 import type { FakeClock } from "../helpers/clock";
+import { type SimOptions, type Simulator, startSimulator } from "../simulator/server";
+import type { SimWorld } from "../simulator/world";
 
 /** A sleep that moves the fake clock instead of waiting, and remembers every wait. */
 export function fakeSleep(clock: FakeClock): Sleep & { waits: number[] } {
@@ -38,6 +40,49 @@ export function harness(now = "2026-07-18T00:00:00Z"): Harness {
     },
   };
 }
+
+const simulated: { h: Harness; sim: Simulator }[] = [];
+
+/**
+ * A harness at `now` and a simulator serving the world `world` makes at that instant, both on the
+ * harness's clock. A test file that opens them closes them with closeSimulated in its afterEach.
+ */
+export async function simulate(
+  now: string,
+  world: (now: number) => SimWorld,
+  limits?: SimOptions["limits"],
+): Promise<{ h: Harness; sim: Simulator }> {
+  const h = harness(now);
+  const sim = await startSimulator({
+    world: world(h.t.clock.now()),
+    now: () => h.t.clock.now(),
+    limits,
+  });
+  simulated.push({ h, sim });
+  return { h, sim };
+}
+
+/** Closes every simulator and harness simulate opened. */
+export async function closeSimulated(): Promise<void> {
+  for (const { h, sim } of simulated.splice(0)) {
+    await sim.close();
+    h.t.close();
+  }
+}
+
+/** A round's options against a simulator's data API and Gamma, no node, from the hour before `now`. */
+export const simulatorOptions = (
+  sim: Simulator,
+  now: string,
+  extra: Partial<PolymarketOptions> = {},
+): PolymarketOptions => ({
+  dataUrl: sim.url,
+  gammaUrl: sim.url,
+  rpcUrl: null,
+  since: Date.parse(now) - 3_600_000,
+  leaderboardDepth: 50,
+  ...extra,
+});
 
 export interface TradeRow {
   tx_hash: string;

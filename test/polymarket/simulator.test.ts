@@ -3,9 +3,9 @@ import type { PolymarketOptions } from "../../src/ingest/polymarket/context";
 import { knownCategory } from "../../src/ingest/polymarket/gamma";
 import { runPolymarketRound } from "../../src/ingest/polymarket/round";
 import { ingestStatus } from "../../src/ingest/polymarket/status";
-import { type Simulator, startSimulator } from "../simulator/server";
+import type { Simulator } from "../simulator/server";
 import { SimWorld } from "../simulator/world";
-import { count, type Harness, harness } from "./harness";
+import { closeSimulated, count, simulate, simulatorOptions } from "./harness";
 
 /**
  * The ingester against the project's Polymarket simulator, which applies the real service's
@@ -14,32 +14,12 @@ import { count, type Harness, harness } from "./harness";
  */
 
 const NOW = "2026-07-18T00:00:00Z";
-const open: { h: Harness; sim: Simulator }[] = [];
-afterEach(async () => {
-  for (const { h, sim } of open.splice(0)) {
-    await sim.close();
-    h.t.close();
-  }
-});
+afterEach(closeSimulated);
 
-async function setup(world: { events: number; marketsPerEvent: number; wallets?: number }) {
-  const h = harness(NOW);
-  const sim = await startSimulator({
-    world: new SimWorld({ wallets: 40, ...world, now: h.t.clock.now() }),
-    now: () => h.t.clock.now(),
-  });
-  open.push({ h, sim });
-  return { h, sim };
-}
-
-const options = (sim: Simulator, extra: Partial<PolymarketOptions> = {}): PolymarketOptions => ({
-  dataUrl: sim.url,
-  gammaUrl: sim.url,
-  rpcUrl: null,
-  since: Date.parse(NOW) - 3_600_000,
-  leaderboardDepth: 100,
-  ...extra,
-});
+const setup = (world: { events: number; marketsPerEvent: number; wallets?: number }) =>
+  simulate(NOW, (now) => new SimWorld({ wallets: 40, ...world, now }));
+const options = (sim: Simulator, extra: Partial<PolymarketOptions> = {}) =>
+  simulatorOptions(sim, NOW, { leaderboardDepth: 100, ...extra });
 
 describe("market discovery against the simulator", () => {
   it("discovers a 2,500-market listing fully, with categories and outcome names, over capped rounds", async () => {

@@ -5,9 +5,9 @@ import { runLiveIngest } from "../../src/ingest/polymarket/live";
 import { runPolymarketRound } from "../../src/ingest/polymarket/round";
 import { ingestStatus } from "../../src/ingest/polymarket/status";
 import { startLiveStream } from "../../src/ingest/polymarket/stream";
-import { type Simulator, startSimulator } from "../simulator/server";
+import type { Simulator } from "../simulator/server";
 import { SimWorld } from "../simulator/world";
-import { count, type Harness, harness } from "./harness";
+import { closeSimulated, count, simulate, simulatorOptions } from "./harness";
 
 /**
  * The live socket and gap filling against the simulator: trades pushed over the socket are
@@ -17,28 +17,10 @@ import { count, type Harness, harness } from "./harness";
  */
 
 const NOW = "2026-07-18T00:00:00Z";
-const open: { h: Harness; sim: Simulator }[] = [];
-afterEach(async () => {
-  for (const { h, sim } of open.splice(0)) {
-    await sim.close();
-    h.t.close();
-  }
-});
+afterEach(closeSimulated);
 
-async function setup(worldOptions: { events: number; wallets?: number } = { events: 20 }) {
-  const h = harness(NOW);
-  const sim = await startSimulator({
-    world: new SimWorld({
-      marketsPerEvent: 2,
-      wallets: 50,
-      ...worldOptions,
-      now: h.t.clock.now(),
-    }),
-    now: () => h.t.clock.now(),
-  });
-  open.push({ h, sim });
-  return { h, sim };
-}
+const setup = (worldOptions: { events: number; wallets?: number } = { events: 20 }) =>
+  simulate(NOW, (now) => new SimWorld({ marketsPerEvent: 2, wallets: 50, ...worldOptions, now }));
 
 /** Polls (real time) until the condition holds; fails the test after 10 s. */
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -49,14 +31,8 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-const options = (sim: Simulator, extra: Partial<PolymarketOptions> = {}): PolymarketOptions => ({
-  dataUrl: sim.url,
-  gammaUrl: sim.url,
-  rpcUrl: null,
-  since: Date.parse(NOW) - 3_600_000,
-  leaderboardDepth: 50,
-  ...extra,
-});
+const options = (sim: Simulator, extra: Partial<PolymarketOptions> = {}) =>
+  simulatorOptions(sim, NOW, extra);
 
 describe("the live stream", () => {
   it("stores socket trades through the ingest path and quarantines a bad one", async () => {

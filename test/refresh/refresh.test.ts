@@ -14,6 +14,7 @@ import {
 import { CATCH_UP_COUNT, MARK_MAX_AGE_MS, refreshReadModels } from "../../src/refresh/refresh";
 import { betPnl } from "../../src/refresh/wallet-model";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 import { READ_MODEL_TABLES, readModelSnapshot } from "../helpers/read-models";
 import { newTrade } from "../helpers/trades";
 
@@ -45,18 +46,14 @@ function world() {
       ["a", "crypto"],
       ["b", "politics"],
     ] as const) {
-      const r = ingest.upsertMarket({
+      const marketId = addMarket(ingest, {
         slug,
         title: slug.toUpperCase(),
         category,
         condition_id: `0x${slug.repeat(64)}`,
-        end_date: null,
         created_at: T - DAY,
-        resolved_outcome: null,
-        resolved_at: null,
       });
-      if (!r.ok) throw new Error(r.reason);
-      ids.push(r.id);
+      ids.push(marketId);
     }
     const [a, b] = ids as [number, number];
     ingest.insertTrades([
@@ -195,18 +192,13 @@ function randomWorld(seed: number) {
   const categories = ["politics", "crypto", "sports", "culture", "economics", "breaking-news"];
   t.db.writer.transaction(() => {
     for (let i = 0; i < 14; i++) {
-      const r = ingest.upsertMarket({
+      const marketId = addMarket(ingest, {
         slug: `m${i}`,
         title: `M${i}`,
         category: categories[i % 6]!,
         condition_id: `0x${i.toString(16).padStart(64, "0")}`,
-        end_date: null,
-        created_at: 0,
-        resolved_outcome: null,
-        resolved_at: null,
       });
-      if (!r.ok) throw new Error(r.reason);
-      markets.push(r.id);
+      markets.push(marketId);
     }
     ingest.upsertWallet({
       address: wallets[3]!,
@@ -268,18 +260,11 @@ describe("incremental refresh", () => {
       let q3 = 0;
       t.db.writer.transaction(() => {
         const ids = ["q1", "q2", "q3"].map((slug, i) => {
-          const r = ingest.upsertMarket({
+          return addMarket(ingest, {
             slug,
-            title: slug,
             category: "culture",
             condition_id: `0x${"f".repeat(63)}${i}`,
-            end_date: null,
-            created_at: 0,
-            resolved_outcome: null,
-            resolved_at: null,
           });
-          if (!r.ok) throw new Error(r.reason);
-          return r.id;
         });
         ingest.insertTrades([
           trade(quiet, ids[0]!, "YES", "BUY", 0.3, 100, t1 - 2 * HOUR),

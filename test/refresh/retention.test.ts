@@ -6,6 +6,7 @@ import { refreshJob } from "../../src/jobs/refresh";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets, retentionStatus } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 import { READ_MODEL_TABLES, readModelSnapshot } from "../helpers/read-models";
 import { newTrade as trade } from "../helpers/trades";
 
@@ -40,18 +41,12 @@ function world(seed: number, env: NodeJS.ProcessEnv = {}) {
   const slugs = ["old0", "old1", "old2", "old3", "lateResolved", "new0", "new1", "new2"];
   t.db.writer.transaction(() => {
     slugs.forEach((slug, i) => {
-      const r = ingest.upsertMarket({
+      const marketId = addMarket(ingest, {
         slug,
-        title: slug,
         category: categories[i % 4]!,
         condition_id: conditionOf(slug),
-        end_date: null,
-        created_at: 0,
-        resolved_outcome: null,
-        resolved_at: null,
       });
-      if (!r.ok) throw new Error(r.reason);
-      ids[slug] = r.id;
+      ids[slug] = marketId;
     });
   })();
   const round = (markets: string[], from: number, to: number, count: number) => {

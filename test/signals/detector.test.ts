@@ -4,6 +4,7 @@ import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 import { newTrade } from "../helpers/trades";
 
 const HOUR = 3_600_000;
@@ -45,18 +46,13 @@ beforeEach(() => {
   if (!created.ok) throw new Error(created.reason);
   account = created.value.id;
   t.db.writer.transaction(() => {
-    const m = ingest.upsertMarket({
+    market = addMarket(ingest, {
       slug: "niche",
       title: "Niche?",
       category: "politics",
       condition_id: `0x${"1".repeat(64)}`,
-      end_date: null,
       created_at: NOW - 40 * DAY,
-      resolved_outcome: null,
-      resolved_at: null,
     });
-    if (!m.ok) throw new Error(m.reason);
-    market = m.id;
     ingest.insertTrades([
       trade(RETAIL, market, "YES", "BUY", 0.5, 100, NOW - 3 * DAY),
       trade(RETAIL, market, "NO", "BUY", 0.5, 200, NOW - 2 * DAY),
@@ -97,18 +93,13 @@ const deliveriesOf = (endpointId: string) =>
 function secondNicheMarket(): number {
   let id = 0;
   t.db.writer.transaction(() => {
-    const m = ingest.upsertMarket({
+    id = addMarket(ingest, {
       slug: "niche-2",
       title: "Niche 2?",
       category: "politics",
       condition_id: `0x${"2".repeat(64)}`,
-      end_date: null,
       created_at: NOW - 40 * DAY,
-      resolved_outcome: null,
-      resolved_at: null,
     });
-    if (!m.ok) throw new Error(m.reason);
-    id = m.id;
     ingest.insertTrades([
       trade(RETAIL, id, "YES", "BUY", 0.5, 100, NOW - 3 * DAY),
       trade(RETAIL, id, "NO", "BUY", 0.5, 200, NOW - 2 * DAY),
@@ -232,23 +223,19 @@ describe("signal detection on ingest", () => {
     // fills a 90-day retention deleted: its frozen bet still counts them.
     const [J1, J2, J3] = [addr(0xb1), addr(0xb2), addr(0xb3)];
     t.db.writer.transaction(() => {
-      const old = ingest.upsertMarket({
+      const oldId = addMarket(ingest, {
         slug: "old",
         title: "Old?",
         category: "politics",
         condition_id: `0x${"3".repeat(64)}`,
-        end_date: null,
         created_at: NOW - 300 * DAY,
-        resolved_outcome: null,
-        resolved_at: null,
       });
-      if (!old.ok) throw new Error(old.reason);
       ingest.insertTrades(
         Array.from({ length: 19 }, (_, i) =>
-          trade(J1, old.id, "YES", "BUY", 0.5, 0.01, NOW - 200 * DAY + i * 60_000),
+          trade(J1, oldId, "YES", "BUY", 0.5, 0.01, NOW - 200 * DAY + i * 60_000),
         ),
       );
-      ingest.resolveMarket(old.id, "YES", NOW - 150 * DAY);
+      ingest.resolveMarket(oldId, "YES", NOW - 150 * DAY);
     })();
     refreshReadModels(t.db, NOW);
     expect(await compactResolvedMarkets(t.db, NOW, 90 * DAY)).toMatchObject({

@@ -4,6 +4,7 @@ import { createIngest } from "../../src/ingest/ingest";
 import { refreshJob } from "../../src/jobs/refresh";
 import { jobTick, type ScheduledJob } from "../../src/jobs/scheduler";
 import { createTestApp, type TestApp } from "../helpers/app";
+import { addMarket } from "../helpers/markets";
 import { newTrade } from "../helpers/trades";
 
 /**
@@ -32,21 +33,17 @@ afterEach(() => {
 function world(): void {
   const ingest = createIngest(t.db, t.clock);
   t.db.writer.transaction(() => {
-    const market = ingest.upsertMarket({
+    const marketId = addMarket(ingest, {
       slug: "m",
       title: "M",
       category: "crypto",
       condition_id: `0x${"c".repeat(64)}`,
-      end_date: null,
       created_at: NOW - 30 * 86_400_000,
-      resolved_outcome: null,
-      resolved_at: null,
     });
-    if (!market.ok) throw new Error(market.reason);
     const rows = [];
     for (let n = 1; n <= WALLETS; n++) {
-      rows.push(newTrade(wallet(n), market.id, "YES", "BUY", 0.4, 100 + n, NOW - 86_400_000 + n));
-      rows.push(newTrade(wallet(n), market.id, "YES", "SELL", 0.5, 50, NOW - 3_600_000 + n));
+      rows.push(newTrade(wallet(n), marketId, "YES", "BUY", 0.4, 100 + n, NOW - 86_400_000 + n));
+      rows.push(newTrade(wallet(n), marketId, "YES", "SELL", 0.5, 50, NOW - 3_600_000 + n));
     }
     ingest.insertTrades(rows);
   })();

@@ -3,6 +3,7 @@ import { seedWorld } from "../../src/fixtures/seed-world";
 import { createIngest } from "../../src/ingest/ingest";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { catchAllEndpoint } from "../helpers/endpoints";
+import { addMarket } from "../helpers/markets";
 import { newTrade } from "../helpers/trades";
 
 /**
@@ -55,21 +56,17 @@ describe("old trades alert nobody", () => {
     const ingest = createIngest(t.db, t.clock, t.app.ingestHooks);
     const whale = `0x${"2".repeat(40)}`;
     t.db.writer.transaction(() => {
-      const market = ingest.upsertMarket({
+      const marketId = addMarket(ingest, {
         slug: "m",
         title: "M?",
         category: "politics",
         condition_id: `0x${"1".repeat(64)}`,
-        end_date: null,
         created_at: NOW - 40 * 24 * 60 * MINUTE,
-        resolved_outcome: null,
-        resolved_at: null,
       });
-      if (!market.ok) throw new Error(market.reason);
       // Two whale-sized buys: one exactly 30 minutes old, one a millisecond older.
       ingest.insertTrades([
-        newTrade(whale, market.id, "YES", "BUY", 0.5, 50_000, NOW - 30 * MINUTE - 1, 25_000),
-        newTrade(whale, market.id, "YES", "BUY", 0.5, 60_000, NOW - 30 * MINUTE, 30_000),
+        newTrade(whale, marketId, "YES", "BUY", 0.5, 50_000, NOW - 30 * MINUTE - 1, 25_000),
+        newTrade(whale, marketId, "YES", "BUY", 0.5, 60_000, NOW - 30 * MINUTE, 30_000),
       ]);
     })();
     const rows = t.db.reader

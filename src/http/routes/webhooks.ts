@@ -14,8 +14,8 @@ import {
   WebhookEndpointSchema,
   WebhookTestResultSchema,
 } from "../../schemas/webhooks";
-import type { Delivery, DeliveryPosition } from "../../webhooks/deliveries";
-import { DELIVERY_STATUSES } from "../../webhooks/deliveries";
+import type { DeliveryPosition } from "../../webhooks/deliveries";
+import { DELIVERY_STATUSES, deliveryJson } from "../../webhooks/deliveries";
 import { type Endpoint, MAX_CATEGORY_LENGTH, SCORE_TYPES } from "../../webhooks/endpoints";
 import { MAX_CALLBACK_URL_LENGTH } from "../../webhooks/ssrf";
 import type { HttpEnv } from "../env";
@@ -116,21 +116,6 @@ function endpointJson(endpoint: Endpoint, secret: string | null): WebhookEndpoin
     category: endpoint.category,
     secret,
     created_at: iso(endpoint.createdAt)!,
-  };
-}
-
-function deliveryJson(d: Delivery): WebhookDelivery {
-  return {
-    id: d.id,
-    event: d.event,
-    signal_id: d.signalId,
-    status: d.status,
-    attempts: d.attempts,
-    last_status_code: d.lastStatusCode,
-    last_error: d.lastError,
-    next_attempt_at: iso(d.nextAttemptAt),
-    created_at: iso(d.createdAt)!,
-    delivered_at: iso(d.deliveredAt),
   };
 }
 
@@ -301,10 +286,13 @@ export function webhookRoutes(app: App) {
           ...(after ? { after } : {}),
         });
         return c.json(
-          toPage(cursors, scope, rows.map(deliveryJson), next !== null, (last) => [
-            Date.parse(last.created_at),
-            last.id,
-          ]),
+          toPage(
+            cursors,
+            scope,
+            rows.map((d): WebhookDelivery => deliveryJson(d)),
+            next !== null,
+            (last) => [Date.parse(last.created_at), last.id],
+          ),
         );
       },
     )
