@@ -99,6 +99,16 @@ function killedAt(path: string, step: SealStep, merge?: "merge"): void {
   expect(child.signal).toBe("SIGKILL");
 }
 
+/** Runs `work` on the database at `path`, opened for it and closed after. */
+async function withDb(path: string, work: (db: Db) => Promise<void>): Promise<void> {
+  const db = openDb(path);
+  try {
+    await work(db);
+  } finally {
+    db.close();
+  }
+}
+
 async function expectEveryFillOnce(db: Db): Promise<void> {
   const all = storedFills(db, await historyFills(db));
   expect(all).toHaveLength(before.length);
@@ -205,12 +215,7 @@ describe("the history beside the database", () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ job: "compact", markets: 5 });
     // Piped stderr: one plain line when it ends (and one every ten seconds before).
     expect(run.stderr.trim().split("\n").at(-1)).toMatch(/^compacting: 100%, 5 of 5 markets/);
-    const db = openDb(path);
-    try {
-      await expectEveryFillOnce(db);
-    } finally {
-      db.close();
-    }
+    await withDb(path, expectEveryFillOnce);
   });
 
   it("is counted by status, exported with the recent fills, and copied by backup", async () => {
