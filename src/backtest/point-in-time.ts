@@ -97,16 +97,24 @@ class FillColumns {
     this.kind = new Uint8Array(capacity);
   }
 
-  push(fill: HistoryFill, wallet: number): void {
+  push(
+    wallet: number,
+    marketId: number,
+    kind: number,
+    price: number,
+    size: number,
+    usd: number,
+    ts: number,
+  ): void {
     if (this.length === this.ts.length) this.grow(Math.max(1024, this.length * 2));
     const i = this.length;
-    this.ts[i] = fill.ts;
-    this.price[i] = fill.price;
-    this.size[i] = fill.size;
-    this.usd[i] = fill.usd;
+    this.ts[i] = ts;
+    this.price[i] = price;
+    this.size[i] = size;
+    this.usd[i] = usd;
     this.wallet[i] = wallet;
-    this.market[i] = fill.marketId;
-    this.kind[i] = (fill.outcome === "NO" ? 1 : 0) | (fill.side === "SELL" ? 2 : 0);
+    this.market[i] = marketId;
+    this.kind[i] = kind;
     this.length += 1;
   }
 
@@ -167,14 +175,65 @@ function groupCountBefore(groups: Groups, ts: Float64Array, g: number, cutoff: n
 }
 
 /**
- * Holds every fill in memory as columns (about 53 bytes a fill with the two groupings: 530 MB
- * for 10M fills), grouped by market and by wallet: the backtest asks about thousands of cutoffs,
- * each touching a few hundred wallets' whole records. The fills a question needs are made into
- * objects only while it is answered. A fill's id here is its position in the (ts, id) stream,
- * which orders ties as the stored ids do.
+ * Where the history's fills go, one at a time in (ts, id) order: a fill's wallet is first made a
+ * number (once per wallet), so a reader that has numbered its wallets itself (history.ts
+ * readFills) never makes a string per fill.
  */
+export interface FillSink {
+  /** The wallet's number in this index, given at its first sight. */
+  wallet(address: string): number;
+  /** kind: bit 0 outcome NO, bit 1 side SELL (the fills table's own encoding). */
+  push(
+    id: number,
+    wallet: number,
+    marketId: number,
+    kind: number,
+    price: number,
+    size: number,
+    usd: number,
+    ts: number,
+  ): void;
+}
+
+/** The fill's kind as the fills table encodes it: bit 0 outcome NO, bit 1 side SELL. */
+export const kindOf = (fill: Pick<HistoryFill, "outcome" | "side">): number =>
+  (fill.outcome === "NO" ? 1 : 0) | (fill.side === "SELL" ? 2 : 0);
+
+/** Every fill, oldest first, into the index (indexHistory). */
 export function indexHistory(
   fills: Iterable<HistoryFill>,
+  markets: readonly HistoryMarket[],
+  expectedFills = 0,
+): HistoryIndex {
+  return buildIndex(
+    (sink) => {
+      for (const fill of fills) {
+        sink.push(
+          fill.id,
+          sink.wallet(fill.wallet),
+          fill.marketId,
+          kindOf(fill),
+          fill.price,
+          fill.size,
+          fill.usd,
+          fill.ts,
+        );
+      }
+    },
+    markets,
+    expectedFills,
+  );
+}
+
+/**
+ * Holds every fill in memory as columns (about 53 bytes a fill with the two groupings: 530 MB
+ * for 10M fills), grouped by market and by wallet: the backtest asks about thousands of cutoffs,
+ * each touching a few hundred wallets' whole records. `read` gives it the fills in (ts, id)
+ * order. The fills a question needs are made into objects only while it is answered. A fill's id
+ * here is its position in the (ts, id) stream, which orders ties as the stored ids do.
+ */
+export function buildIndex(
+  read: (sink: FillSink) => void,
   markets: readonly HistoryMarket[],
   expectedFills = 0,
 ): HistoryIndex {
@@ -184,21 +243,26 @@ export function indexHistory(
   let lastTs = Number.NEGATIVE_INFINITY;
   let lastId = Number.NEGATIVE_INFINITY;
   let maxMarket = 0;
-  for (const fill of fills) {
-    if (fill.ts < lastTs || (fill.ts === lastTs && fill.id <= lastId)) {
-      throw new Error("indexHistory needs fills in (ts, id) order");
-    }
-    lastTs = fill.ts;
-    lastId = fill.id;
-    let wallet = walletIds.get(fill.wallet);
-    if (wallet === undefined) {
-      wallet = wallets.length;
-      wallets.push(fill.wallet);
-      walletIds.set(fill.wallet, wallet);
-    }
-    if (fill.marketId > maxMarket) maxMarket = fill.marketId;
-    columns.push(fill, wallet);
-  }
+  read({
+    wallet(address) {
+      let wallet = walletIds.get(address);
+      if (wallet === undefined) {
+        wallet = wallets.length;
+        wallets.push(address);
+        walletIds.set(address, wallet);
+      }
+      return wallet;
+    },
+    push(id, wallet, marketId, kind, price, size, usd, ts) {
+      if (ts < lastTs || (ts === lastTs && id <= lastId)) {
+        throw new Error("indexHistory needs fills in (ts, id) order");
+      }
+      lastTs = ts;
+      lastId = id;
+      if (marketId > maxMarket) maxMarket = marketId;
+      columns.push(wallet, marketId, kind, price, size, usd, ts);
+    },
+  });
   const fillCount = columns.length;
   const byMarket = groupBy(columns.market, maxMarket + 1, fillCount);
   const byWallet = groupBy(columns.wallet, wallets.length, fillCount);
