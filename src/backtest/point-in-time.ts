@@ -7,6 +7,7 @@
  */
 
 import { DAY_MS, WHALE_VOLUME_USD } from "../analytics/fill";
+import { walletWinsTest } from "../analytics/wins-test";
 import type { PriceLookup } from "../refresh/prices";
 import {
   betFromFills,
@@ -41,10 +42,21 @@ export interface HistoryIndex {
   fillCount: number;
 }
 
+/** One wallet's fills in one market before the last cutoff asked about, with its bet. */
+interface BetSlot {
+  market: number;
+  indices: number[];
+  bet: CachedBet | null;
+}
+
 /** One wallet's fills before the last cutoff asked about, by market, with each market's bet. */
 interface WalletCache {
   fills: number;
-  markets: Map<number, { indices: number[]; bet: CachedBet | null }>;
+  /** By market id, as the wallet model lists its bets. */
+  slots: BetSlot[];
+  byMarket: Map<number, BetSlot>;
+  /** The wins-versus-prices test of its resolved bets last computed, and what it was computed from. */
+  winsTest: { prices: number[]; wins: boolean[]; log10PValue: number | null } | null;
 }
 
 /** Room for two summation orders of the same fills to differ, USD. */
@@ -60,6 +72,13 @@ interface CachedBet {
 
 /** About 300 bytes each with its fills' indices: the cache stays near 60 MB. */
 const MAX_CACHED_BETS = 200_000;
+
+/** Same length, same items (Object.is: to the bit). */
+function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
 
 const MARK_PENDING = 0;
 const MARK_AT_CUTOFF = 1;
@@ -116,6 +135,32 @@ class FillColumns {
     this.market[i] = marketId;
     this.kind[i] = kind;
     this.length += 1;
+  }
+
+  /**
+   * Lays the fills out market by market (markets 0..markets-1), each market's in their present
+   * order, and moves `pointers` (positions of fills) with them: the start of each market's run.
+   */
+  sortByMarket(markets: number, pointers: Int32Array): Int32Array {
+    const { start, order } = groupBy(this.market, markets, this.length);
+    // Where each fill goes: place[i] = its new position.
+    const place = new Int32Array(this.length);
+    for (let k = 0; k < this.length; k += 1) place[order[k] as number] = k;
+    const move = <T extends Float64Array | Int32Array | Uint8Array>(a: T, b: T): T => {
+      for (let i = 0; i < this.length; i += 1) b[place[i] as number] = a[i] as number;
+      return b;
+    };
+    // One column at a time, so the copy costs one column's memory at most.
+    this.ts = move(this.ts, new Float64Array(this.length));
+    this.price = move(this.price, new Float64Array(this.length));
+    this.size = move(this.size, new Float64Array(this.length));
+    this.usd = move(this.usd, new Float64Array(this.length));
+    this.wallet = move(this.wallet, new Int32Array(this.length));
+    this.market = move(this.market, new Int32Array(this.length));
+    this.kind = move(this.kind, new Uint8Array(this.length));
+    for (let k = 0; k < pointers.length; k += 1)
+      pointers[k] = place[pointers[k] as number] as number;
+    return start;
   }
 
   private grow(capacity: number): void {
@@ -264,7 +309,6 @@ export function buildIndex(
     },
   });
   const fillCount = columns.length;
-  const byMarket = groupBy(columns.market, maxMarket + 1, fillCount);
   const byWallet = groupBy(columns.wallet, wallets.length, fillCount);
   // One number per wallet instead of a running sum per fill: when its volume in stream order
   // first passed the whale line (less a dollar of slack for the other summation order), or +∞.
@@ -294,6 +338,11 @@ export function buildIndex(
     if (from < (resolvedBetFrom[w] as number)) resolvedBetFrom[w] = from;
   }
 
+  // The columns are then laid out market by market, each market's fills in stream order: a
+  // market's fills before a cutoff are one contiguous run, found by a binary search over its
+  // own stretch of ts, and the wallets' groups point at the fills' new places.
+  const marketStart = columns.sortByMarket(maxMarket + 1, byWallet.order);
+
   const fillAt = (i: number): HistoryFill => {
     const kind = columns.kind[i] as number;
     return {
@@ -308,12 +357,17 @@ export function buildIndex(
       ts: columns.ts[i] as number,
     };
   };
-  const groupFillsBefore = (groups: Groups, g: number, cutoff: number): HistoryFill[] => {
-    const from = groups.start[g] as number;
-    const n = groupCountBefore(groups, columns.ts, g, cutoff);
-    const out = new Array<HistoryFill>(n);
-    for (let k = 0; k < n; k += 1) out[k] = fillAt(groups.order[from + k] as number);
-    return out;
+  /** The end of the market's run of fills before the cutoff (binary search over its ts). */
+  const marketEndBefore = (marketId: number, cutoff: number): number => {
+    let lo = marketStart[marketId] as number;
+    let hi = marketStart[marketId + 1] as number;
+    const ts = columns.ts;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((ts[mid] as number) < cutoff) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   };
   const inMarkets = (id: number) => Number.isInteger(id) && id >= 0 && id <= maxMarket;
   /** The cutoff whose wallet models are cached: cutoffs are asked about one after another. */
@@ -321,25 +375,27 @@ export function buildIndex(
   let cachedWallets = new Map<string, WalletStatsRow>();
   let cachedContext: WalletContext | null = null;
 
+  // Each market as the wallet model sees it, before and after its resolution: made once.
+  const marketViews = new Map(
+    markets.map((m) => {
+      const open = {
+        id: m.id,
+        category: m.category,
+        resolvedOutcome: null,
+        resolvedAt: null,
+        compacted: false,
+      };
+      const resolved = { ...open, resolvedOutcome: m.resolvedOutcome, resolvedAt: m.resolvedAt };
+      return [m.id, { resolvedAt: m.resolvedAt, open, resolved }];
+    }),
+  );
+
   function contextAt(cutoff: number): WalletContext {
-    const known = new Map<number, MarketInfo>();
     const market = (id: number): MarketInfo | undefined => {
-      let info = known.get(id);
-      if (info === undefined) {
-        const m = marketById.get(id);
-        if (m === undefined) return undefined;
-        // A resolution counts only once it happened: before the cutoff.
-        const resolved = m.resolvedAt !== null && m.resolvedAt < cutoff;
-        info = {
-          id,
-          category: m.category,
-          resolvedOutcome: resolved ? m.resolvedOutcome : null,
-          resolvedAt: resolved ? m.resolvedAt : null,
-          compacted: false,
-        };
-        known.set(id, info);
-      }
-      return info;
+      const views = marketViews.get(id);
+      if (views === undefined) return undefined;
+      // A resolution counts only once it happened: before the cutoff.
+      return views.resolvedAt !== null && views.resolvedAt < cutoff ? views.resolved : views.open;
     };
     return {
       now: cutoff,
@@ -357,14 +413,9 @@ export function buildIndex(
     return {
       lastPrice(marketId, outcome) {
         if (!inMarkets(marketId)) return null;
-        const from = byMarket.start[marketId] as number;
+        const from = marketStart[marketId] as number;
         const want = outcome === "NO" ? 1 : 0;
-        for (
-          let k = from + groupCountBefore(byMarket, columns.ts, marketId, cutoff) - 1;
-          k >= from;
-          k -= 1
-        ) {
-          const i = byMarket.order[k] as number;
+        for (let i = marketEndBefore(marketId, cutoff) - 1; i >= from; i -= 1) {
           if (((columns.kind[i] as number) & 1) === want) return columns.price[i] as number;
         }
         return null;
@@ -372,9 +423,8 @@ export function buildIndex(
       yesPriceAt(marketId, ts) {
         if (!inMarkets(marketId)) return null;
         // The last fill at or before ts, and never one at or after the cutoff.
-        const end = groupCountBefore(byMarket, columns.ts, marketId, Math.min(ts + 1, cutoff));
-        if (end === 0) return null;
-        const i = byMarket.order[(byMarket.start[marketId] as number) + end - 1] as number;
+        const i = marketEndBefore(marketId, Math.min(ts + 1, cutoff)) - 1;
+        if (i < (marketStart[marketId] as number)) return null;
         const price = columns.price[i] as number;
         return (columns.kind[i] as number) & 1 ? 1 - price : price;
       },
@@ -404,47 +454,82 @@ export function buildIndex(
     let cache = betCache.get(w);
     if (cache !== undefined) betCache.delete(w);
     if (cache === undefined || n < cache.fills) {
-      if (cache !== undefined) cachedBets -= cache.markets.size;
-      cache = { fills: 0, markets: new Map() };
+      if (cache !== undefined) cachedBets -= cache.slots.length;
+      cache = { fills: 0, slots: [], byMarket: new Map(), winsTest: null };
     }
     betCache.set(w, cache);
+    let added = false;
     for (let k = from + cache.fills; k < from + n; k += 1) {
       const i = byWallet.order[k] as number;
       const m = columns.market[i] as number;
-      const market = cache.markets.get(m);
-      if (market === undefined) {
-        cache.markets.set(m, { indices: [i], bet: null });
+      const slot = cache.byMarket.get(m);
+      if (slot === undefined) {
+        const fresh = { market: m, indices: [i], bet: null };
+        cache.byMarket.set(m, fresh);
+        cache.slots.push(fresh);
         cachedBets += 1;
-      } else market.indices.push(i);
+        added = true;
+      } else slot.indices.push(i);
     }
+    if (added) cache.slots.sort((a, b) => a.market - b.market);
     cache.fills = n;
-    const rows: WalletBetRow[] = [];
-    for (const [m, market] of cache.markets) {
+    const rows = new Array<WalletBetRow>(cache.slots.length);
+    for (let j = 0; j < rows.length; j += 1) {
+      const slot = cache.slots[j] as BetSlot;
+      const m = slot.market;
       const resolved = ctx.market(m)?.resolvedOutcome != null;
-      const hit = market.bet;
+      const hit = slot.bet;
       if (
         hit !== null &&
-        hit.fills === market.indices.length &&
+        hit.fills === slot.indices.length &&
         hit.resolved === resolved &&
         hit.mark !== MARK_AT_CUTOFF &&
         markState(hit.row, cutoff) === hit.mark
       ) {
-        rows.push(hit.row);
+        rows[j] = hit.row;
         continue;
       }
-      const row = betFromFills(wallet, m, market.indices.map(fillAt), ctx);
-      market.bet = { fills: market.indices.length, resolved, mark: markState(row, cutoff), row };
-      rows.push(row);
+      const row = betFromFills(wallet, m, slot.indices.map(fillAt), ctx);
+      slot.bet = { fills: slot.indices.length, resolved, mark: markState(row, cutoff), row };
+      rows[j] = row;
     }
-    rows.sort((a, b) => a.market_id - b.market_id);
+    const winsTest = winsTestOf(cache, rows);
     // Bounded: the least recently asked-about wallets' bets go first.
     for (const [oldest, old] of betCache) {
       if (cachedBets <= MAX_CACHED_BETS || oldest === w) break;
-      cachedBets -= old.markets.size;
+      cachedBets -= old.slots.length;
       betCache.delete(oldest);
     }
     // The timing buckets are not part of the stats: null keeps them out of the computation.
-    return walletFromBets(wallet, rows, ctx, { timing: null }).stats;
+    return walletFromBets(wallet, rows, ctx, { timing: null, winsTest }).stats;
+  }
+
+  /**
+   * The wins-versus-prices test of the wallet's resolved bets with an entry price, in market id
+   * order (as the wallet model runs it: walletWinsTest), computed again only when that list of
+   * prices and outcomes changed: the exact test is quadratic in resolved bets, and most cutoffs
+   * resolve none of a wallet's markets.
+   */
+  function winsTestOf(
+    cache: WalletCache,
+    rows: readonly WalletBetRow[],
+  ): { log10PValue: number | null } {
+    const prices: number[] = [];
+    const wins: boolean[] = [];
+    for (const row of rows) {
+      if (row.won === null || row.entry_price === null) continue;
+      prices.push(row.entry_price);
+      wins.push(row.won === 1);
+    }
+    const last = cache.winsTest;
+    if (last !== null && sameList(last.prices, prices) && sameList(last.wins, wins)) return last;
+    const log10PValue =
+      prices.length === 0
+        ? null
+        : walletWinsTest(prices.map((entryPrice, k) => ({ entryPrice, won: wins[k] as boolean })))
+            .log10PValue;
+    cache.winsTest = { prices, wins, log10PValue };
+    return cache.winsTest;
   }
 
   function at(cutoff: number): WalletContext {
@@ -461,7 +546,11 @@ export function buildIndex(
     market: (id) => marketById.get(id),
     fillCount,
     marketFillsBefore(marketId, cutoff) {
-      return inMarkets(marketId) ? groupFillsBefore(byMarket, marketId, cutoff) : [];
+      if (!inMarkets(marketId)) return [];
+      const from = marketStart[marketId] as number;
+      const out = new Array<HistoryFill>(marketEndBefore(marketId, cutoff) - from);
+      for (let k = 0; k < out.length; k += 1) out[k] = fillAt(from + k);
+      return out;
     },
     hasResolvedBet(wallet, cutoff) {
       const w = walletIds.get(wallet);
