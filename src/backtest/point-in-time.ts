@@ -2,8 +2,8 @@
  * The history as it stood at a cutoff (docs/methodology.md, "Backtest"): every question here is
  * answered from fills strictly before the cutoff and from resolutions strictly before it, so a
  * bet counts as won or lost only if its market had resolved by then. The product's own pure
- * functions (betFromFills and walletFromBets, which walletModel is made of, and marketModel)
- * are fed these views; nothing here re-states a formula.
+ * functions (betFromFills and walletFromBets' stats, which walletModel is made of, and
+ * marketModel) are fed these views; nothing here re-states a formula.
  */
 
 import { DAY_MS, WHALE_VOLUME_USD } from "../analytics/fill";
@@ -15,7 +15,7 @@ import {
   type WalletBetRow,
   type WalletContext,
   type WalletStatsRow,
-  walletFromBets,
+  walletStatsFromBets,
 } from "../refresh/wallet-model";
 import type { HistoryFill, HistoryMarket } from "./history";
 
@@ -71,7 +71,7 @@ interface CachedBet {
 }
 
 /** About 300 bytes each with its fills' indices: the cache stays near 60 MB. */
-const MAX_CACHED_BETS = 200_000;
+const MAX_CACHED_BETS = Number(process.env.BT_MAX_BETS ?? 200_000);
 
 /** Same length, same items (Object.is: to the bit). */
 function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
@@ -448,7 +448,7 @@ export function buildIndex(
    */
   function walletStatsAt(wallet: string, cutoff: number, ctx: WalletContext): WalletStatsRow {
     const w = walletIds.get(wallet);
-    if (w === undefined) return walletFromBets(wallet, [], ctx, { timing: null }).stats;
+    if (w === undefined) return walletStatsFromBets(wallet, [], ctx, { timing: null });
     const from = byWallet.start[w] as number;
     const n = groupCountBefore(byWallet, columns.ts, w, cutoff);
     let cache = betCache.get(w);
@@ -501,7 +501,7 @@ export function buildIndex(
       betCache.delete(oldest);
     }
     // The timing buckets are not part of the stats: null keeps them out of the computation.
-    return walletFromBets(wallet, rows, ctx, { timing: null, winsTest }).stats;
+    return walletStatsFromBets(wallet, rows, ctx, { timing: null, winsTest });
   }
 
   /**

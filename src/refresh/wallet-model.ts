@@ -250,6 +250,52 @@ export function walletFromBets<Bet extends ModelBetRow>(
   ctx: WalletContext,
   known: KnownWalletFacts,
 ): WalletModel<Bet> {
+  const { stats, bets, pnlByMarket, winRate } = walletStats(address, rows, ctx, known);
+  const categories = walletCategoryStats(bets, { pnlOfMarket: (id) => pnlByMarket.get(id) ?? 0 });
+  return {
+    stats,
+    bets: [...rows],
+    categories: categories.map((c) => ({
+      category: c.category,
+      bets: c.bets,
+      resolved_bets: c.resolvedBets,
+      wins: c.wins,
+      win_rate: c.winRate,
+      global_win_rate: winRate,
+      edge: c.edge,
+      pnl: c.pnl ?? 0,
+      volume: c.volume,
+      counter_consensus_wins: c.counterConsensusWins,
+    })),
+    timing: known.timing,
+  };
+}
+
+/**
+ * walletFromBets' stats row alone, for a caller that reads nothing else of the model (the
+ * backtest asks for a wallet's score at thousands of moments): the same numbers, without the
+ * category rows.
+ */
+export function walletStatsFromBets(
+  address: string,
+  rows: readonly ModelBetRow[],
+  ctx: WalletContext,
+  known: KnownWalletFacts,
+): WalletStatsRow {
+  return walletStats(address, rows, ctx, known).stats;
+}
+
+function walletStats(
+  address: string,
+  rows: readonly ModelBetRow[],
+  ctx: WalletContext,
+  known: KnownWalletFacts,
+): {
+  stats: WalletStatsRow;
+  bets: ScoredBet[];
+  pnlByMarket: Map<number, number>;
+  winRate: number | null;
+} {
   const bets: ScoredBet[] = [];
   const pnlByMarket = new Map<number, number>();
   let ledgerPnl = 0;
@@ -288,9 +334,11 @@ export function walletFromBets<Bet extends ModelBetRow>(
   const priced = bets.filter((b) => b.won !== null && b.entryPrice !== null);
   const prices = priced.map((b) => b.entryPrice!);
   const pricedWins = priced.filter((b) => b.won === true).length;
-  const categories = walletCategoryStats(bets, { pnlOfMarket: (id) => pnlByMarket.get(id) ?? 0 });
 
   return {
+    bets,
+    pnlByMarket,
+    winRate: totals.winRate,
     stats: {
       address,
       platform_name: platform?.name ?? null,
@@ -329,20 +377,6 @@ export function walletFromBets<Bet extends ModelBetRow>(
       last_trade_at: rows.length > 0 ? lastTrade : 0,
       refreshed_at: ctx.now,
     },
-    bets: [...rows],
-    categories: categories.map((c) => ({
-      category: c.category,
-      bets: c.bets,
-      resolved_bets: c.resolvedBets,
-      wins: c.wins,
-      win_rate: c.winRate,
-      global_win_rate: totals.winRate,
-      edge: c.edge,
-      pnl: c.pnl ?? 0,
-      volume: c.volume,
-      counter_consensus_wins: c.counterConsensusWins,
-    })),
-    timing: known.timing,
   };
 }
 
