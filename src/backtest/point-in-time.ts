@@ -73,13 +73,6 @@ interface CachedBet {
 /** About 300 bytes each with its fills' indices: the cache stays near 60 MB. */
 const MAX_CACHED_BETS = Number(process.env.BT_MAX_BETS ?? 200_000);
 
-/** Same length, same items (Object.is: to the bit). */
-function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i += 1) if (!Object.is(a[i], b[i])) return false;
-  return true;
-}
-
 const MARK_PENDING = 0;
 const MARK_AT_CUTOFF = 1;
 const MARK_PASSED = 2;
@@ -142,22 +135,57 @@ class FillColumns {
    * order, and moves `pointers` (positions of fills) with them: the start of each market's run.
    */
   sortByMarket(markets: number, pointers: Int32Array): Int32Array {
-    const { start, order } = groupBy(this.market, markets, this.length);
-    // Where each fill goes: place[i] = its new position.
-    const place = new Int32Array(this.length);
-    for (let k = 0; k < this.length; k += 1) place[order[k] as number] = k;
-    const move = <T extends Float64Array | Int32Array | Uint8Array>(a: T, b: T): T => {
-      for (let i = 0; i < this.length; i += 1) b[place[i] as number] = a[i] as number;
-      return b;
-    };
-    // One column at a time, so the copy costs one column's memory at most.
-    this.ts = move(this.ts, new Float64Array(this.length));
-    this.price = move(this.price, new Float64Array(this.length));
-    this.size = move(this.size, new Float64Array(this.length));
-    this.usd = move(this.usd, new Float64Array(this.length));
-    this.wallet = move(this.wallet, new Int32Array(this.length));
-    this.market = move(this.market, new Int32Array(this.length));
-    this.kind = move(this.kind, new Uint8Array(this.length));
+    const n = this.length;
+    let place: Int32Array;
+    let start: Int32Array;
+    {
+      const grouped = groupBy(this.market, markets, n);
+      start = grouped.start;
+      // Where each fill goes: place[i] = its new position.
+      place = new Int32Array(n);
+      for (let k = 0; k < n; k += 1) place[grouped.order[k] as number] = k;
+    }
+    // In place, cycle by cycle: no second copy of the columns.
+    const { ts, price, size, usd, wallet, market, kind } = this;
+    const done = new Uint8Array(n);
+    for (let first = 0; first < n; first += 1) {
+      if (done[first] === 1) continue;
+      // Carry the fill at `first` to its place, pick up the one there, and so on round the cycle.
+      let cTs = ts[first] as number;
+      let cPrice = price[first] as number;
+      let cSize = size[first] as number;
+      let cUsd = usd[first] as number;
+      let cWallet = wallet[first] as number;
+      let cMarket = market[first] as number;
+      let cKind = kind[first] as number;
+      let j = place[first] as number;
+      for (;;) {
+        const t = ts[j] as number;
+        ts[j] = cTs;
+        cTs = t;
+        const p = price[j] as number;
+        price[j] = cPrice;
+        cPrice = p;
+        const z = size[j] as number;
+        size[j] = cSize;
+        cSize = z;
+        const u = usd[j] as number;
+        usd[j] = cUsd;
+        cUsd = u;
+        const w = wallet[j] as number;
+        wallet[j] = cWallet;
+        cWallet = w;
+        const m = market[j] as number;
+        market[j] = cMarket;
+        cMarket = m;
+        const k = kind[j] as number;
+        kind[j] = cKind;
+        cKind = k;
+        done[j] = 1;
+        if (j === first) break;
+        j = place[j] as number;
+      }
+    }
     for (let k = 0; k < pointers.length; k += 1)
       pointers[k] = place[pointers[k] as number] as number;
     return start;
@@ -375,24 +403,30 @@ export function buildIndex(
   let cachedWallets = new Map<string, WalletStatsRow>();
   let cachedContext: WalletContext | null = null;
 
-  // Each market as the wallet model sees it, before and after its resolution: made once.
-  const marketViews = new Map(
-    markets.map((m) => {
-      const open = {
-        id: m.id,
-        category: m.category,
-        resolvedOutcome: null,
-        resolvedAt: null,
-        compacted: false,
-      };
-      const resolved = { ...open, resolvedOutcome: m.resolvedOutcome, resolvedAt: m.resolvedAt };
-      return [m.id, { resolvedAt: m.resolvedAt, open, resolved }];
-    }),
-  );
+  // Each market as the wallet model sees it, before and after its resolution: made once, by
+  // market id (ids are small integers: an array, not a map).
+  interface MarketViews {
+    resolvedAt: number | null;
+    open: MarketInfo;
+    resolved: MarketInfo;
+  }
+  const marketViews: (MarketViews | undefined)[] = [];
+  for (const m of markets) {
+    if (!Number.isInteger(m.id) || m.id < 0) continue;
+    const open = {
+      id: m.id,
+      category: m.category,
+      resolvedOutcome: null,
+      resolvedAt: null,
+      compacted: false,
+    };
+    const resolved = { ...open, resolvedOutcome: m.resolvedOutcome, resolvedAt: m.resolvedAt };
+    marketViews[m.id] = { resolvedAt: m.resolvedAt, open, resolved };
+  }
 
   function contextAt(cutoff: number): WalletContext {
     const market = (id: number): MarketInfo | undefined => {
-      const views = marketViews.get(id);
+      const views = marketViews[id];
       if (views === undefined) return undefined;
       // A resolution counts only once it happened: before the cutoff.
       return views.resolvedAt !== null && views.resolvedAt < cutoff ? views.resolved : views.open;
@@ -409,16 +443,38 @@ export function buildIndex(
     };
   }
 
+  /**
+   * Each outcome's last price at the cutoff being asked about, by market id × 2 + (NO ? 1 : 0):
+   * the open bets of every wallet modelled at one cutoff are marked at the same few prices.
+   * lastPriceAt[k] holds for the cutoff numbered lastPriceOf[k] (NaN: no trade).
+   */
+  const lastPriceAt = new Float64Array(2 * (maxMarket + 1));
+  const lastPriceOf = new Int32Array(2 * (maxMarket + 1)).fill(-1);
+  let cutoffNumber = -1;
+
   function pricesAt(cutoff: number): PriceLookup {
+    cutoffNumber += 1;
+    const number = cutoffNumber;
     return {
       lastPrice(marketId, outcome) {
         if (!inMarkets(marketId)) return null;
-        const from = marketStart[marketId] as number;
         const want = outcome === "NO" ? 1 : 0;
-        for (let i = marketEndBefore(marketId, cutoff) - 1; i >= from; i -= 1) {
-          if (((columns.kind[i] as number) & 1) === want) return columns.price[i] as number;
+        const key = 2 * marketId + want;
+        if (lastPriceOf[key] === number) {
+          const known = lastPriceAt[key] as number;
+          return Number.isNaN(known) ? null : known;
         }
-        return null;
+        const from = marketStart[marketId] as number;
+        let found: number | null = null;
+        for (let i = marketEndBefore(marketId, cutoff) - 1; i >= from; i -= 1) {
+          if (((columns.kind[i] as number) & 1) === want) {
+            found = columns.price[i] as number;
+            break;
+          }
+        }
+        lastPriceOf[key] = number;
+        lastPriceAt[key] = found ?? Number.NaN;
+        return found;
       },
       yesPriceAt(marketId, ts) {
         if (!inMarkets(marketId)) return null;
@@ -489,16 +545,18 @@ export function buildIndex(
         rows[j] = hit.row;
         continue;
       }
-      const row = betFromFills(wallet, m, slot.indices.map(fillAt), ctx);
+      const row = betFromFills(wallet, m, scratchFills(slot.indices), ctx);
       slot.bet = { fills: slot.indices.length, resolved, mark: markState(row, cutoff), row };
       rows[j] = row;
     }
     const winsTest = winsTestOf(cache, rows);
     // Bounded: the least recently asked-about wallets' bets go first.
-    for (const [oldest, old] of betCache) {
-      if (cachedBets <= MAX_CACHED_BETS || oldest === w) break;
-      cachedBets -= old.slots.length;
-      betCache.delete(oldest);
+    if (cachedBets > MAX_CACHED_BETS) {
+      for (const [oldest, old] of betCache) {
+        if (cachedBets <= MAX_CACHED_BETS || oldest === w) break;
+        cachedBets -= old.slots.length;
+        betCache.delete(oldest);
+      }
     }
     // The timing buckets are not part of the stats: null keeps them out of the computation.
     return walletStatsFromBets(wallet, rows, ctx, { timing: null, winsTest });
@@ -510,10 +568,56 @@ export function buildIndex(
    * prices and outcomes changed: the exact test is quadratic in resolved bets, and most cutoffs
    * resolve none of a wallet's markets.
    */
+  /**
+   * The fills at these positions, as objects reused from one bet to the next: betFromFills
+   * folds them into its tallies and keeps none of them.
+   */
+  const scratch: HistoryFill[] = [];
+  const scratchView: HistoryFill[] = [];
+  function scratchFills(positions: readonly number[]): readonly HistoryFill[] {
+    while (scratch.length < positions.length) scratch.push(fillAt(0));
+    scratchView.length = positions.length;
+    for (let k = 0; k < positions.length; k += 1) {
+      const i = positions[k] as number;
+      const fill = scratch[k] as HistoryFill;
+      const kind = columns.kind[i] as number;
+      fill.id = i;
+      fill.wallet = wallets[columns.wallet[i] as number] as string;
+      fill.marketId = columns.market[i] as number;
+      fill.outcome = kind & 1 ? "NO" : "YES";
+      fill.side = kind & 2 ? "SELL" : "BUY";
+      fill.price = columns.price[i] as number;
+      fill.size = columns.size[i] as number;
+      fill.usd = columns.usd[i] as number;
+      fill.ts = columns.ts[i] as number;
+      scratchView[k] = fill;
+    }
+    return scratchView;
+  }
+
   function winsTestOf(
     cache: WalletCache,
     rows: readonly WalletBetRow[],
   ): { log10PValue: number | null } {
+    const last = cache.winsTest;
+    if (last !== null) {
+      // Compared in place: a new list is made only when it changed.
+      let k = 0;
+      let same = true;
+      for (const row of rows) {
+        if (row.won === null || row.entry_price === null) continue;
+        if (
+          k >= last.prices.length ||
+          !Object.is(last.prices[k], row.entry_price) ||
+          last.wins[k] !== (row.won === 1)
+        ) {
+          same = false;
+          break;
+        }
+        k += 1;
+      }
+      if (same && k === last.prices.length) return last;
+    }
     const prices: number[] = [];
     const wins: boolean[] = [];
     for (const row of rows) {
@@ -521,8 +625,6 @@ export function buildIndex(
       prices.push(row.entry_price);
       wins.push(row.won === 1);
     }
-    const last = cache.winsTest;
-    if (last !== null && sameList(last.prices, prices) && sameList(last.wins, wins)) return last;
     const log10PValue =
       prices.length === 0
         ? null

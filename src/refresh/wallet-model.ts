@@ -250,7 +250,8 @@ export function walletFromBets<Bet extends ModelBetRow>(
   ctx: WalletContext,
   known: KnownWalletFacts,
 ): WalletModel<Bet> {
-  const { stats, bets, pnlByMarket, winRate } = walletStats(address, rows, ctx, known);
+  const { stats, bets, pnls, winRate } = walletStats(address, rows, ctx, known);
+  const pnlByMarket = new Map(rows.map((row, i) => [row.market_id, pnls[i] as number]));
   const categories = walletCategoryStats(bets, { pnlOfMarket: (id) => pnlByMarket.get(id) ?? 0 });
   return {
     stats,
@@ -293,11 +294,12 @@ function walletStats(
 ): {
   stats: WalletStatsRow;
   bets: ScoredBet[];
-  pnlByMarket: Map<number, number>;
+  /** Each row's ledger PnL, in the rows' order. */
+  pnls: number[];
   winRate: number | null;
 } {
   const bets: ScoredBet[] = [];
-  const pnlByMarket = new Map<number, number>();
+  const pnls: number[] = [];
   let ledgerPnl = 0;
   let firstTrade = Number.POSITIVE_INFINITY;
   let lastTrade = Number.NEGATIVE_INFINITY;
@@ -311,7 +313,7 @@ function walletStats(
       open && row.yes_shares > 0 ? ctx.prices.lastPrice(row.market_id, "YES") : null,
       open && row.no_shares > 0 ? ctx.prices.lastPrice(row.market_id, "NO") : null,
     );
-    pnlByMarket.set(row.market_id, pnl);
+    pnls.push(pnl);
     ledgerPnl += pnl;
     if (row.first_ts < firstTrade) firstTrade = row.first_ts;
     if (row.last_ts > lastTrade) lastTrade = row.last_ts;
@@ -337,7 +339,7 @@ function walletStats(
 
   return {
     bets,
-    pnlByMarket,
+    pnls,
     winRate: totals.winRate,
     stats: {
       address,
