@@ -7,11 +7,13 @@
  */
 
 import { DAY_MS, WHALE_VOLUME_USD } from "../analytics/fill";
+import type { ScoredBet } from "../analytics/score";
 import { walletWinsTest } from "../analytics/wins-test";
 import type { PriceLookup } from "../refresh/prices";
 import {
   betFromFills,
   type MarketInfo,
+  scoredBet,
   type WalletBetRow,
   type WalletContext,
   type WalletStatsRow,
@@ -42,19 +44,10 @@ export interface HistoryIndex {
   fillCount: number;
 }
 
-/** One wallet's fills in one market before the last cutoff asked about, with its bet. */
-interface BetSlot {
-  market: number;
-  indices: number[];
-  bet: CachedBet | null;
-}
-
-/** One wallet's fills before the last cutoff asked about, by market, with each market's bet. */
+/** The bets computed for one wallet at earlier cutoffs. */
 interface WalletCache {
-  fills: number;
-  /** By market id, as the wallet model lists its bets. */
-  slots: BetSlot[];
-  byMarket: Map<number, BetSlot>;
+  /** By the wallet's bets in market id order (see buildIndex: betStart): undefined until asked. */
+  bets: (CachedBet | undefined)[];
   /** The wins-versus-prices test of its resolved bets last computed, and what it was computed from. */
   winsTest: { prices: number[]; wins: boolean[]; log10PValue: number | null } | null;
 }
@@ -68,9 +61,11 @@ interface CachedBet {
   resolved: boolean;
   mark: number;
   row: WalletBetRow;
+  /** What the wallet's score reads of it (scoredBet). */
+  scored: ScoredBet;
 }
 
-/** About 300 bytes each with its fills' indices: the cache stays near 60 MB. */
+/** About 300 bytes each: the cache stays near 60 MB. */
 const MAX_CACHED_BETS = Number(process.env.BT_MAX_BETS ?? 200_000);
 
 const MARK_PENDING = 0;
@@ -87,7 +82,7 @@ function markState(row: WalletBetRow, cutoff: number): number {
   return mark > cutoff ? MARK_PENDING : mark === cutoff ? MARK_AT_CUTOFF : MARK_PASSED;
 }
 
-/** Growable columns of fills, in stream order: about 45 bytes a fill. */
+/** Growable columns of fills, in stream order until laid out by market: 41 bytes a fill. */
 class FillColumns {
   length = 0;
   ts: Float64Array;
@@ -234,19 +229,6 @@ function groupBy(keys: Int32Array, groups: number, length: number): Groups {
   return { start, order };
 }
 
-/** The count of group g's fills before the cutoff (binary search within the group, by time). */
-function groupCountBefore(groups: Groups, ts: Float64Array, g: number, cutoff: number): number {
-  let lo = groups.start[g] as number;
-  const from = lo;
-  let hi = groups.start[g + 1] as number;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((ts[groups.order[mid] as number] as number) < cutoff) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - from;
-}
-
 /**
  * Where the history's fills go, one at a time in (ts, id) order: a fill's wallet is first made a
  * number (once per wallet), so a reader that has numbered its wallets itself (history.ts
@@ -299,11 +281,12 @@ export function indexHistory(
 }
 
 /**
- * Holds every fill in memory as columns (about 53 bytes a fill with the two groupings: 530 MB
- * for 10M fills), grouped by market and by wallet: the backtest asks about thousands of cutoffs,
- * each touching a few hundred wallets' whole records. `read` gives it the fills in (ts, id)
- * order. The fills a question needs are made into objects only while it is answered. A fill's id
- * here is its position in the (ts, id) stream, which orders ties as the stored ids do.
+ * Holds every fill in memory as columns (about 45 bytes a fill with the wallets' grouping: 450 MB
+ * for 10M fills), laid out market by market and grouped by wallet: the backtest asks about
+ * thousands of cutoffs, each touching a few hundred wallets' whole records. `read` gives it the
+ * fills in (ts, id) order, and every list of fills it answers with (a market's, a wallet's bet's)
+ * keeps that order. The fills a question needs are made into objects only while it is answered;
+ * a fill's id here is its place in the columns.
  */
 export function buildIndex(
   read: (sink: FillSink) => void,
@@ -370,6 +353,39 @@ export function buildIndex(
   // market's fills before a cutoff are one contiguous run, found by a binary search over its
   // own stretch of ts, and the wallets' groups point at the fills' new places.
   const marketStart = columns.sortByMarket(maxMarket + 1, byWallet.order);
+  // Each wallet's fills, by place in the columns, are then its bets one after another in market
+  // id order, each bet's fills in stream order: its bets are runs, bet b's fills at
+  // byWallet.order[betStart[b] .. betStart[b + 1]), wallet w's bets walletBets[w] .. [w + 1).
+  const walletBets = new Int32Array(wallets.length + 1);
+  let betCount = 0;
+  for (let w = 0; w < wallets.length; w += 1) {
+    const from = byWallet.start[w] as number;
+    const to = byWallet.start[w + 1] as number;
+    const run = byWallet.order.subarray(from, to).sort();
+    for (let k = 0; k < run.length; k += 1) {
+      if (k === 0 || columns.market[run[k] as number] !== columns.market[run[k - 1] as number])
+        betCount += 1;
+    }
+    walletBets[w + 1] = betCount;
+  }
+  const betStart = new Int32Array(betCount + 1);
+  {
+    let b = 0;
+    for (let k = 0; k < fillCount; k += 1) {
+      const i = byWallet.order[k] as number;
+      const previous = k === 0 ? -1 : (byWallet.order[k - 1] as number);
+      if (
+        k === 0 ||
+        columns.wallet[i] !== columns.wallet[previous] ||
+        columns.market[i] !== columns.market[previous]
+      ) {
+        betStart[b] = k;
+        b += 1;
+      }
+    }
+    betStart[betCount] = fillCount;
+  }
+  const fillOrder = byWallet.order;
 
   const fillAt = (i: number): HistoryFill => {
     const kind = columns.kind[i] as number;
@@ -498,87 +514,80 @@ export function buildIndex(
 
   /**
    * The wallet model (walletModel in src/refresh/wallet-model.ts) at the cutoff: a bet per market
-   * from its fills before the cutoff, then the wallet from its bets, by market id. Cutoffs mostly
-   * come in time order, so the wallet's fills are grouped by market once and extended by the
-   * fills since the last cutoff asked about.
+   * from its fills before the cutoff, then the wallet from its bets, by market id. A bet's row is
+   * reused from an earlier cutoff while its fills, resolution and 24-hour mark are unchanged.
    */
   function walletStatsAt(wallet: string, cutoff: number, ctx: WalletContext): WalletStatsRow {
     const w = walletIds.get(wallet);
     if (w === undefined) return walletStatsFromBets(wallet, [], ctx, { timing: null });
-    const from = byWallet.start[w] as number;
-    const n = groupCountBefore(byWallet, columns.ts, w, cutoff);
+    const first = walletBets[w] as number;
+    const last = walletBets[w + 1] as number;
     let cache = betCache.get(w);
     if (cache !== undefined) betCache.delete(w);
-    if (cache === undefined || n < cache.fills) {
-      if (cache !== undefined) cachedBets -= cache.slots.length;
-      cache = { fills: 0, slots: [], byMarket: new Map(), winsTest: null };
+    else {
+      cache = { bets: new Array(last - first), winsTest: null };
+      cachedBets += last - first;
     }
     betCache.set(w, cache);
-    let added = false;
-    for (let k = from + cache.fills; k < from + n; k += 1) {
-      const i = byWallet.order[k] as number;
-      const m = columns.market[i] as number;
-      const slot = cache.byMarket.get(m);
-      if (slot === undefined) {
-        const fresh = { market: m, indices: [i], bet: null };
-        cache.byMarket.set(m, fresh);
-        cache.slots.push(fresh);
-        cachedBets += 1;
-        added = true;
-      } else slot.indices.push(i);
-    }
-    if (added) cache.slots.sort((a, b) => a.market - b.market);
-    cache.fills = n;
-    const rows = new Array<WalletBetRow>(cache.slots.length);
-    for (let j = 0; j < rows.length; j += 1) {
-      const slot = cache.slots[j] as BetSlot;
-      const m = slot.market;
+    const ts = columns.ts;
+    const rows: WalletBetRow[] = [];
+    const scored: ScoredBet[] = [];
+    for (let b = first; b < last; b += 1) {
+      // The bet's fills before the cutoff: a prefix of its run (binary search by time).
+      const from = betStart[b] as number;
+      let lo = from;
+      let hi = betStart[b + 1] as number;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((ts[fillOrder[mid] as number] as number) < cutoff) lo = mid + 1;
+        else hi = mid;
+      }
+      const fills = lo - from;
+      if (fills === 0) continue;
+      const m = columns.market[fillOrder[from] as number] as number;
       const resolved = ctx.market(m)?.resolvedOutcome != null;
-      const hit = slot.bet;
+      const hit = cache.bets[b - first];
       if (
-        hit !== null &&
-        hit.fills === slot.indices.length &&
+        hit !== undefined &&
+        hit.fills === fills &&
         hit.resolved === resolved &&
         hit.mark !== MARK_AT_CUTOFF &&
         markState(hit.row, cutoff) === hit.mark
       ) {
-        rows[j] = hit.row;
+        rows.push(hit.row);
+        scored.push(hit.scored);
         continue;
       }
-      const row = betFromFills(wallet, m, scratchFills(slot.indices), ctx);
-      slot.bet = { fills: slot.indices.length, resolved, mark: markState(row, cutoff), row };
-      rows[j] = row;
+      const row = betFromFills(wallet, m, scratchFills(from, fills), ctx);
+      const bet = { fills, resolved, mark: markState(row, cutoff), row, scored: scoredBet(row) };
+      cache.bets[b - first] = bet;
+      rows.push(row);
+      scored.push(bet.scored);
     }
     const winsTest = winsTestOf(cache, rows);
     // Bounded: the least recently asked-about wallets' bets go first.
     if (cachedBets > MAX_CACHED_BETS) {
       for (const [oldest, old] of betCache) {
         if (cachedBets <= MAX_CACHED_BETS || oldest === w) break;
-        cachedBets -= old.slots.length;
+        cachedBets -= old.bets.length;
         betCache.delete(oldest);
       }
     }
     // The timing buckets are not part of the stats: null keeps them out of the computation.
-    return walletStatsFromBets(wallet, rows, ctx, { timing: null, winsTest });
+    return walletStatsFromBets(wallet, rows, ctx, { timing: null, winsTest }, scored);
   }
 
   /**
-   * The wins-versus-prices test of the wallet's resolved bets with an entry price, in market id
-   * order (as the wallet model runs it: walletWinsTest), computed again only when that list of
-   * prices and outcomes changed: the exact test is quadratic in resolved bets, and most cutoffs
-   * resolve none of a wallet's markets.
-   */
-  /**
-   * The fills at these positions, as objects reused from one bet to the next: betFromFills
+   * The bet's first `count` fills (from byWallet.order[from]), as objects reused from one bet to the next: betFromFills
    * folds them into its tallies and keeps none of them.
    */
   const scratch: HistoryFill[] = [];
   const scratchView: HistoryFill[] = [];
-  function scratchFills(positions: readonly number[]): readonly HistoryFill[] {
-    while (scratch.length < positions.length) scratch.push(fillAt(0));
-    scratchView.length = positions.length;
-    for (let k = 0; k < positions.length; k += 1) {
-      const i = positions[k] as number;
+  function scratchFills(from: number, count: number): readonly HistoryFill[] {
+    while (scratch.length < count) scratch.push(fillAt(0));
+    scratchView.length = count;
+    for (let k = 0; k < count; k += 1) {
+      const i = fillOrder[from + k] as number;
       const fill = scratch[k] as HistoryFill;
       const kind = columns.kind[i] as number;
       fill.id = i;
@@ -595,6 +604,12 @@ export function buildIndex(
     return scratchView;
   }
 
+  /**
+   * The wins-versus-prices test of the wallet's resolved bets with an entry price, in market id
+   * order (as the wallet model runs it: walletWinsTest), computed again only when that list of
+   * prices and outcomes changed: the exact test is quadratic in resolved bets, and most cutoffs
+   * resolve none of a wallet's markets.
+   */
   function winsTestOf(
     cache: WalletCache,
     rows: readonly WalletBetRow[],

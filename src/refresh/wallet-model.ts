@@ -275,15 +275,17 @@ export function walletFromBets<Bet extends ModelBetRow>(
 /**
  * walletFromBets' stats row alone, for a caller that reads nothing else of the model (the
  * backtest asks for a wallet's score at thousands of moments): the same numbers, without the
- * category rows.
+ * category rows. `scored`, when given, is scoredBet of each row, kept by a caller that asks
+ * about the same rows again.
  */
 export function walletStatsFromBets(
   address: string,
   rows: readonly ModelBetRow[],
   ctx: WalletContext,
   known: KnownWalletFacts,
+  scored?: readonly ScoredBet[],
 ): WalletStatsRow {
-  return walletStats(address, rows, ctx, known).stats;
+  return walletStats(address, rows, ctx, known, scored).stats;
 }
 
 function walletStats(
@@ -291,6 +293,7 @@ function walletStats(
   rows: readonly ModelBetRow[],
   ctx: WalletContext,
   known: KnownWalletFacts,
+  scored?: readonly ScoredBet[],
 ): {
   stats: WalletStatsRow;
   bets: ScoredBet[];
@@ -303,7 +306,8 @@ function walletStats(
   let ledgerPnl = 0;
   let firstTrade = Number.POSITIVE_INFINITY;
   let lastTrade = Number.NEGATIVE_INFINITY;
-  for (const row of rows) {
+  for (let i = 0; i < rows.length; i += 1) {
+    const row = rows[i] as ModelBetRow;
     const market = ctx.market(row.market_id);
     const resolvedOutcome = market?.resolvedOutcome ?? null;
     const open = resolvedOutcome === null;
@@ -317,7 +321,7 @@ function walletStats(
     ledgerPnl += pnl;
     if (row.first_ts < firstTrade) firstTrade = row.first_ts;
     if (row.last_ts > lastTrade) lastTrade = row.last_ts;
-    bets.push(scoredBet(row));
+    bets.push(scored?.[i] ?? scoredBet(row));
   }
 
   const totals = walletBetStats(bets);
@@ -383,7 +387,7 @@ function walletStats(
 }
 
 /** The analytics view of a stored bet: what the counts, the score and the categories read. */
-function scoredBet(row: ModelBetRow): ScoredBet {
+export function scoredBet(row: ModelBetRow): ScoredBet {
   return {
     marketId: row.market_id,
     category: row.category,
