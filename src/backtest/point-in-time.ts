@@ -63,6 +63,8 @@ interface CachedBet {
   row: WalletBetRow;
   /** What the wallet's score reads of it (scoredBet). */
   scored: ScoredBet;
+  /** The time of the bet's next fill after those it was computed from, +∞ when none. */
+  nextTs: number;
 }
 
 /** About 300 bytes each: the cache stays near 60 MB. */
@@ -533,20 +535,30 @@ export function buildIndex(
     const rows: WalletBetRow[] = [];
     const scored: ScoredBet[] = [];
     for (let b = first; b < last; b += 1) {
-      // The bet's fills before the cutoff: a prefix of its run (binary search by time).
       const from = betStart[b] as number;
-      let lo = from;
-      let hi = betStart[b + 1] as number;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if ((ts[fillOrder[mid] as number] as number) < cutoff) lo = mid + 1;
-        else hi = mid;
-      }
-      const fills = lo - from;
-      if (fills === 0) continue;
-      const m = columns.market[fillOrder[from] as number] as number;
-      const resolved = ctx.market(m)?.resolvedOutcome != null;
+      const end = betStart[b + 1] as number;
       const hit = cache.bets[b - first];
+      let fills: number;
+      if (hit !== undefined && hit.row.last_ts < cutoff && hit.nextTs >= cutoff) {
+        // The fills it was computed from are before the cutoff, the next one is not.
+        fills = hit.fills;
+      } else {
+        // The bet's fills before the cutoff: a prefix of its run (binary search by time).
+        let lo = from;
+        let hi = end;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if ((ts[fillOrder[mid] as number] as number) < cutoff) lo = mid + 1;
+          else hi = mid;
+        }
+        fills = lo - from;
+        if (fills === 0) continue;
+      }
+      const m =
+        hit !== undefined
+          ? hit.row.market_id
+          : (columns.market[fillOrder[from] as number] as number);
+      const resolved = ctx.market(m)?.resolvedOutcome != null;
       if (
         hit !== undefined &&
         hit.fills === fills &&
@@ -559,7 +571,16 @@ export function buildIndex(
         continue;
       }
       const row = betFromFills(wallet, m, scratchFills(from, fills), ctx);
-      const bet = { fills, resolved, mark: markState(row, cutoff), row, scored: scoredBet(row) };
+      const next =
+        from + fills < end ? (ts[fillOrder[from + fills] as number] as number) : Infinity;
+      const bet = {
+        fills,
+        resolved,
+        mark: markState(row, cutoff),
+        row,
+        scored: scoredBet(row),
+        nextTs: next,
+      };
       cache.bets[b - first] = bet;
       rows.push(row);
       scored.push(bet.scored);
