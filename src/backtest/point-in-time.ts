@@ -67,8 +67,11 @@ interface CachedBet {
   nextTs: number;
 }
 
-/** About 300 bytes each: the cache stays near 60 MB. */
-const MAX_CACHED_BETS = Number(process.env.BT_MAX_BETS ?? 200_000);
+/**
+ * Bets of the cached wallets, counted whether asked about yet or not: about 300 bytes each when
+ * computed, so the cache stays near 60 MB. (500,000 takes the large world over the memory cap.)
+ */
+const MAX_CACHED_BETS = 200_000;
 
 const MARK_PENDING = 0;
 const MARK_AT_CUTOFF = 1;
