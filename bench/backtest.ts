@@ -26,8 +26,8 @@ import {
   runBacktest,
 } from "../src/backtest/backtest";
 import { replayCases } from "../src/backtest/cases";
-import { countFills, loadSealedFills, readMarkets, streamFills } from "../src/backtest/history";
-import { indexHistory } from "../src/backtest/point-in-time";
+import { countFills, loadSealedFills, readFills, readMarkets } from "../src/backtest/history";
+import { buildIndex } from "../src/backtest/point-in-time";
 import { writeReport } from "../src/backtest/report";
 import { openDb } from "../src/db/open";
 import { jobsEnv } from "../src/jobs/heap";
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     // to this process's memory.
     db.reader.pragma("mmap_size = 0");
     const sealed = await loadSealedFills(db.reader, db.path, 256);
-    const index = indexHistory(streamFills(db.reader, sealed), markets, countFills(db.reader));
+    const index = buildIndex(readFills(db.reader, sealed), markets, countFills(db.reader));
     const loadSeconds = lap();
     const options = {
       horizonsMs: DEFAULT_HORIZONS_MS,

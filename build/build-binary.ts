@@ -6,7 +6,8 @@
  *     strings by swapping out src/db/sql-files.ts, so nothing has to sit beside the binary;
  *  2. `node --experimental-sea-config` turns the bundle (with its V8 code cache) and
  *     better-sqlite3's addon (an asset: src/db/native.ts loads it) into a blob, with the web
- *     console's script and stylesheet (bundled from console/: src/http/console-page.ts);
+ *     console's script and stylesheet (bundled from console/: src/http/console-page.ts) and
+ *     uPlot's, which the backtest's report inlines (src/backtest/report.ts);
  *  3. a copy of the running node binary is stripped, then the blob is injected with postject.
  *
  * The code cache is only valid for the node binary that made it, so the blob is made by, and
@@ -32,6 +33,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build, type Plugin } from "esbuild";
+import { UPLOT_SCRIPT_ASSET, UPLOT_STYLE_ASSET, uplotFiles } from "../src/backtest/report";
 import { NATIVE_ASSET } from "../src/db/native";
 import { WORLD_WORKER_ASSET } from "../src/fixtures/world-worker";
 import { DUCKDB_ADDON_ASSET, DUCKDB_LIBRARY_ASSET } from "../src/history/native";
@@ -287,6 +289,8 @@ async function main(): Promise<void> {
           [SCALAR_ASSET]: scalarViewerFile(),
           [CONSOLE_SCRIPT_ASSET]: consoleScript,
           [CONSOLE_STYLE_ASSET]: consoleStyle,
+          [UPLOT_SCRIPT_ASSET]: uplotFiles().script,
+          [UPLOT_STYLE_ASSET]: uplotFiles().style,
           [LITESTREAM_ASSET]: litestream,
           [MODEL_WORKER_ASSET]: modelWorkerFile,
           [WORLD_WORKER_ASSET]: worldWorkerFile,

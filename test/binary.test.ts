@@ -4,13 +4,21 @@
  * throwaway HOME, mints a key per tier, serves on a free port and answers for each key; it also
  * replicates and restores with the Litestream it carries, and seeds a world, whose full refresh
  * runs the model worker from the bundle it carries, as does an incremental one after trades by
- * more wallets than WALLETS_IN_WORKER_FROM; and it exports and imports Parquet with the DuckDB it
- * carries.
+ * more wallets than WALLETS_IN_WORKER_FROM; it exports and imports Parquet with the DuckDB it
+ * carries, and backtests with the uPlot it inlines into the report.
  * CI sets SMARTMONEY_BINARY after building; without it the test fails under CI and is skipped
  * elsewhere, so a plain `npm test` in a checkout does not need a build.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -256,6 +264,22 @@ describe("the single executable", () => {
       expect(summary.wallets).toBeGreaterThanOrEqual(WALLETS_IN_WORKER_FROM + 100);
       expect(summary.wal_checkpoint.log).toBeGreaterThan(0);
       expect(summary.wal_checkpoint.checkpointed).toBe(summary.wal_checkpoint.log);
+    },
+    60_000,
+  );
+
+  it.skipIf(!binary && !inCi)(
+    "carries uPlot: the backtest's report.html inlines the charting library and its charts' data",
+    () => {
+      if (!binary) throw new Error("SMARTMONEY_BINARY is not set");
+      const box = sandbox(binary);
+      expect(runOnce(box, ["seed", "--db", "./x.db"]).status).toBe(0);
+      const run = runOnce(box, ["backtest", "--db", "./x.db", "--out", "./report"]);
+      expect(run.status, run.stderr).toBe(0);
+      const html = readFileSync(join(box.dir, "report", "report.html"), "utf8");
+      expect(html).toContain("var uPlot=");
+      expect(html).toContain('<script type="application/json" id="reliability-data">');
+      expect(html).toContain('<figure class="chart" id="reliability-all">');
     },
     60_000,
   );

@@ -11,8 +11,8 @@ import {
   runBacktest,
 } from "../../src/backtest/backtest";
 import { parseCases, replayCases } from "../../src/backtest/cases";
-import { countFills, loadSealedFills, readMarkets, streamFills } from "../../src/backtest/history";
-import { indexHistory } from "../../src/backtest/point-in-time";
+import { countFills, loadSealedFills, readFills, readMarkets } from "../../src/backtest/history";
+import { buildIndex } from "../../src/backtest/point-in-time";
 import { writeReport } from "../../src/backtest/report";
 import { timestamp } from "../../src/ingest/lines";
 import { type CommonOptions, withApp, withDbOption } from "../context";
@@ -123,7 +123,7 @@ export function registerBacktest(program: Command): void {
         // to this process's memory.
         db.reader.pragma("mmap_size = 0");
         const sealed = await loadSealedFills(db.reader, db.path, app.deps.config.memoryMb / 4);
-        const index = indexHistory(streamFills(db.reader, sealed), markets, countFills(db.reader));
+        const index = buildIndex(readFills(db.reader, sealed), markets, countFills(db.reader));
         const backtestOptions: BacktestOptions = {
           horizonsMs: options.horizon,
           from: options.from ?? null,

@@ -90,6 +90,8 @@ function smartMoneyAt(
   const bets = [...byWallet].map(([wallet, mine]) => betFromFills(wallet, marketId, mine, ctx));
   const wallets = [...byWallet.keys()];
   const positions: MarketPosition[] = [];
+  /** Holders whose position holds something at cost: the others count for nothing. */
+  const holding = new Set<string>();
   for (const side of ["YES", "NO"] as const) {
     const holders = bets
       .map((bet, i) => ({ bet, wallet: wallets[i] as string }))
@@ -97,22 +99,23 @@ function smartMoneyAt(
       .sort((a, b) => b.bet.buy_usd - a.bet.buy_usd || (a.wallet < b.wallet ? -1 : 1))
       .slice(0, ANALYSIS_POSITIONS_PER_SIDE);
     for (const { bet, wallet } of holders) {
-      positions.push(
-        heldPosition({
-          wallet,
-          side: bet.side,
-          entryPrice: bet.entry_price,
-          yesShares: bet.yes_shares,
-          noShares: bet.no_shares,
-          volume: bet.volume,
-          trades: bet.trade_count,
-        }),
-      );
+      const position = heldPosition({
+        wallet,
+        side: bet.side,
+        entryPrice: bet.entry_price,
+        yesShares: bet.yes_shares,
+        noShares: bet.no_shares,
+        volume: bet.volume,
+        trades: bet.trade_count,
+      });
+      positions.push(position);
+      if (Math.max(0, position.netYesUsd) + Math.max(0, position.netNoUsd) > 0) holding.add(wallet);
     }
   }
   return smartMoneyProbability(positions, (wallet) => {
-    // Nothing resolved, confidence 0: weighed at nothing, as smartMoneyProbability would.
-    if (!index.hasResolvedBet(wallet, cutoff)) return null;
+    // Nothing resolved, confidence 0: weighed at nothing, as smartMoneyProbability would. A
+    // position holding nothing at cost adds nothing to the share whatever its weight.
+    if (!holding.has(wallet) || !index.hasResolvedBet(wallet, cutoff)) return null;
     const stats = index.walletAt(wallet, cutoff);
     return { score: stats.smart_money_score, confidence: stats.confidence };
   });

@@ -7,6 +7,7 @@
 import type { Fill, Outcome, TradeSide } from "../analytics/fill";
 import type { Connection } from "../db/open";
 import { historyTotals, withHistory } from "../history/store";
+import { type FillSink, kindOf } from "./point-in-time";
 
 /** One fill as the backtest sees it: the analytics' Fill plus its id, which orders ties. */
 export interface HistoryFill extends Fill {
@@ -57,6 +58,66 @@ export function* streamFills(
 }
 
 const before = (a: HistoryFill, b: HistoryFill) => a.ts < b.ts || (a.ts === b.ts && a.id < b.id);
+
+/**
+ * streamFills for the index (point-in-time.ts buildIndex): the same fills in the same order,
+ * with the same numbers (the trades view's own conversions), read from the fills table itself as
+ * arrays, each wallet's address looked up once: without the view's join and a string and an
+ * object per fill, it reads the history about three times as fast.
+ */
+export function readFills(
+  db: Connection,
+  sealed: readonly HistoryFill[] = [],
+): (sink: FillSink) => void {
+  return (sink) => {
+    const addresses: string[] = [];
+    for (const [id, address] of db
+      .prepare<[], [number, string]>("SELECT id, address FROM wallet_ids")
+      .raw()
+      .iterate()) {
+      addresses[id] = address;
+    }
+    /** The sink's number of each wallet id, -1 before its first fill. */
+    const numbers = new Int32Array(addresses.length).fill(-1);
+    const statement = db
+      .prepare<[], [number, number, number, number, number, number, number, number]>(
+        `SELECT id, wallet_id, market_id, kind,
+                CASE typeof(price) WHEN 'integer' THEN price / 1e6 ELSE price END,
+                CASE typeof(size) WHEN 'integer' THEN size / 1e6 ELSE size END,
+                CASE typeof(usd_value) WHEN 'integer' THEN usd_value / 1e6 ELSE usd_value END,
+                ts
+           FROM fills ORDER BY ts, id`,
+      )
+      .raw();
+    let next = 0;
+    const pushSealed = (fill: HistoryFill) =>
+      sink.push(
+        fill.id,
+        sink.wallet(fill.wallet),
+        fill.marketId,
+        kindOf(fill),
+        fill.price,
+        fill.size,
+        fill.usd,
+        fill.ts,
+      );
+    for (const [id, walletId, marketId, kind, price, size, usd, ts] of statement.iterate()) {
+      while (next < sealed.length) {
+        const s = sealed[next] as HistoryFill;
+        if (!(s.ts < ts || (s.ts === ts && s.id < id))) break;
+        pushSealed(s);
+        next += 1;
+      }
+      let wallet = numbers[walletId] as number;
+      if (wallet < 0) {
+        wallet = sink.wallet(addresses[walletId] as string);
+        numbers[walletId] = wallet;
+      }
+      sink.push(id, wallet, marketId, kind, price, size, usd, ts);
+    }
+    while (next < sealed.length) pushSealed(sealed[next++] as HistoryFill);
+  };
+}
 
 /** The fills sealed into the fill history (src/history/), in (ts, id) order. */
 export async function loadSealedFills(

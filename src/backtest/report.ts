@@ -1,14 +1,17 @@
 /**
  * The backtest's report: report.json holds every number (and every row), report.html the same
- * verdict, score table and reliability diagram on one self-contained page (inline SVG drawn
- * here, no script, nothing fetched), and the command that re-runs it exactly.
+ * verdict, score table and reliability diagrams on one self-contained page (the diagrams drawn
+ * by uPlot, the web console's charting library, inlined with their data: nothing is fetched),
+ * and the command that re-runs it exactly.
  */
 
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
+import * as sea from "node:sea";
 import { type BacktestResult, type ForecastScore, type GroupScore, horizonLabel } from "./backtest";
 import type { CaseReplay } from "./cases";
-import type { Calibration } from "./scores";
+import type { Calibration, CalibrationBin } from "./scores";
 
 export interface BacktestReport {
   generated_at: string;
@@ -61,51 +64,142 @@ const COLOURS: Record<string, string> = {
   blend_smart_money: "#9467bd",
 };
 
-/** A reliability diagram: mean forecast against observed frequency per decile, and the diagonal. */
-export function reliabilitySvg(series: { name: string; calibration: Calibration }[]): string {
-  const size = 360;
-  const pad = 40;
-  const inner = size - 2 * pad;
-  const x = (p: number) => pad + p * inner;
-  const y = (p: number) => size - pad - p * inner;
-  const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${size + 190}" height="${size}" viewBox="0 0 ${size + 190} ${size}" role="img" aria-label="Reliability diagram">`,
-    `<rect x="${pad}" y="${pad}" width="${inner}" height="${inner}" fill="none" stroke="#ccc"/>`,
-    `<line x1="${x(0)}" y1="${y(0)}" x2="${x(1)}" y2="${y(1)}" stroke="#bbb" stroke-dasharray="4 4"/>`,
-  ];
-  for (let t = 0; t <= 10; t += 2) {
-    const p = t / 10;
-    parts.push(
-      `<text x="${x(p)}" y="${size - pad + 16}" font-size="11" text-anchor="middle">${p.toFixed(1)}</text>`,
-      `<text x="${pad - 6}" y="${y(p) + 4}" font-size="11" text-anchor="end">${p.toFixed(1)}</text>`,
-    );
+/** SEA asset names of uPlot's browser script and stylesheet (see build/build-binary.ts). */
+export const UPLOT_SCRIPT_ASSET = "uplot.js";
+export const UPLOT_STYLE_ASSET = "uplot.css";
+
+/** Where uPlot's browser build and stylesheet are, in the installed package. */
+export function uplotFiles(): { script: string; style: string } {
+  const require = createRequire(import.meta.url);
+  return {
+    script: require.resolve("uplot/dist/uPlot.iife.min.js"),
+    style: require.resolve("uplot/dist/uPlot.min.css"),
+  };
+}
+
+/**
+ * uPlot, the web console's charting library, to be inlined into the page: from the binary's
+ * assets (copied in at build time) or, from a checkout, from the installed package. The package
+ * is a devDependency: an install without it gets the page without its charts, and a note.
+ */
+export function chartLibrary(): { script: string; style: string } | null {
+  if (sea.isSea()) {
+    return {
+      script: sea.getAsset(UPLOT_SCRIPT_ASSET, "utf8"),
+      style: sea.getAsset(UPLOT_STYLE_ASSET, "utf8"),
+    };
   }
-  parts.push(
-    `<text x="${size / 2}" y="${size - 6}" font-size="12" text-anchor="middle">forecast probability</text>`,
-    `<text x="12" y="${size / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 12 ${size / 2})">observed frequency</text>`,
-  );
-  series.forEach((s, i) => {
-    const colour = COLOURS[s.name] ?? "#000";
-    const points = s.calibration.bins
-      .filter((b) => b.rows > 0 && b.meanForecast !== null && b.observed !== null)
-      .map((b) => [x(b.meanForecast as number), y(b.observed as number), b.rows] as const);
-    if (points.length > 1) {
-      parts.push(
-        `<polyline fill="none" stroke="${colour}" stroke-width="2" points="${points.map(([a, b]) => `${a.toFixed(1)},${b.toFixed(1)}`).join(" ")}"/>`,
-      );
-    }
-    for (const [a, b, n] of points) {
-      parts.push(
-        `<circle cx="${a.toFixed(1)}" cy="${b.toFixed(1)}" r="3" fill="${colour}"><title>${escapeHtml(s.name)}: ${n} forecasts</title></circle>`,
-      );
-    }
-    parts.push(
-      `<rect x="${size + 4}" y="${pad + i * 20 - 9}" width="12" height="12" fill="${colour}"/>`,
-      `<text x="${size + 22}" y="${pad + i * 20 + 2}" font-size="12">${escapeHtml(s.name)}</text>`,
-    );
-  });
-  parts.push("</svg>");
-  return parts.join("\n");
+  try {
+    const files = uplotFiles();
+    return { script: readFileSync(files.script, "utf8"), style: readFileSync(files.style, "utf8") };
+  } catch {
+    return null;
+  }
+}
+
+/** One reliability diagram's data, as embedded in the page (the id of the element it draws in). */
+export interface ReliabilityChart {
+  id: string;
+  title: string;
+  series: { name: string; colour: string; bins: CalibrationBin[] }[];
+}
+
+/** The reliability diagrams: every forecast overall, then per horizon where it is reported. */
+export function reliabilityCharts(result: BacktestResult): ReliabilityChart[] {
+  const seriesOf = (
+    price: { calibration: Calibration },
+    forecasts: readonly ForecastScore[],
+  ): ReliabilityChart["series"] =>
+    [
+      { name: "price", calibration: price.calibration },
+      ...forecasts.map((f) => ({ name: f.forecast as string, calibration: f.calibration })),
+    ].map((s) => ({ name: s.name, colour: COLOURS[s.name] ?? "#000", bins: s.calibration.bins }));
+  const charts: ReliabilityChart[] = [
+    {
+      id: "reliability-all",
+      title: "All forecasts",
+      series: seriesOf(result.price, result.forecasts),
+    },
+  ];
+  for (const g of result.groups) {
+    if (g.by !== "horizon" || g.price === null || g.forecasts === null) continue;
+    charts.push({
+      id: `reliability-${charts.length}`,
+      title: `Horizon ${g.key} (${g.markets} markets)`,
+      series: seriesOf(g.price, g.forecasts),
+    });
+  }
+  return charts;
+}
+
+/** JSON inside a <script> element: nothing in it may close the element. */
+const scriptJson = (value: unknown) => JSON.stringify(value, jsonNumbers).replace(/</g, "\\u003c");
+
+/**
+ * Draws each chart of #reliability-data with uPlot: per series, each decile's mean forecast
+ * against the share that resolved YES (its forecasts' count in the legend), and the diagonal of
+ * perfect calibration. uPlot wants one x array for all series: the union of every series' mean
+ * forecasts, each series null where it has no point (its line spans the gaps). After uPlot's
+ * draw, the host records how many points it drew (data-drawn), for the browser test.
+ */
+const DRAW_CHARTS = `(() => {
+  const data = JSON.parse(document.getElementById("reliability-data").textContent);
+  for (const chart of data.charts) {
+    const host = document.getElementById(chart.id);
+    const points = chart.series.map((s) =>
+      s.bins.filter((b) => b.rows > 0 && b.meanForecast !== null && b.observed !== null));
+    const xs = [...new Set([0, 1, ...points.flat().map((b) => b.meanForecast)])].sort((a, b) => a - b);
+    const columns = points.map((bins) => {
+      const at = new Map(bins.map((b) => [b.meanForecast, b]));
+      return xs.map((x) => (at.has(x) ? at.get(x).observed : null));
+    });
+    const rowsAt = points.map((bins) => new Map(bins.map((b) => [b.meanForecast, b.rows])));
+    const fixed = (v) => (v === null || v === undefined ? "–" : v.toFixed(3));
+    new uPlot({
+      width: Math.max(360, Math.min(host.clientWidth || 720, 900)),
+      height: 420,
+      scales: { x: { time: false, range: [0, 1] }, y: { range: [0, 1] } },
+      axes: [{ label: "forecast probability" }, { label: "observed frequency" }],
+      cursor: { drag: { x: false, y: false } },
+      series: [
+        { label: "forecast", value: (u, v) => fixed(v) },
+        { label: "perfect calibration", stroke: "#bbbbbb", dash: [4, 4], points: { show: false } },
+        ...chart.series.map((s, i) => ({
+          label: s.name,
+          stroke: s.colour,
+          width: 2,
+          spanGaps: true,
+          points: { show: true, size: 7, fill: s.colour },
+          value: (u, v, _s, idx) =>
+            v === null || idx === null ? "–" : fixed(v) + " (" + rowsAt[i].get(u.data[0][idx]) + ")",
+        })),
+      ],
+      hooks: {
+        draw: [(u) => {
+          let drawn = 0;
+          for (const column of u.data.slice(2)) for (const v of column) if (v !== null) drawn += 1;
+          host.dataset.drawn = String(drawn);
+        }],
+      },
+    }, [xs, xs, ...columns], host);
+  }
+})();`;
+
+function chartsSection(charts: ReliabilityChart[], library: { script: string } | null): string {
+  const figures = charts
+    .map(
+      (c) =>
+        `<figure class="chart" id="${escapeHtml(c.id)}"><figcaption>${escapeHtml(c.title)}</figcaption></figure>`,
+    )
+    .join("\n");
+  if (library === null) {
+    return `<p>The charts need uPlot, which is not installed here (npm ci --omit=dev leaves it out); every bin is in report.json.</p>`;
+  }
+  return `<p>Each point is a decile of forecast probability: its mean forecast against the share of its markets that resolved YES, with its count of forecasts in the legend. On the dashed diagonal a forecast is perfectly calibrated.</p>
+${figures}
+<script>${library.script}</script>
+<script type="application/json" id="reliability-data">${scriptJson({ charts })}</script>
+<script>${DRAW_CHARTS}</script>`;
 }
 
 function scoreTable(
@@ -156,26 +250,24 @@ function casesSection(cases: CaseReplay[]): string {
 
 export function renderHtml(report: BacktestReport): string {
   const r = report.result;
+  const library = chartLibrary();
   const o = r.options;
   const skipped = Object.entries(r.skipped);
-  const series = [
-    { name: "price", calibration: r.price.calibration },
-    ...r.forecasts.map((f) => ({ name: f.forecast, calibration: f.calibration })),
-  ];
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>smartmoney backtest</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
 td:first-child,th:first-child{text-align:left}.verdict{font-size:1.2em;font-weight:600}code{background:#f4f4f4;padding:2px 4px}
-</style></head><body>
+.chart{margin:1em 0 2em}.chart figcaption{font-weight:600;margin-bottom:.3em}
+</style>${library === null ? "" : `\n<style>${library.style}</style>`}</head><body>
 <h1>Smart money against the market price: out-of-time backtest</h1>
 <p class="verdict">${escapeHtml(r.headline.text)}</p>
 <p>${r.markets} markets resolved ${o.from === null ? "" : `from ${escapeHtml(new Date(o.from).toISOString())} `}to ${escapeHtml(new Date(o.to).toISOString())}, horizons ${o.horizonsMs.map(horizonLabel).join(", ")} before resolution, prices in ${o.band[0]}–${o.band[1]}, ${o.resamples} bootstrap draws of markets (seed ${o.seed}). A gain is the price's score minus the forecast's: positive means the forecast was better. "Beats the price" needs the whole 95% interval above zero; it does not mean it will keep doing so, and "does not beat" does not prove smart money is useless.</p>
 <h2>Scores</h2>
 ${scoreTable(r.price, r.forecasts)}
 <h2>Reliability</h2>
-${reliabilitySvg(series)}
+${chartsSection(reliabilityCharts(r), library)}
 <h2>By horizon and category</h2>
 ${groupSection(r.groups)}
 <h2>Skipped</h2>

@@ -248,12 +248,64 @@ export function walletFromBets<Bet extends ModelBetRow>(
   ctx: WalletContext,
   known: KnownWalletFacts,
 ): WalletModel<Bet> {
+  const { stats, bets, pnls, winRate } = walletStats(address, rows, ctx, known);
+  const pnlByMarket = new Map(rows.map((row, i) => [row.market_id, pnls[i] as number]));
+  const categories = walletCategoryStats(bets, { pnlOfMarket: (id) => pnlByMarket.get(id) ?? 0 });
+  return {
+    stats,
+    bets: [...rows],
+    categories: categories.map((c) => ({
+      category: c.category,
+      bets: c.bets,
+      resolved_bets: c.resolvedBets,
+      wins: c.wins,
+      win_rate: c.winRate,
+      global_win_rate: winRate,
+      edge: c.edge,
+      pnl: c.pnl ?? 0,
+      volume: c.volume,
+      counter_consensus_wins: c.counterConsensusWins,
+    })),
+    timing: known.timing,
+  };
+}
+
+/**
+ * walletFromBets' stats row alone, for a caller that reads nothing else of the model (the
+ * backtest asks for a wallet's score at thousands of moments): the same numbers, without the
+ * category rows. `scored`, when given, is scoredBet of each row, kept by a caller that asks
+ * about the same rows again.
+ */
+export function walletStatsFromBets(
+  address: string,
+  rows: readonly ModelBetRow[],
+  ctx: WalletContext,
+  known: KnownWalletFacts,
+  scored?: readonly ScoredBet[],
+): WalletStatsRow {
+  return walletStats(address, rows, ctx, known, scored).stats;
+}
+
+function walletStats(
+  address: string,
+  rows: readonly ModelBetRow[],
+  ctx: WalletContext,
+  known: KnownWalletFacts,
+  scored?: readonly ScoredBet[],
+): {
+  stats: WalletStatsRow;
+  bets: ScoredBet[];
+  /** Each row's ledger PnL, in the rows' order. */
+  pnls: number[];
+  winRate: number | null;
+} {
   const bets: ScoredBet[] = [];
-  const pnlByMarket = new Map<number, number>();
+  const pnls: number[] = [];
   let ledgerPnl = 0;
   let firstTrade = Number.POSITIVE_INFINITY;
   let lastTrade = Number.NEGATIVE_INFINITY;
-  for (const row of rows) {
+  for (let i = 0; i < rows.length; i += 1) {
+    const row = rows[i] as ModelBetRow;
     const market = ctx.market(row.market_id);
     const resolvedOutcome = market?.resolvedOutcome ?? null;
     const open = resolvedOutcome === null;
@@ -263,11 +315,11 @@ export function walletFromBets<Bet extends ModelBetRow>(
       open && row.yes_shares > 0 ? ctx.prices.lastPrice(row.market_id, "YES") : null,
       open && row.no_shares > 0 ? ctx.prices.lastPrice(row.market_id, "NO") : null,
     );
-    pnlByMarket.set(row.market_id, pnl);
+    pnls.push(pnl);
     ledgerPnl += pnl;
     if (row.first_ts < firstTrade) firstTrade = row.first_ts;
     if (row.last_ts > lastTrade) lastTrade = row.last_ts;
-    bets.push(scoredBet(row));
+    bets.push(scored?.[i] ?? scoredBet(row));
   }
 
   const totals = walletBetStats(bets);
@@ -286,9 +338,11 @@ export function walletFromBets<Bet extends ModelBetRow>(
   const priced = bets.filter((b) => b.won !== null && b.entryPrice !== null);
   const prices = priced.map((b) => b.entryPrice!);
   const pricedWins = priced.filter((b) => b.won === true).length;
-  const categories = walletCategoryStats(bets, { pnlOfMarket: (id) => pnlByMarket.get(id) ?? 0 });
 
   return {
+    bets,
+    pnls,
+    winRate: totals.winRate,
     stats: {
       address,
       platform_name: platform?.name ?? null,
@@ -327,25 +381,11 @@ export function walletFromBets<Bet extends ModelBetRow>(
       last_trade_at: rows.length > 0 ? lastTrade : 0,
       refreshed_at: ctx.now,
     },
-    bets: [...rows],
-    categories: categories.map((c) => ({
-      category: c.category,
-      bets: c.bets,
-      resolved_bets: c.resolvedBets,
-      wins: c.wins,
-      win_rate: c.winRate,
-      global_win_rate: totals.winRate,
-      edge: c.edge,
-      pnl: c.pnl ?? 0,
-      volume: c.volume,
-      counter_consensus_wins: c.counterConsensusWins,
-    })),
-    timing: known.timing,
   };
 }
 
 /** The analytics view of a stored bet: what the counts, the score and the categories read. */
-function scoredBet(row: ModelBetRow): ScoredBet {
+export function scoredBet(row: ModelBetRow): ScoredBet {
   return {
     marketId: row.market_id,
     category: row.category,

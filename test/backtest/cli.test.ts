@@ -47,9 +47,37 @@ describe("smartmoney backtest", () => {
     expect(blend.rows).toBe(json.result.rows.length);
     expect(json.cases).toHaveLength(2);
     const html = readFileSync(join(out, "report.html"), "utf8");
-    expect(html).toContain("<svg");
     expect(html).toContain(json.result.headline.text.replace(/'/g, "&#39;"));
-    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    // One self-contained page: uPlot inlined, nothing loaded from anywhere.
+    expect(html).toContain("var uPlot=");
+    expect(html).not.toMatch(
+      /<(script|link|img|iframe)\b[^>]*\s(src|href)=|@import|url\(|fetch\(/i,
+    );
+    // The diagrams draw report.json's calibration bins: every forecast overall, then per horizon.
+    const embedded = html.match(
+      /<script type="application\/json" id="reliability-data">(.*?)<\/script>/s,
+    );
+    const charts = JSON.parse(embedded![1]!).charts as {
+      id: string;
+      series: { name: string; bins: unknown }[];
+    }[];
+    const binsOf = (scores: {
+      price: { calibration: { bins: unknown } };
+      forecasts: { forecast: string; calibration: { bins: unknown } }[];
+    }) => [
+      { name: "price", bins: scores.price.calibration.bins },
+      ...scores.forecasts.map((f) => ({ name: f.forecast, bins: f.calibration.bins })),
+    ];
+    const horizons = json.result.groups.filter(
+      (g: { by: string; forecasts: unknown }) => g.by === "horizon" && g.forecasts !== null,
+    );
+    expect(horizons.length).toBeGreaterThan(0);
+    expect(charts.map((c) => c.series.map((s) => ({ name: s.name, bins: s.bins })))).toStrictEqual([
+      binsOf(json.result),
+      ...horizons.map(binsOf),
+    ]);
+    for (const chart of charts) expect(html).toContain(`<figure class="chart" id="${chart.id}">`);
+    expect(charts[0]!.series[0]!.bins).toHaveLength(10);
     const rerun = readFileSync(join(out, "rerun.sh"), "utf8");
     expect(rerun).toContain(`--to ${to}`);
     expect(rerun).toContain("--seed 4");

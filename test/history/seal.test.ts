@@ -11,7 +11,7 @@ import {
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countFills, loadSealedFills, streamFills } from "../../src/backtest/history";
+import { countFills, loadSealedFills, readFills, streamFills } from "../../src/backtest/history";
 import { type Db, openDb } from "../../src/db/open";
 import { withEngine } from "../../src/history/engine";
 import { HISTORY_UNREADABLE } from "../../src/history/reader";
@@ -430,6 +430,28 @@ describe("the backtest's seam over the history", () => {
       const merged = [...streamFills(db.reader, sealed)];
       expect(merged).toEqual([...streamFills(t.db.reader)]);
       expect(countFills(db.reader)).toBe(merged.length);
+      // The index's reader gives the same fills, in the same order, to the last bit.
+      const read: unknown[] = [];
+      const wallets: string[] = [];
+      readFills(
+        db.reader,
+        sealed,
+      )({
+        wallet: (address) => wallets.push(address) - 1,
+        push: (id, wallet, marketId, kind, price, size, usd, ts) =>
+          read.push({
+            id,
+            wallet: wallets[wallet],
+            marketId,
+            outcome: kind & 1 ? "NO" : "YES",
+            side: kind & 2 ? "SELL" : "BUY",
+            price,
+            size,
+            usd,
+            ts,
+          }),
+      });
+      expect(read).toStrictEqual(merged.map((fill) => ({ ...fill })));
     } finally {
       db.close();
     }
