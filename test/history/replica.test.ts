@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb } from "../../src/db/open";
 import { historyReplica } from "../../src/history/replica";
-import { historyDir, partitions } from "../../src/history/store";
+import { historyDir, listedFiles, partitions } from "../../src/history/store";
 import { compactResolvedMarkets } from "../../src/refresh/retention";
 import { parseReplicaUrl, type ReplicaConfig } from "../../src/replication/replica-url";
 import { restoreHistory } from "../../src/replication/restore";
@@ -70,9 +70,10 @@ describe.each([
       replica: historyReplica(replica, env),
     });
     expect(summary).toMatchObject({ markets: 3, replica_error: null });
-    const listed = partitions(db.reader).map((p) => p.file);
+    // Three files and their copies in wallet order.
+    const listed = listedFiles(db.reader).map((p) => p.file);
     db.close();
-    expect(listed).toHaveLength(3);
+    expect(listed).toHaveLength(6);
 
     // A restore of the database elsewhere: every listed file comes back, byte for byte.
     const restoredDir = join(t.dir, `restored-${kind.slice(0, 4)}`);
@@ -80,7 +81,7 @@ describe.each([
     Object.assign(process.env, env);
     try {
       const fetched = await restoreHistory(path, restoredDir, replica);
-      expect(fetched).toEqual({ ok: true, value: 3 });
+      expect(fetched).toEqual({ ok: true, value: 6 });
     } finally {
       process.env = saved;
     }
@@ -123,7 +124,7 @@ describe("a replica that refuses", () => {
     copyFileSync(template, listedPath);
     const lists = openDb(listedPath);
     await compactResolvedMarkets(lists, NOW, RETENTION, { batch: 3 });
-    const [file] = partitions(lists.reader).map((p) => p.file);
+    const [file, copy] = listedFiles(lists.reader).map((p) => p.file);
     lists.close();
     const empty = join(t.dir, "empty-replica");
     mkdirSync(empty);
@@ -131,7 +132,7 @@ describe("a replica that refuses", () => {
     const result = await restoreHistory(listedPath, dir, replicaOf(`file://${empty}`));
     expect(result).toEqual({
       ok: false,
-      reason: `the replica lacks 1 file(s) of the fill history the database lists (${file}) at file://${empty}/history`,
+      reason: `the replica lacks 2 file(s) of the fill history the database lists (${file}, ${copy}) at file://${empty}/history`,
     });
     rmSync(dir, { recursive: true, force: true });
   });

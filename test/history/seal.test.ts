@@ -14,7 +14,7 @@ import { countFills, loadSealedFills, streamFills } from "../../src/backtest/his
 import { type Db, openDb } from "../../src/db/open";
 import { withEngine } from "../../src/history/engine";
 import { HISTORY_UNREADABLE } from "../../src/history/reader";
-import { historyDir, partitions, withHistory } from "../../src/history/store";
+import { historyDir, listedFiles, partitions, withHistory } from "../../src/history/store";
 import { migrate } from "../../src/migrations/migrate";
 import { compactResolvedMarkets, type SealStep } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
@@ -42,6 +42,13 @@ beforeAll(() => {
   copyFileSync(t.config.dbPath, template);
 });
 afterAll(() => t.close());
+
+/** Every file the manifest lists (sealed files and their copies in wallet order), sorted. */
+function files(db: Db): string[] {
+  return listedFiles(db.reader)
+    .map((f) => f.file)
+    .sort();
+}
 
 /** Each fill as one comparable line, in id order; `history` are rows read from the files. */
 function storedFills(db: Db, history: string[]): string[] {
@@ -90,9 +97,14 @@ describe("sealing compacted markets into the history", () => {
       const listed = partitions(db.reader);
       // Five markets in batches of two: three files.
       expect(listed.map((p) => p.id)).toEqual([1, 2, 3]);
-      for (const p of listed) expect(p.file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.parquet$/);
+      for (const p of listed) {
+        expect(p.file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.parquet$/);
+        // Each with its copy in wallet order (sql/0032), listed in the same row.
+        expect(p.wallet_file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.parquet$/);
+        expect(p.wallet_bytes).toBeGreaterThan(0);
+      }
       expect(listed.reduce((n, p) => n + p.fills, 0)).toBe(summary.fills_deleted);
-      expect(readdirSync(historyDir(path)).sort()).toEqual(listed.map((p) => p.file));
+      expect(readdirSync(historyDir(path)).sort()).toEqual(files(db));
       // Each sealed market names its file: the pairs of a batch of two share one.
       expect(
         db.reader
@@ -119,11 +131,7 @@ describe("sealing compacted markets into the history", () => {
       expect(a.markets + b.markets).toBe(5);
       await expectEveryFillOnce(one);
       // The seal that lost a batch removed its own file and nothing else.
-      expect(readdirSync(historyDir(path)).sort()).toEqual(
-        partitions(one.reader)
-          .map((p) => p.file)
-          .sort(),
-      );
+      expect(readdirSync(historyDir(path)).sort()).toEqual(files(one));
     } finally {
       one.close();
       two.close();
@@ -154,17 +162,20 @@ describe("sealing compacted markets into the history", () => {
         await expectEveryFillOnce(db);
         const sealedBefore = partitions(db.reader).length;
         expect(sealedBefore).toBe(step === "committed" ? 1 : 0);
+        // A seal writes two files: the file in market order and its copy in wallet order.
+        const filesBefore = files(db).length;
+        expect(filesBefore).toBe(2 * sealedBefore);
         // A file written but never listed is no part of the history: the next seal leaves it
         // while it is fresh (it could be another seal's, about to commit), one an hour later
         // removes it.
         const dir = historyDir(path);
         const leftover = existsSync(dir) ? readdirSync(dir) : [];
-        const orphans = step === "written" || step === "in-transaction" ? 1 : 0;
-        expect(leftover.length).toBe(sealedBefore + orphans);
+        const orphans = step === "written" || step === "in-transaction" ? 2 : 0;
+        expect(leftover.length).toBe(filesBefore + orphans);
         const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
         expect(summary.markets).toBe(step === "committed" ? 3 : 5);
         await expectEveryFillOnce(db);
-        const listed = partitions(db.reader).map((p) => p.file);
+        const listed = files(db);
         expect(readdirSync(dir)).toHaveLength(listed.length + orphans);
         for (const file of listed) expect(readdirSync(dir)).toContain(file);
         await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
