@@ -31,8 +31,8 @@ export function historyDir(dbPath: string): string {
  * A new file's name: its time and random bytes, unique to the seal that writes it, so two seals
  * (the jobs process's and one run by hand) never write, or remove, each other's file.
  */
-function newPartitionFile(now: number): string {
-  return `fills-${now}-${randomBytes(6).toString("hex")}.parquet`;
+function newPartitionFile(now: number, kind: "fills" | "wallets" = "fills"): string {
+  return `${kind}-${now}-${randomBytes(6).toString("hex")}.parquet`;
 }
 
 /**
@@ -250,7 +250,8 @@ async function writeWalletOrder(
   dir: string,
   now: number,
 ): Promise<WrittenFile> {
-  const file = newPartitionFile(now);
+  // Named apart, so `fills-*.parquet` still names each fill once (docs/scaling.md).
+  const file = newPartitionFile(now, "wallets");
   await copyTo(
     duck,
     `(SELECT * FROM ${relation} ORDER BY wallet, ts, id)`,
@@ -323,7 +324,7 @@ export function removeUnlisted(
   const listed = new Set(listedFiles(db).map((p) => p.file));
   const removed = names.filter(
     (name) =>
-      name.startsWith("fills-") &&
+      (name.startsWith("fills-") || name.startsWith("wallets-")) &&
       !listed.has(name) &&
       now - statSync(join(dir, name)).mtimeMs >= minAgeMs,
   );

@@ -100,7 +100,7 @@ describe("sealing compacted markets into the history", () => {
       for (const p of listed) {
         expect(p.file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.parquet$/);
         // Each with its copy in wallet order (sql/0032), listed in the same row.
-        expect(p.wallet_file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.parquet$/);
+        expect(p.wallet_file).toMatch(/^wallets-\d{13}-[0-9a-f]{12}\.parquet$/);
         expect(p.wallet_bytes).toBeGreaterThan(0);
       }
       expect(listed.reduce((n, p) => n + p.fills, 0)).toBe(summary.fills_deleted);
