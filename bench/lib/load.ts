@@ -30,6 +30,12 @@ export interface LoadSpec {
    * again as soon as it is answered.
    */
   delayMs?: number;
+  /**
+   * Paths (with their query) the connections walk in turn, each asked once per pass, instead of
+   * `url`'s path every time: distinct pages, which no answer cache has seen. `url` gives the
+   * host.
+   */
+  paths?: readonly string[];
 }
 
 export interface LoadResult {
@@ -90,8 +96,20 @@ function luaString(text: string): string {
   return JSON.stringify(text); // a JSON string literal is a valid Lua string literal
 }
 
-function script(spec: LoadSpec): string {
+function script(spec: LoadSpec, pathsFile: string | null): string {
   const lines = [`wrk.method = ${luaString(spec.method)}`];
+  if (pathsFile !== null) {
+    // One thread (-t1): its connections share the walk, so each path is asked once a pass.
+    lines.push(
+      "local paths = {}",
+      `for line in io.lines(${luaString(pathsFile)}) do paths[#paths + 1] = line end`,
+      "local next_path = 0",
+      "request = function()",
+      "  next_path = next_path % #paths + 1",
+      "  return wrk.format(nil, paths[next_path])",
+      "end",
+    );
+  }
   if (spec.body !== undefined) lines.push(`wrk.body = ${luaString(spec.body)}`);
   for (const [name, value] of Object.entries(spec.headers)) {
     lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
@@ -155,7 +173,13 @@ function runTimed(
 export async function runLoad(spec: LoadSpec, cpu: number | null): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), "smartmoney-wrk-"));
   const scriptPath = join(dir, "load.lua");
-  writeFileSync(scriptPath, script(spec));
+  let pathsFile: string | null = null;
+  if (spec.paths !== undefined) {
+    if (spec.paths.length === 0) throw new Error("runLoad: an empty list of paths");
+    pathsFile = join(dir, "paths.txt");
+    writeFileSync(pathsFile, `${spec.paths.join("\n")}\n`);
+  }
+  writeFileSync(scriptPath, script(spec, pathsFile));
   const wrkArgs = [
     "-t1",
     `-c${spec.connections}`,

@@ -1,7 +1,13 @@
 import { join } from "node:path";
 import { ApiError } from "../errors";
 import type { Log } from "../log";
-import { type DuckDBValue, type Engine, openEngine, sqlString } from "./engine";
+import {
+  type DuckDBConnection,
+  type DuckDBValue,
+  type Engine,
+  openEngine,
+  sqlString,
+} from "./engine";
 
 /**
  * Fills read back from the history's Parquet files for the trade pages and the trade by hash
@@ -35,6 +41,8 @@ export interface SealedFilter {
   to?: number;
   /** Keyset position: only fills before (ts, id), newest first. */
   before?: [ts: number, id: number];
+  /** Keyset floor: only fills after (ts, id) (a page's recent fills already reach down to it). */
+  after?: [ts: number, id: number];
 }
 
 export interface HistoryReader {
@@ -56,18 +64,26 @@ const SELECT = `SELECT id, '0x' || lower(hex(tx_hash)) AS tx_hash, log_index, wa
 export const HISTORY_UNREADABLE =
   "older fills cannot be read right now: a file of the fill history is missing or damaged (smartmoney status names it); quote the request id when reporting it";
 
+/** Idle DuckDB connections kept for the next query: about the requests that wait on the history. */
+const IDLE_CONNECTIONS = 4;
+
 export function createHistoryReader(options: {
   dir: string;
   memoryMb: number;
   log?: Log;
 }): HistoryReader {
   let engine: Promise<Engine> | undefined;
+  // A connection runs one query at a time: each query takes one, and puts it back after.
+  const idle: DuckDBConnection[] = [];
 
   async function query(sql: string, values: DuckDBValue[], files: readonly string[]) {
-    engine ??= openEngine({ memoryMb: options.memoryMb, threads: 1 });
-    const connection = await (await engine).connect();
+    engine ??= openEngine({ memoryMb: options.memoryMb, threads: 1, pointReads: true });
+    const opened = engine;
+    const connection = idle.pop() ?? (await (await opened).connect());
+    let healthy = false;
     try {
       const result = await connection.runAndReadAll(sql, values);
+      healthy = true;
       return result.getRowObjectsJS().map(toSealedFill);
     } catch (error) {
       options.log?.error(
@@ -76,7 +92,8 @@ export function createHistoryReader(options: {
       );
       throw new ApiError("internal_error", HISTORY_UNREADABLE);
     } finally {
-      connection.closeSync();
+      if (healthy && engine === opened && idle.length < IDLE_CONNECTIONS) idle.push(connection);
+      else connection.closeSync();
     }
   }
 
@@ -102,6 +119,10 @@ export function createHistoryReader(options: {
         const [ts, id] = filter.before;
         where.push(`(ts < ${bind(ts)} OR (ts = ${bind(ts)} AND id < ${bind(id)}))`);
       }
+      if (filter.after !== undefined) {
+        const [ts, id] = filter.after;
+        where.push(`(ts > ${bind(ts)} OR (ts = ${bind(ts)} AND id > ${bind(id)}))`);
+      }
       return query(
         `${SELECT} FROM ${relation(files)}
           ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
@@ -123,6 +144,7 @@ export function createHistoryReader(options: {
     },
 
     close() {
+      for (const connection of idle.splice(0)) connection.closeSync();
       void engine?.then((e) => e.close());
       engine = undefined;
     },

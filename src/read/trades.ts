@@ -2,7 +2,7 @@ import type * as v from "valibot";
 import type { Db, Statement } from "../db/open";
 import type { TradeSide } from "../domain";
 import { badRequest } from "../errors";
-import type { HistoryReader, SealedFill } from "../history/reader";
+import type { HistoryReader, SealedFill, SealedFilter } from "../history/reader";
 import { filesForTx } from "../history/tx-keys";
 import type { TradeSchema } from "../schemas/shared";
 
@@ -142,6 +142,17 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
   const shapes = new Map<string, Statement<unknown[], TradeRow>>();
   const anySealed = r.prepare("SELECT EXISTS (SELECT 1 FROM history_partitions)").pluck();
   const sealedFilesFor = filesForTx(r);
+  // Where a wallet's sealed fills are, file by file, from its bets: a compacted market's bets
+  // are frozen, counting every fill it sealed, from the first to the last.
+  const walletFiles = r.prepare<[string], Omit<SealedSource, "newest">>(
+    `SELECT coalesce(p.wallet_file, p.file) AS file, min(b.first_ts) AS firstTs,
+            max(b.last_ts) AS lastTs, sum(b.trade_count) AS fills
+       FROM wallet_ids wi JOIN wallet_bets b ON b.wallet_id = wi.id
+       JOIN history_markets hm ON hm.market_id = b.market_id
+       JOIN history_partitions p ON p.id = hm.partition_id
+      WHERE wi.address = ?
+      GROUP BY p.id`,
+  );
   const marketOf = r.prepare<
     [number],
     Omit<TradeRow, keyof SealedFill | "outcome_name"> & {
@@ -153,23 +164,15 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
        FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id WHERE m.id = ?`,
   );
 
-  /**
-   * The listed files that may hold fills matching the filter before the key, and at or after
-   * `floorTs` (the time of the recent page's last row when it is full: an older fill cannot be
-   * on the page).
-   */
+  /** The listed files that may hold fills matching the filter before the key. */
   function filesFor(
     filter: TradeFilter,
     marketId: number | undefined,
     after: TradeKey | undefined,
-    floorTs: number | undefined,
+    floor: TradeKey | undefined,
   ) {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
-    if (floorTs !== undefined) {
-      where.push("p.max_ts >= @floorTs");
-      params.floorTs = floorTs;
-    }
     if (marketId !== undefined) {
       where.push("p.id IN (SELECT partition_id FROM history_markets WHERE market_id = @marketId)");
       params.marketId = marketId;
@@ -194,10 +197,32 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       where.push("p.min_ts <= @keyTs");
       params.keyTs = after[0];
     }
+    if (floor !== undefined) {
+      where.push("p.max_ts >= @floorTs");
+      params.floorTs = floor[0];
+    }
     const sql = `SELECT p.file FROM history_partitions p ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}`;
     return (prepared(sql) as unknown as Statement<unknown[], string>)
       .pluck()
       .all(params) as string[];
+  }
+
+  /**
+   * The files that may hold a wallet's sealed fills on its page, each the file's copy in wallet
+   * order when it has one (sql/0034: the same rows, in the row group or two that hold the
+   * wallet instead of spread over the file's markets), with when the wallet traded there.
+   */
+  function walletSources(
+    filter: TradeFilter,
+    after: TradeKey | undefined,
+    floor: TradeKey | undefined,
+  ): SealedSource[] {
+    const low = Math.max(filter.from ?? -Infinity, floor?.[0] ?? -Infinity);
+    const high = Math.min(filter.to ?? Infinity, after?.[0] ?? Infinity);
+    return walletFiles
+      .all(filter.wallet!)
+      .filter((f) => f.lastTs >= low && f.firstTs <= high)
+      .map((f) => ({ ...f, newest: Math.min(f.lastTs, high) }));
   }
 
   function fromHistory(fill: SealedFill): TradeRow {
@@ -339,41 +364,90 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       limit: number,
       after?: TradeKey,
     ): Promise<{ rows: Trade[]; more: boolean }> {
+      const need = limit + 1;
       const read = snapshot(() => {
         const recent = recentPage(filter, limit, after);
         if (!recent) return undefined;
-        // A full page of recent fills: only sealed fills at or after its last one can be on it
-        // (the window's newest pages, whose fills are newer than any sealed market's).
-        const floorTs = recent.rows.length > limit ? recent.rows[limit]!.ts : undefined;
-        const files =
-          history && anySealed.get() === 1 ? filesFor(filter, recent.marketId, after, floorTs) : [];
-        return { ...recent, files, floorTs };
+        // A full page of recent fills reaches down to its last row: only sealed fills after it
+        // can be on the page.
+        const last = recent.rows.length >= need ? recent.rows[need - 1] : undefined;
+        const floor: TradeKey | undefined = last ? [last.ts, last.id] : undefined;
+        const sealed = history !== undefined && anySealed.get() === 1;
+        const walletOnly = filter.wallet !== undefined && recent.marketId === undefined;
+        const files = sealed && !walletOnly ? filesFor(filter, recent.marketId, after, floor) : [];
+        const sources = sealed && walletOnly ? walletSources(filter, after, floor) : [];
+        return { ...recent, files, sources, floor };
       });
       if (!read) return { rows: [], more: false };
       let rows = read.rows;
-      if (history && read.files.length > 0) {
-        const sealed = await history.page(
-          read.files,
-          {
-            wallet: filter.wallet,
-            marketId: read.marketId,
-            side: filter.side,
-            minUsd: filter.minUsd,
-            from:
-              read.floorTs === undefined
-                ? filter.from
-                : Math.max(filter.from ?? read.floorTs, read.floorTs),
-            to: filter.to,
-            before: after,
-          },
-          limit + 1,
-        );
-        rows = [...rows, ...sealed.map(fromHistory)]
-          .sort((a, b) => b.ts - a.ts || b.id - a.id)
-          .slice(0, limit + 1);
+      if (history && (read.files.length > 0 || read.sources.length > 0)) {
+        const sealedFilter: SealedFilter = {
+          wallet: filter.wallet,
+          marketId: read.marketId,
+          side: filter.side,
+          minUsd: filter.minUsd,
+          from: filter.from,
+          to: filter.to,
+          before: after,
+          after: read.floor,
+        };
+        const sealed =
+          read.sources.length > 0
+            ? await walletSealedPage(history, read.sources, sealedFilter, need)
+            : await history.page(read.files, sealedFilter, need);
+        rows = [...rows, ...sealed.map(fromHistory)].sort(newestFirst).slice(0, need);
       }
       const more = rows.length > limit;
       return { rows: rows.slice(0, limit).map(toTrade), more };
     },
   };
+}
+
+const newestFirst = (a: { ts: number; id: number }, b: { ts: number; id: number }) =>
+  b.ts - a.ts || b.id - a.id;
+
+/** A listed file holding some of a wallet's sealed fills, and when the wallet traded there. */
+export interface SealedSource {
+  file: string;
+  firstTs: number;
+  lastTs: number;
+  fills: number;
+  /** The newest time the page may show from it: its last fill, or the page's bound below that. */
+  newest: number;
+}
+
+/**
+ * The newest `need` sealed fills of a wallet matching `filter`, from `sources`, in at most two
+ * reads. Each file read costs a query about 1.5 ms, found or not, so the first read takes the
+ * files whose fills come newest until they hold `need` fills. The need-th fill found, if any, is
+ * the page's floor: a file where the wallet's last fill is older cannot add to the page, so the
+ * second read takes only the other files that reach above it (all of them when fewer were
+ * found).
+ */
+export async function walletSealedPage(
+  history: HistoryReader,
+  sources: readonly SealedSource[],
+  filter: SealedFilter,
+  need: number,
+): Promise<SealedFill[]> {
+  if (sources.length === 0 || need <= 0) return [];
+  const order = [...sources].sort((a, b) => b.newest - a.newest || (a.file < b.file ? -1 : 1));
+  let first = 0;
+  for (let fills = 0; first < order.length && (first === 0 || fills < need); first++) {
+    fills += order[first]!.fills;
+  }
+  const found = await history.page(
+    order.slice(0, first).map((s) => s.file),
+    filter,
+    need,
+  );
+  const floor = found.length >= need ? found[need - 1]! : undefined;
+  const rest = order.slice(first).filter((s) => floor === undefined || s.lastTs >= floor.ts);
+  if (rest.length === 0) return found;
+  const more = await history.page(
+    rest.map((s) => s.file),
+    floor === undefined ? filter : { ...filter, after: [floor.ts, floor.id] },
+    need,
+  );
+  return [...found, ...more].sort(newestFirst).slice(0, need);
 }

@@ -3,22 +3,18 @@
  * resolved before the window move their fills into the Parquet history (sql/0031), and their
  * read-model rows are frozen (sql/0023).
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, utimesSync } from "node:fs";
+import { join } from "node:path";
 import type { Db } from "../db/open";
 import { MIN_FILL_RETENTION_MS } from "../domain";
 import { formatDuration } from "../duration";
 import { isDiskFull } from "../history/engine";
-import {
-  type MergePolicy,
-  MergeReplicaError,
-  type MergeStep,
-  type MergeSummary,
-  mergeSmallPartitions,
-} from "../history/merge";
 import type { HistoryReplica } from "../history/replica";
 import {
   historyDir,
+  mergePartitions,
   PARTITION_SELECT,
+  type Partition,
   removeUnlisted,
   type WrittenPartition,
   writePartition,
@@ -53,13 +49,21 @@ export interface CompactionSummary {
   replica_error: string | null;
   /** Why no file could be written to the history (its disk is full), else null. */
   history_error: string | null;
-  /** Small files of the history merged into larger ones after the seal (src/history/merge.ts). */
-  merge: MergeSummary | null;
+  /** Files sealed before sql/0034 written again with their copy in wallet order. */
+  files_rewritten: number;
+  /** Files merged into fewer, larger ones (MERGE_FILLS). */
+  files_merged: number;
   duration_ms: number;
 }
 
 /** The points of a seal a crash test stops at (test/history/seal.test.ts). */
-export type SealStep = "before-write" | "written" | "in-transaction" | "committed" | MergeStep;
+export type SealStep =
+  | "before-write"
+  | "written"
+  | "in-transaction"
+  | "committed"
+  | "merge-written"
+  | "merge-committed";
 
 export interface CompactionOptions {
   batch?: number;
@@ -73,12 +77,28 @@ export interface CompactionOptions {
   replica?: HistoryReplica;
   /** Markets gone through (compacted, or left for later) of those due, after each batch. */
   onProgress?: (done: number, total: number) => void;
-  /** When small files of the history are merged; MERGE_POLICY by default. */
-  mergePolicy?: MergePolicy;
+  /** Fills a merged file holds at most (MERGE_FILLS). */
+  mergeFills?: number;
 }
 
 /** A batch whose markets took fills between the file's write and the transaction: retried later. */
 class StaleBatch extends Error {}
+
+/**
+ * Fills a merged file holds at most. A wallet's page reads each file that holds some of the
+ * wallet's fills around the page's time (about 1.5 ms a file, found or not), and batches of
+ * markets sealed apart overlap in time: fewer, larger files are fewer reads. Merging stops here,
+ * so a merge rewrites a bounded amount.
+ */
+export const MERGE_FILLS = 1_000_000;
+/** Files under MERGE_FILLS are merged once there are at least this many. */
+export const MERGE_MIN_FILES = 4;
+
+/** Removes a sealed file and its copy in wallet order, written but not listed. */
+function removeWritten(sealed: WrittenPartition): void {
+  rmSync(sealed.path, { force: true });
+  rmSync(sealed.wallet.path, { force: true });
+}
 
 /**
  * Compacts every market resolved, and last traded, before now − retention whose fills the read
@@ -118,7 +138,8 @@ export async function compactResolvedMarkets(
     markets_waiting: 0,
     replica_error: null,
     history_error: null,
-    merge: null,
+    files_rewritten: 0,
+    files_merged: 0,
     duration_ms: 0,
   };
   const refreshed = w
@@ -145,11 +166,15 @@ export async function compactResolvedMarkets(
   const step = options.onStep ?? (() => {});
   // What a killed seal left: files no manifest row lists, once surely not another seal's.
   removeUnlisted(w, dir, Date.now(), options.unlistedMinAgeMs);
-  if (ready.length === 0) {
-    // Nothing to seal; small files may still be due a merge (a run that merged is recorded).
-    await mergeFiles();
-    return (summary.merge?.merged_into ?? 0) > 0 || summary.history_error ? recorded() : finish();
+  try {
+    await rewriteOlderFiles();
+    await mergeSmallFiles();
+  } catch (error) {
+    // The listed files stay as they are, whole: the next run tries again.
+    if (!isDiskFull(error)) throw error;
+    summary.history_error = `the disk holding the fill history (${dir}) is full: its older files were not rewritten or merged`;
   }
+  if (ready.length === 0) return finish();
 
   const holders = w
     .prepare<[number], number>(
@@ -201,8 +226,9 @@ export async function compactResolvedMarkets(
     .prepare<[number], number | null>("SELECT compacted_at FROM markets WHERE id = ?")
     .pluck();
   const listPartition = w.prepare(
-    `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at)
-     VALUES (?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at, wallet_file,
+                                     wallet_bytes)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const markSealed = w.prepare<[number, number]>(
     "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
@@ -242,11 +268,12 @@ export async function compactResolvedMarkets(
     }
     step("written");
     if (sealed && options.replica) {
-      // On the replica before it is listed: a database restored from there finds every file.
+      // On the replica before they are listed: a database restored from there finds every file.
       try {
         await options.replica.put(sealed.file, sealed.path);
+        await options.replica.put(sealed.wallet.file, sealed.wallet.path);
       } catch (error) {
-        rmSync(sealed.path, { force: true });
+        removeWritten(sealed);
         summary.replica_error = `${options.replica.describe}: ${(error as Error).message}`;
         summary.markets_waiting += markets.length + Math.max(0, ready.length - start - batch);
         break;
@@ -255,7 +282,7 @@ export async function compactResolvedMarkets(
     try {
       compactBatch(markets, sealed);
     } catch (error) {
-      if (sealed) rmSync(sealed.path, { force: true });
+      if (sealed) removeWritten(sealed);
       if (!(error instanceof StaleBatch)) throw error;
       summary.markets_waiting += markets.length;
       continue;
@@ -263,37 +290,12 @@ export async function compactResolvedMarkets(
     step("committed");
   }
   progress(ready.length, ready.length);
-  await mergeFiles();
-  return recorded();
-
-  /** Merges the history's small files once the batches are sealed (src/history/merge.ts). */
-  async function mergeFiles(): Promise<void> {
-    if (summary.history_error !== null || summary.replica_error !== null) return;
-    try {
-      summary.merge = await mergeSmallPartitions(w, dir, {
-        now,
-        memoryMb: options.memoryMb ?? 256,
-        policy: options.mergePolicy,
-        replica: options.replica,
-        onStep: step,
-      });
-    } catch (error) {
-      // The files stay as they are, listed and whole: the next run tries again.
-      if (isDiskFull(error)) {
-        summary.history_error = `the disk holding the fill history (${dir}) is full: its small files were not merged`;
-      } else if (error instanceof MergeReplicaError) {
-        summary.replica_error = error.message;
-      } else throw error;
-    }
-  }
-
-  /** The summary, recorded for `status`. */
-  function recorded(): CompactionSummary {
-    w.prepare(
-      "INSERT INTO compaction_runs (started_at, finished_at, summary) VALUES (?, ?, ?)",
-    ).run(now, now, JSON.stringify(finish()));
-    return summary;
-  }
+  w.prepare("INSERT INTO compaction_runs (started_at, finished_at, summary) VALUES (?, ?, ?)").run(
+    now,
+    now,
+    JSON.stringify(finish()),
+  );
+  return summary;
 
   function compactBatch(markets: number[], sealed: WrittenPartition | null): void {
     w.transaction(() => {
@@ -322,6 +324,8 @@ export async function compactResolvedMarkets(
               sealed.minTs,
               sealed.maxTs,
               now,
+              sealed.wallet.file,
+              sealed.wallet.bytes,
             ).lastInsertRowid,
           )
         : null;
@@ -365,6 +369,140 @@ export async function compactResolvedMarkets(
       summary.fills_kept += kept;
       summary.bets_frozen += frozen;
     }).immediate();
+  }
+
+  /**
+   * Each listed file sealed before sql/0034 (in larger row groups, without a copy in wallet
+   * order) is written again as a seal writes it now, both files synced (and put on the replica),
+   * then swapped in for it in one UPDATE of its manifest row. The old file, unlisted, is removed
+   * as any unlisted file is, an hour after the swap (its time is set just before, for a page
+   * still reading it). Killed before the UPDATE, the new files are unlisted and removed alike.
+   */
+  async function rewriteOlderFiles(): Promise<void> {
+    const older = w
+      .prepare("SELECT id, file FROM history_partitions WHERE wallet_file IS NULL ORDER BY id")
+      .all() as { id: number; file: string }[];
+    const swap = w.prepare<[string, number, string, number, number, string]>(
+      `UPDATE history_partitions SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ?
+        WHERE id = ? AND file = ? AND wallet_file IS NULL`,
+    );
+    for (const { id, file } of older) {
+      const rewritten = await mergePartitions(dir, [file], {
+        memoryMb: options.memoryMb ?? 256,
+        now: Date.now(),
+      });
+      const drop = () => {
+        rmSync(rewritten.file.path, { force: true });
+        rmSync(rewritten.wallet.path, { force: true });
+      };
+      if (options.replica) {
+        try {
+          await options.replica.put(rewritten.file.file, rewritten.file.path);
+          await options.replica.put(rewritten.wallet.file, rewritten.wallet.path);
+        } catch (error) {
+          drop();
+          summary.replica_error = `${options.replica.describe}: ${(error as Error).message}`;
+          return;
+        }
+      }
+      const at = new Date();
+      utimesSync(join(dir, file), at, at);
+      const { file: f, wallet } = rewritten;
+      // Another run may have swapped it meanwhile: these files are then no part of the history.
+      if (swap.run(f.file, f.bytes, wallet.file, wallet.bytes, id, file).changes === 0) drop();
+      else summary.files_rewritten++;
+    }
+  }
+
+  /**
+   * Once MERGE_MIN_FILES listed files hold fewer than MERGE_FILLS fills each, they are merged, in
+   * manifest order, into files of up to MERGE_FILLS: each merged file and its copy in wallet
+   * order are written and synced (and put on the replica), then ONE transaction lists them,
+   * points the old files' markets at them and unlists the old files, whose time is set just
+   * before, so they are removed an hour after (as any unlisted file). Killed before the
+   * transaction, the new files are unlisted and removed alike; a file another run merged or
+   * swapped meanwhile leaves its group for the next run.
+   */
+  async function mergeSmallFiles(): Promise<void> {
+    const mergeFills = options.mergeFills ?? MERGE_FILLS;
+    const small = w
+      .prepare(
+        `SELECT id, file, fills, bytes, min_ts, max_ts, wallet_file, wallet_bytes
+           FROM history_partitions WHERE fills < ? AND wallet_file IS NOT NULL ORDER BY id`,
+      )
+      .all(mergeFills) as Partition[];
+    if (small.length < MERGE_MIN_FILES) return;
+    const groups: Partition[][] = [[]];
+    for (const p of small) {
+      const group = groups[groups.length - 1]!;
+      if (group.reduce((n, q) => n + q.fills, 0) + p.fills > mergeFills) groups.push([p]);
+      else group.push(p);
+    }
+    const listed = w.prepare<[number, string, string | null], number>(
+      "SELECT 1 FROM history_partitions WHERE id = ? AND file = ? AND wallet_file IS ?",
+    );
+    const list = w.prepare(
+      `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at, wallet_file,
+                                       wallet_bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (const group of groups.filter((g) => g.length >= 2)) {
+      const merged = await mergePartitions(
+        dir,
+        group.map((p) => p.file),
+        { memoryMb: options.memoryMb ?? 256, now: Date.now() },
+      );
+      const drop = () => {
+        rmSync(merged.file.path, { force: true });
+        rmSync(merged.wallet.path, { force: true });
+      };
+      if (options.replica) {
+        try {
+          await options.replica.put(merged.file.file, merged.file.path);
+          await options.replica.put(merged.wallet.file, merged.wallet.path);
+        } catch (error) {
+          drop();
+          summary.replica_error = `${options.replica.describe}: ${(error as Error).message}`;
+          return;
+        }
+      }
+      step("merge-written");
+      const at = new Date();
+      for (const p of group) {
+        for (const name of [p.file, p.wallet_file]) {
+          if (name !== null) utimesSync(join(dir, name), at, at);
+        }
+      }
+      const ids = group.map((p) => p.id);
+      const marks = ids.map(() => "?").join(", ");
+      const swapped = w
+        .transaction(() => {
+          if (group.some((p) => listed.get(p.id, p.file, p.wallet_file) === undefined))
+            return false;
+          const id = list.run(
+            merged.file.file,
+            group.reduce((n, p) => n + p.fills, 0),
+            merged.file.bytes,
+            Math.min(...group.map((p) => p.min_ts)),
+            Math.max(...group.map((p) => p.max_ts)),
+            now,
+            merged.wallet.file,
+            merged.wallet.bytes,
+          ).lastInsertRowid;
+          listTxKeys(w, Number(id), merged.txKeys);
+          w.prepare(
+            `UPDATE history_markets SET partition_id = ? WHERE partition_id IN (${marks})`,
+          ).run(id, ...ids);
+          w.prepare(`DELETE FROM history_tx_keys WHERE partition_id IN (${marks})`).run(...ids);
+          w.prepare(`DELETE FROM history_partitions WHERE id IN (${marks})`).run(...ids);
+          return true;
+        })
+        .immediate();
+      if (swapped) {
+        summary.files_merged += group.length;
+        step("merge-committed");
+      } else drop();
+    }
   }
 
   function finish(): CompactionSummary {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { openConnection } from "../db/open";
 import { historyReplica } from "../history/replica";
-import { historyDir, partitions } from "../history/store";
+import { historyDir, listedFiles } from "../history/store";
 import { keyFilePath, recordedKeyId, storedSecretCount } from "../installation/key";
 import { INSTANT_FORMS, parseInstant } from "../instant";
 import { fail, ok, type Result } from "../result";
@@ -113,7 +113,15 @@ export async function restoreHistory(
     const hasManifest = db
       .prepare("SELECT 1 FROM sqlite_master WHERE name = 'history_partitions'")
       .get();
-    listed = hasManifest ? partitions(db).map((p) => p.file) : [];
+    // A copy of a database migrated before sql/0034 lists no copies in wallet order.
+    const withCopies = db
+      .prepare("SELECT 1 FROM pragma_table_info('history_partitions') WHERE name = 'wallet_file'")
+      .get();
+    listed = !hasManifest
+      ? []
+      : withCopies
+        ? listedFiles(db).map((p) => p.file)
+        : (db.prepare("SELECT file FROM history_partitions").pluck().all() as string[]);
   } finally {
     db.close();
   }

@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { historyDir, partitions } from "../../src/history/store";
+import { historyDir, listedFiles, partitions } from "../../src/history/store";
 import { compactResolvedMarkets } from "../../src/refresh/retention";
 import { expectSameFills, expectSameGetAnswers, type TestApp } from "../helpers/app";
 import { worldFromSchema } from "../helpers/old-schema";
@@ -71,7 +71,11 @@ describe("upgrading a populated database from schema 29", () => {
     const left = upgraded.db.reader.prepare("SELECT count(*) FROM fills").pluck().get() as number;
     expect(sealed).toBe(summary.fills_deleted);
     expect(left + sealed).toBe(fillsBefore);
-    expect(readdirSync(historyDir(oldPath)).sort()).toEqual(listed.map((p) => p.file).sort());
+    expect(readdirSync(historyDir(oldPath)).sort()).toEqual(
+      listedFiles(upgraded.db.reader)
+        .map((f) => f.file)
+        .sort(),
+    );
 
     upgraded.app.readModelsChanged();
     await expectSameGetAnswers(current, upgraded);

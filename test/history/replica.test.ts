@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb } from "../../src/db/open";
 import { historyReplica } from "../../src/history/replica";
-import { historyDir, partitions } from "../../src/history/store";
+import { historyDir, listedFiles, partitions } from "../../src/history/store";
 import { compactResolvedMarkets } from "../../src/refresh/retention";
 import { parseReplicaUrl, type ReplicaConfig } from "../../src/replication/replica-url";
 import { restoreHistory } from "../../src/replication/restore";
@@ -60,7 +60,7 @@ describe.each([
     env: CREDENTIALS,
   },
 ])("the history on a $kind replica", ({ kind, url, env }) => {
-  it("holds every file a seal or a merge lists, and a restore fetches them all", async () => {
+  it("holds every file a seal lists, and a restore fetches them all", async () => {
     const path = join(t.dir, `sealed-${kind.slice(0, 4)}.db`);
     copyFileSync(template, path);
     const replica = replicaOf(url());
@@ -70,16 +70,10 @@ describe.each([
       replica: historyReplica(replica, env),
     });
     expect(summary).toMatchObject({ markets: 3, replica_error: null });
-    expect(partitions(db.reader)).toHaveLength(3);
-    // A merge of the three: the merged file is on the replica before it is listed.
-    const merged = await compactResolvedMarkets(db, NOW, RETENTION, {
-      replica: historyReplica(replica, env),
-      mergePolicy: { smallFills: 1e9, mergedFills: 1e9, mergeAt: 2 },
-    });
-    expect(merged).toMatchObject({ replica_error: null, merge: { merged_into: 1 } });
-    const listed = partitions(db.reader).map((p) => p.file);
+    // Three files and their copies in wallet order.
+    const listed = listedFiles(db.reader).map((p) => p.file);
     db.close();
-    expect(listed).toHaveLength(1);
+    expect(listed).toHaveLength(6);
 
     // A restore of the database elsewhere: every listed file comes back, byte for byte.
     const restoredDir = join(t.dir, `restored-${kind.slice(0, 4)}`);
@@ -87,7 +81,7 @@ describe.each([
     Object.assign(process.env, env);
     try {
       const fetched = await restoreHistory(path, restoredDir, replica);
-      expect(fetched).toEqual({ ok: true, value: 1 });
+      expect(fetched).toEqual({ ok: true, value: 6 });
     } finally {
       process.env = saved;
     }
@@ -130,7 +124,7 @@ describe("a replica that refuses", () => {
     copyFileSync(template, listedPath);
     const lists = openDb(listedPath);
     await compactResolvedMarkets(lists, NOW, RETENTION, { batch: 3 });
-    const [file] = partitions(lists.reader).map((p) => p.file);
+    const [file, copy] = listedFiles(lists.reader).map((p) => p.file);
     lists.close();
     const empty = join(t.dir, "empty-replica");
     mkdirSync(empty);
@@ -138,7 +132,7 @@ describe("a replica that refuses", () => {
     const result = await restoreHistory(listedPath, dir, replicaOf(`file://${empty}`));
     expect(result).toEqual({
       ok: false,
-      reason: `the replica lacks 1 file(s) of the fill history the database lists (${file}) at file://${empty}/history`,
+      reason: `the replica lacks 2 file(s) of the fill history the database lists (${file}, ${copy}) at file://${empty}/history`,
     });
     rmSync(dir, { recursive: true, force: true });
   });

@@ -2,16 +2,18 @@
  * One compaction in its own process for the seal's crash test: `node --import tsx seal-child.ts
  * DB NOW STEP [merge]`. It kills itself with SIGKILL the first time the seal reaches STEP (in its
  * first batch of two markets), which is the state a crash at that point must survive. With
- * `merge`, the history's files are merged after the seal as soon as two are listed.
+ * `merge`, it first seals every due market a file each, then runs again: that run starts by
+ * merging them, and is killed there.
  */
 import { openDb } from "../../src/db/open";
 import { compactResolvedMarkets, type SealStep } from "../../src/refresh/retention";
 
 const [dbPath, now, killAt, merge] = process.argv.slice(2) as [string, string, SealStep, string?];
+const RETENTION = 90 * 24 * 3_600_000;
 const db = openDb(dbPath);
-await compactResolvedMarkets(db, Number(now), 90 * 24 * 3_600_000, {
+if (merge === "merge") await compactResolvedMarkets(db, Number(now), RETENTION, { batch: 1 });
+await compactResolvedMarkets(db, Number(now), RETENTION, {
   batch: 2,
-  mergePolicy: merge === "merge" ? { smallFills: 1e9, mergedFills: 1e9, mergeAt: 2 } : undefined,
   onStep: (step) => {
     if (step === killAt) process.kill(process.pid, "SIGKILL");
   },

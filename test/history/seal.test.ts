@@ -15,7 +15,7 @@ import { countFills, loadSealedFills, readFills, streamFills } from "../../src/b
 import { type Db, openDb } from "../../src/db/open";
 import { withEngine } from "../../src/history/engine";
 import { HISTORY_UNREADABLE } from "../../src/history/reader";
-import { historyDir, partitions, withHistory } from "../../src/history/store";
+import { historyDir, listedFiles, partitions, withHistory } from "../../src/history/store";
 import { migrate } from "../../src/migrations/migrate";
 import { compactResolvedMarkets, type SealStep } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
@@ -49,6 +49,13 @@ function worldCopy(name: string): string {
   const path = join(t.dir, name);
   copyFileSync(template, path);
   return path;
+}
+
+/** Every file the manifest lists (sealed files and their copies in wallet order), sorted. */
+function files(db: Db): string[] {
+  return listedFiles(db.reader)
+    .map((f) => f.file)
+    .sort();
 }
 
 /** Each fill as one comparable line, in id order; `history` are rows read from the files. */
@@ -126,9 +133,14 @@ describe("sealing compacted markets into the history", () => {
       const listed = partitions(db.reader);
       // Five markets in batches of two: three files.
       expect(listed.map((p) => p.id)).toEqual([1, 2, 3]);
-      for (const p of listed) expect(p.file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.parquet$/);
+      for (const p of listed) {
+        expect(p.file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.parquet$/);
+        // Each with its copy in wallet order (sql/0034), listed in the same row.
+        expect(p.wallet_file).toMatch(/^wallets-\d{13}-[0-9a-f]{12}\.parquet$/);
+        expect(p.wallet_bytes).toBeGreaterThan(0);
+      }
       expect(listed.reduce((n, p) => n + p.fills, 0)).toBe(summary.fills_deleted);
-      expect(readdirSync(historyDir(path)).sort()).toEqual(listed.map((p) => p.file));
+      expect(readdirSync(historyDir(path)).sort()).toEqual(files(db));
       // Each sealed market names its file: the pairs of a batch of two share one.
       expect(
         db.reader
@@ -154,11 +166,7 @@ describe("sealing compacted markets into the history", () => {
       expect(a.markets + b.markets).toBe(5);
       await expectEveryFillOnce(one);
       // The seal that lost a batch removed its own file and nothing else.
-      expect(readdirSync(historyDir(path)).sort()).toEqual(
-        partitions(one.reader)
-          .map((p) => p.file)
-          .sort(),
-      );
+      expect(readdirSync(historyDir(path)).sort()).toEqual(files(one));
     } finally {
       one.close();
       two.close();
@@ -175,17 +183,20 @@ describe("sealing compacted markets into the history", () => {
         await expectEveryFillOnce(db);
         const sealedBefore = partitions(db.reader).length;
         expect(sealedBefore).toBe(step === "committed" ? 1 : 0);
+        // A seal writes two files: the file in market order and its copy in wallet order.
+        const filesBefore = files(db).length;
+        expect(filesBefore).toBe(2 * sealedBefore);
         // A file written but never listed is no part of the history: the next seal leaves it
         // while it is fresh (it could be another seal's, about to commit), one an hour later
         // removes it.
         const dir = historyDir(path);
         const leftover = existsSync(dir) ? readdirSync(dir) : [];
-        const orphans = step === "written" || step === "in-transaction" ? 1 : 0;
-        expect(leftover.length).toBe(sealedBefore + orphans);
+        const orphans = step === "written" || step === "in-transaction" ? 2 : 0;
+        expect(leftover.length).toBe(filesBefore + orphans);
         const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
         expect(summary.markets).toBe(step === "committed" ? 3 : 5);
         await expectEveryFillOnce(db);
-        const listed = partitions(db.reader).map((p) => p.file);
+        const listed = files(db);
         expect(readdirSync(dir)).toHaveLength(listed.length + orphans);
         for (const file of listed) expect(readdirSync(dir)).toContain(file);
         await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
@@ -379,6 +390,7 @@ describe("a damaged history", () => {
     const [first, second] = partitions(db.reader);
     db.close();
     rmSync(join(historyDir(path), first!.file));
+    rmSync(join(historyDir(path), first!.wallet_file!));
     truncateSync(join(historyDir(path), second!.file), 100);
     const app = createTestApp({ env: { SMARTMONEY_DB: path } });
     try {
@@ -411,11 +423,11 @@ describe("a damaged history", () => {
     const status = await runCli(["status", "--json"], env);
     expect(status.code).toBe(1);
     expect(JSON.parse(status.stdout).history).toMatchObject({
-      missing: [first!.file],
+      missing: [first!.file, first!.wallet_file],
       damaged: [second!.file],
     });
     expect(status.stderr.trim().split("\n")).toHaveLength(1);
-    expect(status.stderr).toContain("2 file(s) of the fill history are missing or damaged");
+    expect(status.stderr).toContain("3 file(s) of the fill history are missing or damaged");
   });
 });
 
@@ -459,20 +471,19 @@ describe("the backtest's seam over the history", () => {
 });
 
 describe("merging the history's small files", () => {
-  const MERGE_ALL = { smallFills: 1e9, mergedFills: 1e9, mergeAt: 2 };
-
   it("swaps many files for one, sorted as a seal sorts: every fill once, the same answers", async () => {
     const path = worldCopy("merged.db");
+    const dir = historyDir(path);
     const db = openDb(path);
     try {
-      const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+      // Five files (a market each) and their copies in wallet order.
+      const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 1 });
+      expect(partitions(db.reader)).toHaveLength(5);
       // Sealed two hours ago: the merge unlists them now, and they stay an hour from now.
       const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
-      for (const p of partitions(db.reader)) {
-        utimesSync(join(historyDir(path), p.file), twoHoursAgo, twoHoursAgo);
-      }
-      const merged = await compactResolvedMarkets(db, NOW, RETENTION, { mergePolicy: MERGE_ALL });
-      expect(merged.merge).toMatchObject({ files_merged: 3, merged_into: 1 });
+      for (const file of files(db)) utimesSync(join(dir, file), twoHoursAgo, twoHoursAgo);
+      const merged = await compactResolvedMarkets(db, NOW, RETENTION);
+      expect(merged.files_merged).toBe(5);
       const [only, ...others] = partitions(db.reader);
       expect(others).toEqual([]);
       expect(only!.fills).toBe(summary.fills_deleted);
@@ -492,12 +503,12 @@ describe("merging the history's small files", () => {
           Number(a[0]) - Number(b[0]) || Number(a[1]) - Number(b[1]) || Number(a[2]) - Number(b[2]),
       );
       expect(order).toEqual(sorted);
-      // The three old files stay for an hour from their unlisting: a reader may have chosen them.
-      expect(readdirSync(historyDir(path))).toHaveLength(4);
+      // The ten old files stay for an hour from their unlisting: a reader may have chosen them.
+      expect(readdirSync(dir)).toHaveLength(12);
       await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 60_000 });
-      expect(readdirSync(historyDir(path))).toHaveLength(4);
+      expect(readdirSync(dir)).toHaveLength(12);
       await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
-      expect(readdirSync(historyDir(path))).toEqual([only!.file]);
+      expect(readdirSync(dir).sort()).toEqual(files(db));
     } finally {
       db.close();
     }
@@ -518,28 +529,20 @@ describe("merging the history's small files", () => {
     "loses and doubles nothing when the process is killed at %s",
     async (step) => {
       const path = worldCopy(`killed-${step}.db`);
+      // The child seals five files, then is killed in the next run's merge.
       killedAt(path, step, "merge");
-      const db = openDb(path);
-      try {
+      await withDb(path, async (db) => {
         await expectEveryFillOnce(db);
-        // Sealed in three files, merged (committed) into one or not (written: an orphan).
-        expect(partitions(db.reader)).toHaveLength(step === "merge-committed" ? 1 : 3);
-        expect(readdirSync(historyDir(path))).toHaveLength(4);
-        await compactResolvedMarkets(db, NOW, RETENTION, {
-          mergePolicy: MERGE_ALL,
-          unlistedMinAgeMs: 0,
-        });
+        expect(partitions(db.reader)).toHaveLength(step === "merge-committed" ? 1 : 5);
+        // Ten sealed files and the two merged ones, listed or not.
+        expect(readdirSync(historyDir(path))).toHaveLength(12);
+        await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
         await expectEveryFillOnce(db);
-        const listed = partitions(db.reader).map((p) => p.file);
-        expect(listed).toHaveLength(1);
-        await compactResolvedMarkets(db, NOW + 1, RETENTION, {
-          mergePolicy: MERGE_ALL,
-          unlistedMinAgeMs: 0,
-        });
+        expect(partitions(db.reader)).toHaveLength(1);
+        await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
+        expect(readdirSync(historyDir(path)).sort()).toEqual(files(db));
         await expectEveryFillOnce(db);
-      } finally {
-        db.close();
-      }
+      });
     },
     60_000,
   );
