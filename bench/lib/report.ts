@@ -47,8 +47,9 @@ export function summariseTarget(name: string, runs: Run[]): TargetSummary {
   return {
     name,
     rps: Math.round(median(runs.map((r) => r.rps))),
-    p50: median(runs.map((r) => r.p50)),
-    p99: median(runs.map((r) => r.p99)),
+    // Rounded: the median of an even count of runs is a mean, which prints as 1.5499999999999998.
+    p50: round(median(runs.map((r) => r.p50)), 3),
+    p99: round(median(runs.map((r) => r.p99)), 3),
     cpuPerRequest: round(median(runs.map((r) => r.cpuPerRequest)), 1),
     loadCpu: round(median(runs.map((r) => r.loadCpu)), 2),
     bad: runs.reduce((sum, r) => sum + r.bad, 0),
