@@ -7,7 +7,8 @@
 import type { Fill, Outcome, TradeSide } from "../analytics/fill";
 import type { Connection } from "../db/open";
 import { historyTotals, withHistory } from "../history/store";
-import { type FillSink, kindOf } from "./point-in-time";
+import { decodedSql } from "../ingest/fill-codec";
+import { type FillSink, pushFill } from "./point-in-time";
 
 /** One fill as the backtest sees it: the analytics' Fill plus its id, which orders ties. */
 export interface HistoryFill extends Fill {
@@ -82,30 +83,16 @@ export function readFills(
     const statement = db
       .prepare<[], [number, number, number, number, number, number, number, number]>(
         `SELECT id, wallet_id, market_id, kind,
-                CASE typeof(price) WHEN 'integer' THEN price / 1e6 ELSE price END,
-                CASE typeof(size) WHEN 'integer' THEN size / 1e6 ELSE size END,
-                CASE typeof(usd_value) WHEN 'integer' THEN usd_value / 1e6 ELSE usd_value END,
-                ts
+                ${decodedSql("price")}, ${decodedSql("size")}, ${decodedSql("usd_value")}, ts
            FROM fills ORDER BY ts, id`,
       )
       .raw();
     let next = 0;
-    const pushSealed = (fill: HistoryFill) =>
-      sink.push(
-        fill.id,
-        sink.wallet(fill.wallet),
-        fill.marketId,
-        kindOf(fill),
-        fill.price,
-        fill.size,
-        fill.usd,
-        fill.ts,
-      );
     for (const [id, walletId, marketId, kind, price, size, usd, ts] of statement.iterate()) {
       while (next < sealed.length) {
         const s = sealed[next] as HistoryFill;
         if (!(s.ts < ts || (s.ts === ts && s.id < id))) break;
-        pushSealed(s);
+        pushFill(sink, s);
         next += 1;
       }
       let wallet = numbers[walletId] as number;
@@ -115,7 +102,7 @@ export function readFills(
       }
       sink.push(id, wallet, marketId, kind, price, size, usd, ts);
     }
-    while (next < sealed.length) pushSealed(sealed[next++] as HistoryFill);
+    while (next < sealed.length) pushFill(sink, sealed[next++] as HistoryFill);
   };
 }
 

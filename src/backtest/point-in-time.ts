@@ -259,6 +259,20 @@ export interface FillSink {
 export const kindOf = (fill: Pick<HistoryFill, "outcome" | "side">): number =>
   (fill.outcome === "NO" ? 1 : 0) | (fill.side === "SELL" ? 2 : 0);
 
+/** One fill, as the history's reader gives it, into the sink. */
+export function pushFill(sink: FillSink, fill: HistoryFill): void {
+  sink.push(
+    fill.id,
+    sink.wallet(fill.wallet),
+    fill.marketId,
+    kindOf(fill),
+    fill.price,
+    fill.size,
+    fill.usd,
+    fill.ts,
+  );
+}
+
 /** Every fill, oldest first, into the index (indexHistory). */
 export function indexHistory(
   fills: Iterable<HistoryFill>,
@@ -267,18 +281,7 @@ export function indexHistory(
 ): HistoryIndex {
   return buildIndex(
     (sink) => {
-      for (const fill of fills) {
-        sink.push(
-          fill.id,
-          sink.wallet(fill.wallet),
-          fill.marketId,
-          kindOf(fill),
-          fill.price,
-          fill.size,
-          fill.usd,
-          fill.ts,
-        );
-      }
+      for (const fill of fills) pushFill(sink, fill);
     },
     markets,
     expectedFills,

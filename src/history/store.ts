@@ -12,6 +12,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import type { Connection } from "../db/open";
+import { decodedSql } from "../ingest/fill-codec";
 import { type DuckDBConnection, sqlString, withEngine } from "./engine";
 import { txKeyOf } from "./tx-keys";
 
@@ -115,10 +116,7 @@ export const PARTITION_COLUMNS = [
 export const PARTITION_SELECT = `f.id, f.tx_hash, f.log_index, w.address,
   f.market_id, CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END,
   CASE WHEN f.kind & 2 THEN 'SELL' ELSE 'BUY' END,
-  CASE typeof(f.price) WHEN 'integer' THEN f.price / 1e6 ELSE f.price END,
-  CASE typeof(f.size) WHEN 'integer' THEN f.size / 1e6 ELSE f.size END,
-  CASE typeof(f.usd_value) WHEN 'integer' THEN f.usd_value / 1e6 ELSE f.usd_value END,
-  f.ts`;
+  ${decodedSql("f.price")}, ${decodedSql("f.size")}, ${decodedSql("f.usd_value")}, f.ts`;
 
 /**
  * Rows per row group of a sealed file, in market order: a market's page reads the row groups
