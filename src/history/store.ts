@@ -211,19 +211,9 @@ export async function writePartition(
     appender.closeSync();
     if (fills === 0) return null;
     try {
-      await copyTo(duck, "stage", dir, file, PARTITION_ROW_GROUP);
+      const written = await copyTo(duck, "stage", dir, file, PARTITION_ROW_GROUP);
       const wallet = await writeWalletOrder(duck, "stage", dir, options.now);
-      return {
-        file,
-        path,
-        fills,
-        bytes: statSync(path).size,
-        wallet,
-        minTs,
-        maxTs,
-        perMarket,
-        txKeys,
-      };
+      return { ...written, fills, wallet, minTs, maxTs, perMarket, txKeys };
     } catch (error) {
       rmSync(path, { force: true });
       throw error;
@@ -241,7 +231,7 @@ async function copyTo(
   dir: string,
   file: string,
   rowGroup: number,
-): Promise<void> {
+): Promise<WrittenFile> {
   const path = join(dir, file);
   const partial = `${path}.partial`;
   try {
@@ -254,6 +244,7 @@ async function copyTo(
   } finally {
     rmSync(partial, { force: true });
   }
+  return { file, path, bytes: statSync(path).size };
 }
 
 /** The rows of `relation` in wallet order, to a new file of the history (not listed). */
@@ -264,16 +255,13 @@ async function writeWalletOrder(
   now: number,
 ): Promise<WrittenFile> {
   // Named apart, so `fills-*.parquet` still names each fill once (docs/scaling.md).
-  const file = newPartitionFile(now, "wallets");
-  await copyTo(
+  return copyTo(
     duck,
     `(SELECT * FROM ${relation} ORDER BY wallet, ts, id)`,
     dir,
-    file,
+    newPartitionFile(now, "wallets"),
     WALLET_ROW_GROUP,
   );
-  const path = join(dir, file);
-  return { file, path, bytes: statSync(path).size };
 }
 
 /**
@@ -288,15 +276,13 @@ export async function mergePartitions(
 ): Promise<{ file: WrittenFile; wallet: WrittenFile; txKeys: number[] }> {
   return withEngine({ memoryMb: options.memoryMb }, async (duck) => {
     const old = `read_parquet([${files.map((f) => sqlString(join(dir, f))).join(", ")}])`;
-    const merged = newPartitionFile(options.now);
-    await copyTo(
+    const file = await copyTo(
       duck,
       `(SELECT * FROM ${old} ORDER BY market_id, ts, id)`,
       dir,
-      merged,
+      newPartitionFile(options.now),
       PARTITION_ROW_GROUP,
     );
-    const path = join(dir, merged);
     try {
       const wallet = await writeWalletOrder(duck, old, dir, options.now);
       // The merged file's hash keys (src/history/tx-keys.ts): its fills' first 4 bytes.
@@ -307,9 +293,9 @@ export async function mergePartitions(
       )
         .getRowsJS()
         .map((r) => Number(r[0]));
-      return { file: { file: merged, path, bytes: statSync(path).size }, wallet, txKeys };
+      return { file, wallet, txKeys };
     } catch (error) {
-      rmSync(path, { force: true });
+      rmSync(file.path, { force: true });
       throw error;
     }
   });

@@ -16,6 +16,7 @@ import {
   PARTITION_SELECT,
   type Partition,
   removeUnlisted,
+  type WrittenFile,
   type WrittenPartition,
   writePartition,
 } from "../history/store";
@@ -94,10 +95,31 @@ export const MERGE_FILLS = 1_000_000;
 /** Files under MERGE_FILLS are merged once there are at least this many. */
 export const MERGE_MIN_FILES = 4;
 
-/** Removes a sealed file and its copy in wallet order, written but not listed. */
-function removeWritten(sealed: WrittenPartition): void {
-  rmSync(sealed.path, { force: true });
-  rmSync(sealed.wallet.path, { force: true });
+/** Removes a written file and its copy in wallet order, neither listed. */
+function removeWritten(file: WrittenFile, wallet: WrittenFile): void {
+  rmSync(file.path, { force: true });
+  rmSync(wallet.path, { force: true });
+}
+
+/**
+ * Puts a written file and its copy in wallet order on the replica before they are listed, so a
+ * database restored from there finds every file it lists. Refused: both are removed, and the
+ * answer says why; null once they are there (or with no replica).
+ */
+async function putOnReplica(
+  replica: HistoryReplica | undefined,
+  file: WrittenFile,
+  wallet: WrittenFile,
+): Promise<string | null> {
+  if (!replica) return null;
+  try {
+    await replica.put(file.file, file.path);
+    await replica.put(wallet.file, wallet.path);
+    return null;
+  } catch (error) {
+    removeWritten(file, wallet);
+    return `${replica.describe}: ${(error as Error).message}`;
+  }
 }
 
 /**
@@ -267,22 +289,16 @@ export async function compactResolvedMarkets(
       break;
     }
     step("written");
-    if (sealed && options.replica) {
-      // On the replica before they are listed: a database restored from there finds every file.
-      try {
-        await options.replica.put(sealed.file, sealed.path);
-        await options.replica.put(sealed.wallet.file, sealed.wallet.path);
-      } catch (error) {
-        removeWritten(sealed);
-        summary.replica_error = `${options.replica.describe}: ${(error as Error).message}`;
-        summary.markets_waiting += markets.length + Math.max(0, ready.length - start - batch);
-        break;
-      }
+    const refused = sealed && (await putOnReplica(options.replica, sealed, sealed.wallet));
+    if (refused) {
+      summary.replica_error = refused;
+      summary.markets_waiting += markets.length + Math.max(0, ready.length - start - batch);
+      break;
     }
     try {
       compactBatch(markets, sealed);
     } catch (error) {
-      if (sealed) removeWritten(sealed);
+      if (sealed) removeWritten(sealed, sealed.wallet);
       if (!(error instanceof StaleBatch)) throw error;
       summary.markets_waiting += markets.length;
       continue;
@@ -387,31 +403,34 @@ export async function compactResolvedMarkets(
         WHERE id = ? AND file = ? AND wallet_file IS NULL`,
     );
     for (const { id, file } of older) {
-      const rewritten = await mergePartitions(dir, [file], {
-        memoryMb: options.memoryMb ?? 256,
-        now: Date.now(),
-      });
-      const drop = () => {
-        rmSync(rewritten.file.path, { force: true });
-        rmSync(rewritten.wallet.path, { force: true });
-      };
-      if (options.replica) {
-        try {
-          await options.replica.put(rewritten.file.file, rewritten.file.path);
-          await options.replica.put(rewritten.wallet.file, rewritten.wallet.path);
-        } catch (error) {
-          drop();
-          summary.replica_error = `${options.replica.describe}: ${(error as Error).message}`;
-          return;
-        }
-      }
-      const at = new Date();
-      utimesSync(join(dir, file), at, at);
+      const rewritten = await writeReplacement([file], [file]);
+      if (rewritten === null) return;
       const { file: f, wallet } = rewritten;
       // Another run may have swapped it meanwhile: these files are then no part of the history.
-      if (swap.run(f.file, f.bytes, wallet.file, wallet.bytes, id, file).changes === 0) drop();
-      else summary.files_rewritten++;
+      if (swap.run(f.file, f.bytes, wallet.file, wallet.bytes, id, file).changes === 0) {
+        removeWritten(f, wallet);
+      } else summary.files_rewritten++;
     }
+  }
+
+  /**
+   * `files` written again as one (mergePartitions) and put on the replica, ready to be swapped
+   * in for the listed files `unlisting`, whose times are set now: once unlisted, each stays an
+   * hour from then for a page still reading it. Null when the replica refused (recorded).
+   */
+  async function writeReplacement(files: readonly string[], unlisting: readonly string[]) {
+    const written = await mergePartitions(dir, files, {
+      memoryMb: options.memoryMb ?? 256,
+      now: Date.now(),
+    });
+    const refused = await putOnReplica(options.replica, written.file, written.wallet);
+    if (refused !== null) {
+      summary.replica_error = refused;
+      return null;
+    }
+    const at = new Date();
+    for (const name of unlisting) utimesSync(join(dir, name), at, at);
+    return written;
   }
 
   /**
@@ -447,32 +466,12 @@ export async function compactResolvedMarkets(
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     for (const group of groups.filter((g) => g.length >= 2)) {
-      const merged = await mergePartitions(
-        dir,
+      const merged = await writeReplacement(
         group.map((p) => p.file),
-        { memoryMb: options.memoryMb ?? 256, now: Date.now() },
+        group.flatMap((p) => (p.wallet_file === null ? [p.file] : [p.file, p.wallet_file])),
       );
-      const drop = () => {
-        rmSync(merged.file.path, { force: true });
-        rmSync(merged.wallet.path, { force: true });
-      };
-      if (options.replica) {
-        try {
-          await options.replica.put(merged.file.file, merged.file.path);
-          await options.replica.put(merged.wallet.file, merged.wallet.path);
-        } catch (error) {
-          drop();
-          summary.replica_error = `${options.replica.describe}: ${(error as Error).message}`;
-          return;
-        }
-      }
+      if (merged === null) return;
       step("merge-written");
-      const at = new Date();
-      for (const p of group) {
-        for (const name of [p.file, p.wallet_file]) {
-          if (name !== null) utimesSync(join(dir, name), at, at);
-        }
-      }
       const ids = group.map((p) => p.id);
       const marks = ids.map(() => "?").join(", ");
       const swapped = w
@@ -501,7 +500,7 @@ export async function compactResolvedMarkets(
       if (swapped) {
         summary.files_merged += group.length;
         step("merge-committed");
-      } else drop();
+      } else removeWritten(merged.file, merged.wallet);
     }
   }
 
