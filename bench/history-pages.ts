@@ -23,19 +23,22 @@
  *
  *   npm run bench:history-pages -- [--world medium|large] [--retention 720h]
  *     [--binary label=PATH ...] [--pages 20000] [--seconds 20] [--warmup 3] [--runs 2]
- *     [--connections 10] [--adopt] [--db SEALED ...]
+ *     [--connections 10] [--adopt] [--db SEALED ...] [--cpu-prof]
  *
  * --db serves databases already sealed (copies of the world's, each with its history beside it)
  * instead of sealing a copy for each binary: one for all, or one per --binary in their order.
+ *
+ * --cpu-prof profiles each server (node --cpu-prof, through NODE_OPTIONS for the binary) over
+ * the whole load, both kinds of page, and prints where its time went.
  *
  * Prints a table and one JSON object (also bench/results/history-pages.json and a line of
  * history.jsonl).
  */
 import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openDb } from "../src/db/open";
@@ -47,6 +50,7 @@ import { DEFAULT_BINARY, ensureBinary, startBinaryServer } from "./lib/binary-se
 import { copyToDisk } from "./lib/copy";
 import { ensureLoadGenerator, type LoadResult, runLoad } from "./lib/load";
 import { cpuSeconds, stop } from "./lib/procs";
+import { formatProfile, summariseProfile } from "./lib/profile";
 import { uniform } from "./lib/random";
 import { alignColumns, median, wholeFlag } from "./lib/report";
 import { recordResults } from "./lib/results";
@@ -76,8 +80,10 @@ const { values: flags } = parseArgs({
     connections: { type: "string", default: "10" },
     adopt: { type: "boolean", default: false },
     db: { type: "string", multiple: true },
+    "cpu-prof": { type: "boolean", default: false },
   },
 });
+const PROFILE_DIR = join(ROOT, "bench", "results", "profiles", "history-pages");
 const settings = {
   pages: wholeFlag("pages", flags.pages, 100),
   seconds: wholeFlag("seconds", flags.seconds, 1),
@@ -167,6 +173,9 @@ function sealWith(binary: Binary, worldDb: string, now: number, scratch: string)
     fills: compaction.fills_deleted,
   });
 }
+
+/** A median of an even count of runs, printed without float noise (5.4350000000000005). */
+const round2 = (value: number) => Math.round(value * 100) / 100;
 
 /** Seeded Fisher–Yates. */
 function shuffle<T>(items: T[], rand: () => number): T[] {
@@ -322,6 +331,7 @@ async function main(): Promise<void> {
     ) as Record<Kind, string[]>;
     say(`${pages.market.length} market pages, ${pages.wallet.length} wallet pages drawn`);
 
+    if (flags["cpu-prof"]) rmSync(PROFILE_DIR, { recursive: true, force: true });
     for (const [i, binary] of binaries.entries()) {
       const server = startBinaryServer({
         binary: binary.path,
@@ -329,6 +339,9 @@ async function main(): Promise<void> {
         db: sealed[i]!.dbPath,
         now: world.now,
         tiers: ["terminal"],
+        nodeOptions: flags["cpu-prof"]
+          ? `--cpu-prof --cpu-prof-dir=${join(PROFILE_DIR, binary.label)}`
+          : undefined,
       });
       const { port, keys } = await server.ready;
       servers.push({
@@ -420,13 +433,13 @@ async function main(): Promise<void> {
           return [
             kind,
             {
-              p50: median(runs.map((r) => r.p50)),
-              p99: median(runs.map((r) => r.p99)),
+              p50: round2(median(runs.map((r) => r.p50))),
+              p99: round2(median(runs.map((r) => r.p99))),
               max: Math.max(...runs.map((r) => r.max)),
               requests: runs.reduce((n, r) => n + r.requests, 0),
-              rps: median(runs.map((r) => r.rps)),
-              cpu_ms: median(runs.map((r) => r.cpu_ms)),
-              loadavg: median(runs.map((r) => r.loadavg_before[0]!)),
+              rps: round2(median(runs.map((r) => r.rps))),
+              cpu_ms: round2(median(runs.map((r) => r.cpu_ms))),
+              loadavg: round2(median(runs.map((r) => r.loadavg_before[0]!))),
               wrapped: runs.some((r) => r.wrapped),
             },
           ];
@@ -472,6 +485,15 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers) await s.stop();
     rmSync(scratch, { recursive: true, force: true });
+  }
+  if (flags["cpu-prof"]) {
+    for (const { label } of binaries) {
+      const dir = join(PROFILE_DIR, label);
+      for (const file of readdirSync(dir).filter((name) => name.endsWith(".cpuprofile"))) {
+        const heading = `${label}'s server: ${relative(ROOT, join(dir, file))}`;
+        process.stdout.write(`${formatProfile(heading, summariseProfile(join(dir, file)))}\n`);
+      }
+    }
   }
 }
 

@@ -98,4 +98,9 @@ export function isDiskFull(error: unknown): boolean {
   );
 }
 
-export type { DuckDBAppender, DuckDBConnection, DuckDBValue } from "@duckdb/node-api";
+export type {
+  DuckDBAppender,
+  DuckDBConnection,
+  DuckDBPreparedStatement,
+  DuckDBValue,
+} from "@duckdb/node-api";

@@ -3,6 +3,7 @@ import { ApiError } from "../errors";
 import type { Log } from "../log";
 import {
   type DuckDBConnection,
+  type DuckDBPreparedStatement,
   type DuckDBValue,
   type Engine,
   openEngine,
@@ -67,6 +68,44 @@ export const HISTORY_UNREADABLE =
 /** Idle DuckDB connections kept for the next query: about the requests that wait on the history. */
 const IDLE_CONNECTIONS = 4;
 
+/**
+ * Statements each connection keeps prepared, by their text. Parsing and planning a query took
+ * about a sixth of a history page's CPU time (extract, prepare and destroy in a profile of
+ * `npm run bench:history-pages -- --cpu-prof`); a page's text differs only by its list of files
+ * and its filter's shape, and its values are bound.
+ */
+const PREPARED_PER_CONNECTION = 32;
+
+/** A connection and the statements prepared on it, oldest first (a Map keeps insertion order). */
+interface Session {
+  connection: DuckDBConnection;
+  prepared: Map<string, DuckDBPreparedStatement>;
+}
+
+async function preparedOn(session: Session, sql: string): Promise<DuckDBPreparedStatement> {
+  const kept = session.prepared.get(sql);
+  if (kept !== undefined) {
+    // Used again: the newest, last to be dropped.
+    session.prepared.delete(sql);
+    session.prepared.set(sql, kept);
+    return kept;
+  }
+  const statement = await session.connection.prepare(sql);
+  session.prepared.set(sql, statement);
+  if (session.prepared.size > PREPARED_PER_CONNECTION) {
+    const [oldest, dropped] = session.prepared.entries().next().value!;
+    session.prepared.delete(oldest);
+    dropped.destroySync();
+  }
+  return statement;
+}
+
+function closeSession(session: Session): void {
+  for (const statement of session.prepared.values()) statement.destroySync();
+  session.prepared.clear();
+  session.connection.closeSync();
+}
+
 export function createHistoryReader(options: {
   dir: string;
   memoryMb: number;
@@ -74,15 +113,21 @@ export function createHistoryReader(options: {
 }): HistoryReader {
   let engine: Promise<Engine> | undefined;
   // A connection runs one query at a time: each query takes one, and puts it back after.
-  const idle: DuckDBConnection[] = [];
+  const idle: Session[] = [];
 
   async function query(sql: string, values: DuckDBValue[], files: readonly string[]) {
     engine ??= openEngine({ memoryMb: options.memoryMb, threads: 1, pointReads: true });
     const opened = engine;
-    const connection = idle.pop() ?? (await (await opened).connect());
+    const session = idle.pop() ?? {
+      connection: await (await opened).connect(),
+      prepared: new Map<string, DuckDBPreparedStatement>(),
+    };
     let healthy = false;
     try {
-      const result = await connection.runAndReadAll(sql, values);
+      const statement = await preparedOn(session, sql);
+      statement.clearBindings();
+      if (values.length > 0) statement.bind(values);
+      const result = await statement.runAndReadAll();
       healthy = true;
       return result.getRowObjectsJS().map(toSealedFill);
     } catch (error) {
@@ -92,8 +137,8 @@ export function createHistoryReader(options: {
       );
       throw new ApiError("internal_error", HISTORY_UNREADABLE);
     } finally {
-      if (healthy && engine === opened && idle.length < IDLE_CONNECTIONS) idle.push(connection);
-      else connection.closeSync();
+      if (healthy && engine === opened && idle.length < IDLE_CONNECTIONS) idle.push(session);
+      else closeSession(session);
     }
   }
 
@@ -144,7 +189,7 @@ export function createHistoryReader(options: {
     },
 
     close() {
-      for (const connection of idle.splice(0)) connection.closeSync();
+      for (const session of idle.splice(0)) closeSession(session);
       void engine?.then((e) => e.close());
       engine = undefined;
     },

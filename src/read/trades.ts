@@ -153,13 +153,7 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       WHERE wi.address = ?
       GROUP BY p.id`,
   );
-  const marketOf = r.prepare<
-    [number],
-    Omit<TradeRow, keyof SealedFill | "outcome_name"> & {
-      yes_name: string | null;
-      no_name: string | null;
-    }
-  >(
+  const marketOf = r.prepare<[number], MarketNames>(
     `SELECT m.slug AS market_slug, m.condition_id, o.yes_name, o.no_name
        FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id WHERE m.id = ?`,
   );
@@ -225,8 +219,13 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       .map((f) => ({ ...f, newest: Math.min(f.lastTs, high) }));
   }
 
-  function fromHistory(fill: SealedFill): TradeRow {
-    const market = marketOf.get(fill.market_id);
+  /** A sealed fill as a stored one reads, its market's names from `markets` (looked up once). */
+  function fromHistory(fill: SealedFill, markets: Map<number, MarketNames | undefined>): TradeRow {
+    let market = markets.get(fill.market_id);
+    if (market === undefined && !markets.has(fill.market_id)) {
+      market = marketOf.get(fill.market_id);
+      markets.set(fill.market_id, market);
+    }
     return {
       id: fill.id,
       tx_hash: fill.tx_hash,
@@ -352,7 +351,7 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       });
       if (row) return toTrade(row);
       const sealed = history ? await history.byTxHash(files, hash) : undefined;
-      return sealed ? toTrade(fromHistory(sealed)) : undefined;
+      return sealed ? toTrade(fromHistory(sealed, new Map())) : undefined;
     },
 
     /**
@@ -395,13 +394,23 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
           read.sources.length > 0
             ? await walletSealedPage(history, read.sources, sealedFilter, need)
             : await history.page(read.files, sealedFilter, need);
-        rows = [...rows, ...sealed.map(fromHistory)].sort(newestFirst).slice(0, need);
+        // A page's sealed fills are mostly of a few markets (one, on a market's page).
+        const markets = new Map<number, MarketNames | undefined>();
+        rows = [...rows, ...sealed.map((fill) => fromHistory(fill, markets))]
+          .sort(newestFirst)
+          .slice(0, need);
       }
       const more = rows.length > limit;
       return { rows: rows.slice(0, limit).map(toTrade), more };
     },
   };
 }
+
+/** What a trade row says of its market, beside the fill. */
+type MarketNames = Omit<TradeRow, keyof SealedFill | "outcome_name"> & {
+  yes_name: string | null;
+  no_name: string | null;
+};
 
 const newestFirst = (a: { ts: number; id: number }, b: { ts: number; id: number }) =>
   b.ts - a.ts || b.id - a.id;
