@@ -9,7 +9,10 @@
  *           a third of the fills sharing a transaction with the previous one), imported with
  *           `smartmoney import` into a copy of the world (migrated first by the same build),
  *           with bench/lib/io-probe.cjs preloaded to report the process's own /proc/self/io, CPU
- *           time and VmHWM as it exits
+ *           time and VmHWM as it exits; once per input variant (`--variants`, default all):
+ *           `time` (JSONL in time order, random hashes), `shuffled` (the same, lines shuffled),
+ *           `sequential` (counter hashes 0x…01, 0x…02), `parquet` (the time-ordered fills as a
+ *           Parquet file), each into a fresh copy
  * (--binary PATH: the build to run, default dist/smartmoney, so an old build kept aside and a new
  * one can be measured turn about; --cpu-prof: the import under --cpu-prof, and prints where its
  * time went; --keep-fills keeps the file of new fills beside the world) and prints fills/s (by
@@ -36,6 +39,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openConnection } from "../src/db/open";
+import { sqlString, withEngine } from "../src/history/engine";
 import { copyToDisk } from "./lib/copy";
 import { objectSizes } from "./lib/dbstat";
 import { formatProfile, summariseProfile } from "./lib/profile";
@@ -78,8 +82,27 @@ function runBinary(binary: string, args: string[]): Promise<Seeded> {
   });
 }
 
+/**
+ * The ways the new fills are given to the import (`--variants`): the same fills each time, in
+ * time order or shuffled, with random transaction hashes or counter ones (0x…01, 0x…02: test
+ * data's habit, whose shared prefixes once made each duplicate check scan), as JSONL or as a
+ * Parquet file (converted from the JSONL by DuckDB).
+ */
+const VARIANTS = {
+  time: { order: "time", hashes: "random", format: "jsonl" },
+  shuffled: { order: "shuffled", hashes: "random", format: "jsonl" },
+  sequential: { order: "time", hashes: "sequential", format: "jsonl" },
+  parquet: { order: "time", hashes: "random", format: "parquet" },
+} as const;
+type Variant = keyof typeof VARIANTS;
+
 /** 1M new fills over the world's markets and wallets, in the day after its newest fill. */
-async function writeNewFills(dbPath: string, file: string, count: number): Promise<void> {
+async function writeNewFills(
+  dbPath: string,
+  file: string,
+  count: number,
+  hashes: "random" | "sequential",
+): Promise<void> {
   const db = openConnection(dbPath, { readonly: true });
   const markets = db.prepare("SELECT condition_id FROM markets").pluck().all() as string[];
   const wallets = db.prepare("SELECT address FROM wallet_ids").pluck().all() as string[];
@@ -87,11 +110,14 @@ async function writeNewFills(dbPath: string, file: string, count: number): Promi
   db.close();
   const rand = uniform(20);
   const out = createWriteStream(file);
-  let tx = randomHex(rand, 64);
+  let txCount = 1;
+  const nextTx = () =>
+    hashes === "random" ? randomHex(rand, 64) : `0x${(txCount++).toString(16).padStart(64, "0")}`;
+  let tx = nextTx();
   let logIndex = 0;
   for (let i = 0; i < count; i++) {
     if (rand() < 0.67) {
-      tx = randomHex(rand, 64);
+      tx = nextTx();
       logIndex = Math.floor(rand() * 200);
     } else logIndex += 1;
     const wallet =
@@ -108,6 +134,49 @@ async function writeNewFills(dbPath: string, file: string, count: number): Promi
     if (!out.write(line)) await new Promise((r) => out.once("drain", r));
   }
   await new Promise<void>((r, j) => out.end((e?: Error | null) => (e ? j(e) : r())));
+}
+
+/** The lines of `file` in a seeded random order, written back in place. */
+function shuffleLines(file: string): void {
+  const lines = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line !== "");
+  const rand = uniform(21);
+  for (let i = lines.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [lines[i], lines[j]] = [lines[j]!, lines[i]!];
+  }
+  writeFileSync(file, `${lines.join("\n")}\n`);
+}
+
+/** The JSONL file's fills as a Parquet file beside it (DuckDB's JSON reader and writer). */
+async function toParquet(file: string): Promise<string> {
+  const out = file.replace(/\.jsonl$/, ".parquet");
+  await withEngine({ memoryMb: 1024 }, (duck) =>
+    duck.run(
+      `COPY (SELECT * FROM read_json(${sqlString(file)}, format = 'newline_delimited'))
+         TO ${sqlString(out)} (FORMAT parquet, COMPRESSION zstd)`,
+    ),
+  );
+  return out;
+}
+
+/** Writes the variant's file of `count` new fills for the world at `dbPath`; returns its path. */
+async function variantFile(
+  dbPath: string,
+  dir: string,
+  scale: string,
+  variant: Variant,
+  count: number,
+): Promise<string> {
+  const { order, hashes, format } = VARIANTS[variant];
+  const file = join(dir, `${scale}-new-fills-${variant}.jsonl`);
+  await writeNewFills(dbPath, file, count, hashes);
+  if (order === "shuffled") shuffleLines(file);
+  if (format === "jsonl") return file;
+  const parquet = await toParquet(file);
+  rmSync(file, { force: true });
+  return parquet;
 }
 
 interface Imported {
@@ -182,7 +251,14 @@ async function main(): Promise<void> {
       "cpu-prof": { type: "boolean", default: false },
       "keep-fills": { type: "boolean", default: false },
       binary: { type: "string", default: DEFAULT_BINARY },
+      variants: { type: "string", default: Object.keys(VARIANTS).join(",") },
     },
+  });
+  const variants = values.variants.split(",").map((name) => {
+    if (!(name in VARIANTS)) {
+      throw new Error(`--variants: ${name} is not one of ${Object.keys(VARIANTS).join(", ")}`);
+    }
+    return name as Variant;
   });
   const binary = resolve(values.binary);
   if (!existsSync(binary)) throw new Error(`${binary} is missing: run npm run build first`);
@@ -202,45 +278,50 @@ async function main(): Promise<void> {
       writeFileSync(timing, JSON.stringify(seeded));
     }
     const seeded = JSON.parse(readFileSync(timing, "utf8")) as Seeded;
-    const copy = join(dir, `${scale}-import.db`);
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${copy}${suffix}`, { force: true });
-    copyToDisk(world, copy);
-    copyFileSync(`${world}.key`, `${copy}.key`);
-    // A world seeded by an older build is migrated first, so that the import's figures are the
-    // import's: a migration that frees pages (sql/0029 drops an index) inside the import would
-    // shrink its growth, and inflate its bytes written per byte of growth.
-    migrateCopy(binary, copy);
-    const file = join(dir, `${scale}-new-fills.jsonl`);
-    await writeNewFills(copy, file, count);
-    const before = { bytes: contentBytes(copy), fills: fillCount(copy) };
-    console.error(`importing ${count} new fills into the ${scale} world with ${binary} ...`);
-    const profileDir = values["cpu-prof"] ? join(PROFILE_DIR, scale) : null;
-    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
-    const imported = importChild(binary, file, copy, profileDir);
-    if (profileDir) {
-      for (const name of readdirSync(profileDir).filter((n) => n.endsWith(".cpuprofile"))) {
-        console.error(
-          formatProfile(`the import into ${scale}`, summariseProfile(join(profileDir, name), 25)),
-        );
+    for (const variant of variants) {
+      const copy = join(dir, `${scale}-import.db`);
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${copy}${suffix}`, { force: true });
+      copyToDisk(world, copy);
+      copyFileSync(`${world}.key`, `${copy}.key`);
+      // A world seeded by an older build is migrated first, so that the import's figures are the
+      // import's: a migration that frees pages (sql/0029 drops an index) inside the import would
+      // shrink its growth, and inflate its bytes written per byte of growth.
+      migrateCopy(binary, copy);
+      const file = await variantFile(copy, dir, scale, variant, count);
+      const before = { bytes: contentBytes(copy), fills: fillCount(copy) };
+      console.error(`importing ${count} new fills (${variant}) into the ${scale} world ...`);
+      const profileDir = values["cpu-prof"] ? join(PROFILE_DIR, `${scale}-${variant}`) : null;
+      if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+      const imported = importChild(binary, file, copy, profileDir);
+      if (profileDir) {
+        for (const name of readdirSync(profileDir).filter((n) => n.endsWith(".cpuprofile"))) {
+          console.error(
+            formatProfile(
+              `the import into ${scale} (${variant})`,
+              summariseProfile(join(profileDir, name), 25),
+            ),
+          );
+        }
       }
+      const after = { bytes: contentBytes(copy), fills: fillCount(copy) };
+      const { usedBytes } = objectSizes(copy);
+      const perFill = usedBytes / after.fills;
+      const growth = after.bytes - before.bytes;
+      rows.push({
+        world: `${scale} (${(before.fills / 1e6).toFixed(2)}M fills)`,
+        input: variant,
+        "seed s": seeded.seconds.toFixed(0),
+        "seed RSS MB": seeded.peakRssMb.toFixed(0),
+        "import fills/s": ((after.fills - before.fills) / imported.seconds).toFixed(0),
+        "fills/CPU s": ((after.fills - before.fills) / imported.cpuSeconds).toFixed(0),
+        "written/growth": (imported.writeBytes / growth).toFixed(2),
+        "SQLite wrote/growth": (imported.writeCalls / growth).toFixed(2),
+        "import RSS MB": imported.peakRssMb.toFixed(0),
+        "B/fill all-in": perFill.toFixed(0),
+        "year at 1M/day GB": ((perFill * 365e6) / 1e9).toFixed(0),
+      });
+      if (!values["keep-fills"]) rmSync(file, { force: true });
     }
-    const after = { bytes: contentBytes(copy), fills: fillCount(copy) };
-    const { usedBytes } = objectSizes(copy);
-    const perFill = usedBytes / after.fills;
-    const growth = after.bytes - before.bytes;
-    rows.push({
-      world: `${scale} (${(before.fills / 1e6).toFixed(2)}M fills)`,
-      "seed s": seeded.seconds.toFixed(0),
-      "seed RSS MB": seeded.peakRssMb.toFixed(0),
-      "import fills/s": ((after.fills - before.fills) / imported.seconds).toFixed(0),
-      "fills/CPU s": ((after.fills - before.fills) / imported.cpuSeconds).toFixed(0),
-      "written/growth": (imported.writeBytes / growth).toFixed(2),
-      "SQLite wrote/growth": (imported.writeCalls / growth).toFixed(2),
-      "import RSS MB": imported.peakRssMb.toFixed(0),
-      "B/fill all-in": perFill.toFixed(0),
-      "year at 1M/day GB": ((perFill * 365e6) / 1e9).toFixed(0),
-    });
-    if (!values["keep-fills"]) rmSync(file, { force: true });
   }
   const headers = Object.keys(rows[0] ?? {});
   console.log(alignColumns([headers, ...rows.map((r) => headers.map((h) => r[h]!))]));
