@@ -390,7 +390,8 @@ export async function compactResolvedMarkets(
   /**
    * Each listed file sealed before sql/0034 (in larger row groups, without a copy in wallet
    * order) is written again as a seal writes it now, both files synced (and put on the replica),
-   * then swapped in for it in one UPDATE of its manifest row. The old file, unlisted, is removed
+   * then swapped in for it in one UPDATE of its manifest row, in the transaction that lists its
+   * hash keys when it has none (listed before sql/0032). The old file, unlisted, is removed
    * as any unlisted file is, an hour after the swap (its time is set just before, for a page
    * still reading it). Killed before the UPDATE, the new files are unlisted and removed alike.
    */
@@ -402,14 +403,27 @@ export async function compactResolvedMarkets(
       `UPDATE history_partitions SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ?
         WHERE id = ? AND file = ? AND wallet_file IS NULL`,
     );
+    const keyed = w
+      .prepare<[number], number>("SELECT 1 FROM history_tx_keys WHERE partition_id = ? LIMIT 1")
+      .pluck();
     for (const { id, file } of older) {
       const rewritten = await writeReplacement([file], [file]);
       if (rewritten === null) return;
       const { file: f, wallet } = rewritten;
+      const swapped = w
+        .transaction(() => {
+          if (swap.run(f.file, f.bytes, wallet.file, wallet.bytes, id, file).changes === 0) {
+            return false;
+          }
+          // A file listed before sql/0032 has no hash keys, so every lookup by hash opened it:
+          // listed with the rewritten file's, it is opened only for its own hashes.
+          if (keyed.get(id) === undefined) listTxKeys(w, id, rewritten.txKeys);
+          return true;
+        })
+        .immediate();
       // Another run may have swapped it meanwhile: these files are then no part of the history.
-      if (swap.run(f.file, f.bytes, wallet.file, wallet.bytes, id, file).changes === 0) {
-        removeWritten(f, wallet);
-      } else summary.files_rewritten++;
+      if (swapped) summary.files_rewritten++;
+      else removeWritten(f, wallet);
     }
   }
 
