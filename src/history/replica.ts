@@ -8,7 +8,8 @@ import type { ReplicaConfig } from "../replication/replica-url";
  * "Replicate"): `<replica>/history/<file>`. Litestream carries only the database, so a seal
  * puts its file here before the transaction that lists it commits (src/refresh/retention.ts): a
  * database restored from the replica never lists a file the replica does not hold. Files never
- * change once written, so a put is a plain upload and a get a plain download.
+ * change once written, so a put is a plain upload and a get a plain download. A file no longer
+ * listed is deleted once no restore can list it (history_replica_unlisted, sql/0035).
  */
 export interface HistoryReplica {
   /** Where the files go, for messages. */
@@ -16,6 +17,8 @@ export interface HistoryReplica {
   put(file: string, localPath: string): Promise<void>;
   /** Downloads `file` to `toPath` (written beside it, then renamed); false when it is absent. */
   get(file: string, toPath: string): Promise<boolean>;
+  /** Deletes `file`; one already absent is no error. */
+  delete(file: string): Promise<void>;
 }
 
 export function historyReplica(config: ReplicaConfig, env = process.env): HistoryReplica {
@@ -42,6 +45,9 @@ function folderReplica(dir: string): HistoryReplica {
       }
       renameSync(`${toPath}.partial`, toPath);
       return true;
+    },
+    async delete(file) {
+      rmSync(join(dir, file), { force: true });
     },
   };
 }
@@ -91,6 +97,13 @@ function s3Replica(config: Extract<ReplicaConfig, { type: "s3" }>, env: NodeJS.P
         rmSync(`${toPath}.partial`, { force: true });
       }
       return true;
+    },
+    async delete(file: string) {
+      const res = await signed().fetch(urlOf(file), { method: "DELETE" });
+      // S3 answers 204 whether or not the object was there; 404 from a store that says so.
+      if (!res.ok && res.status !== 404)
+        throw new Error(`DELETE ${urlOf(file)}: HTTP ${res.status}`);
+      await res.body?.cancel();
     },
   } satisfies HistoryReplica;
 }

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, rmSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import type { Db } from "../db/open";
+import type { Connection, Db } from "../db/open";
 import { MIN_FILL_RETENTION_MS } from "../domain";
 import { formatDuration } from "../duration";
 import { isDiskFull } from "../history/engine";
@@ -54,6 +54,8 @@ export interface CompactionSummary {
   files_rewritten: number;
   /** Files merged into fewer, larger ones (MERGE_FILLS). */
   files_merged: number;
+  /** Files no longer listed deleted from the replica (REPLICA_DELETE_AFTER_MS). */
+  replica_files_deleted: number;
   duration_ms: number;
 }
 
@@ -80,6 +82,8 @@ export interface CompactionOptions {
   onProgress?: (done: number, total: number) => void;
   /** Fills a merged file holds at most (MERGE_FILLS). */
   mergeFills?: number;
+  /** The clock the replica's unlisted files are recorded and aged by (Date.now). */
+  clock?: () => number;
 }
 
 /** A batch whose markets took fills between the file's write and the transaction: retried later. */
@@ -95,6 +99,15 @@ export const MERGE_FILLS = 1_000_000;
 /** Files under MERGE_FILLS are merged once there are at least this many. */
 export const MERGE_MIN_FILES = 4;
 
+/**
+ * How long a file stays on the replica once no listed row names it (history_replica_unlisted,
+ * sql/0035): `smartmoney restore --timestamp` restores the database as of any moment within
+ * Litestream's retention (its default, 24 hours, which we keep), and that database may list it.
+ * The hour beyond is for a restore begun at the edge of the retention, still fetching its files,
+ * and for this machine's clock and the replica's differing.
+ */
+export const REPLICA_DELETE_AFTER_MS = 25 * 3_600_000;
+
 /** Removes a written file and its copy in wallet order, neither listed. */
 function removeWritten(file: WrittenFile, wallet: WrittenFile): void {
   rmSync(file.path, { force: true });
@@ -103,15 +116,21 @@ function removeWritten(file: WrittenFile, wallet: WrittenFile): void {
 
 /**
  * Puts a written file and its copy in wallet order on the replica before they are listed, so a
- * database restored from there finds every file it lists. Refused: both are removed, and the
- * answer says why; null once they are there (or with no replica).
+ * database restored from there finds every file it lists. They are recorded as unlisted first
+ * (sql/0035), and the transaction that lists them drops the records: put but never listed (the
+ * process killed, the batch stale, the put refused), they are deleted from the replica in time.
+ * Refused: both are removed, and the answer says why; null once they are there (or with no
+ * replica).
  */
 async function putOnReplica(
+  w: Connection,
   replica: HistoryReplica | undefined,
   file: WrittenFile,
   wallet: WrittenFile,
+  at: number,
 ): Promise<string | null> {
   if (!replica) return null;
+  recordUnlisted(w, [file.file, wallet.file], at);
   try {
     await replica.put(file.file, file.path);
     await replica.put(wallet.file, wallet.path);
@@ -120,6 +139,16 @@ async function putOnReplica(
     removeWritten(file, wallet);
     return `${replica.describe}: ${(error as Error).message}`;
   }
+}
+
+/** Records `files` as on the replica but not listed since `at` (sql/0035). */
+function recordUnlisted(w: Connection, files: readonly string[], at: number): void {
+  const record = w.prepare<[string, number]>(
+    "INSERT OR REPLACE INTO history_replica_unlisted (file, at) VALUES (?, ?)",
+  );
+  w.transaction(() => {
+    for (const file of files) record.run(file, at);
+  })();
 }
 
 /**
@@ -162,6 +191,7 @@ export async function compactResolvedMarkets(
     history_error: null,
     files_rewritten: 0,
     files_merged: 0,
+    replica_files_deleted: 0,
     duration_ms: 0,
   };
   const refreshed = w
@@ -186,8 +216,30 @@ export async function compactResolvedMarkets(
   summary.markets_waiting = due.length - ready.length;
   const dir = historyDir(db.path);
   const step = options.onStep ?? (() => {});
+  const clock = options.clock ?? Date.now;
+  const { replica } = options;
   // What a killed seal left: files no manifest row lists, once surely not another seal's.
   removeUnlisted(w, dir, Date.now(), options.unlistedMinAgeMs);
+  // Files put on the replica, and kept there, only for the restores that may list them.
+  if (replica) await deleteFromReplica(replica);
+  const isRecorded = w
+    .prepare<[string], number>("SELECT 1 FROM history_replica_unlisted WHERE file = ? AND at > 0")
+    .pluck();
+  const dropRecord = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
+  /**
+   * Whether `files`, put on the replica, may be listed: their records are there, not taken by a
+   * run deleting them (deleteFromReplica, REPLICA_DELETE_AFTER_MS after the put). Changes nothing.
+   */
+  const mayList = (files: readonly string[]) =>
+    !replica || files.every((file) => isRecorded.get(file) !== undefined);
+  /** In the transaction that lists `files`: they are listed, no longer recorded as unlisted. */
+  const listed = (files: readonly string[]) => {
+    if (replica) for (const file of files) dropRecord.run(file);
+  };
+  /** In the transaction that unlists `files`: recorded, so they leave the replica in time. */
+  const unlisted = (files: readonly string[]) => {
+    if (replica) recordUnlisted(w, files, clock());
+  };
   try {
     await rewriteOlderFiles();
     await mergeSmallFiles();
@@ -289,7 +341,7 @@ export async function compactResolvedMarkets(
       break;
     }
     step("written");
-    const refused = sealed && (await putOnReplica(options.replica, sealed, sealed.wallet));
+    const refused = sealed && (await putOnReplica(w, replica, sealed, sealed.wallet, clock()));
     if (refused) {
       summary.replica_error = refused;
       summary.markets_waiting += markets.length + Math.max(0, ready.length - start - batch);
@@ -331,6 +383,9 @@ export async function compactResolvedMarkets(
           throw new StaleBatch(`market ${marketId} took fills while its batch was sealed`);
         }
       }
+      if (sealed && !mayList([sealed.file, sealed.wallet.file])) {
+        throw new StaleBatch(`${sealed.file} was taken for an orphan on the replica`);
+      }
       const id = sealed
         ? Number(
             listPartition.run(
@@ -345,7 +400,10 @@ export async function compactResolvedMarkets(
             ).lastInsertRowid,
           )
         : null;
-      if (id !== null && sealed) listTxKeys(w, id, sealed.txKeys);
+      if (id !== null && sealed) {
+        listTxKeys(w, id, sealed.txKeys);
+        listed([sealed.file, sealed.wallet.file]);
+      }
       step("in-transaction");
       for (const marketId of markets) {
         // One bet per wallet in the market: its holders are its frozen bets.
@@ -390,7 +448,8 @@ export async function compactResolvedMarkets(
   /**
    * Each listed file sealed before sql/0034 (in larger row groups, without a copy in wallet
    * order) is written again as a seal writes it now, both files synced (and put on the replica),
-   * then swapped in for it in one UPDATE of its manifest row. The old file, unlisted, is removed
+   * then swapped in for it in one UPDATE of its manifest row, in the transaction that lists its
+   * hash keys when it has none (listed before sql/0032). The old file, unlisted, is removed
    * as any unlisted file is, an hour after the swap (its time is set just before, for a page
    * still reading it). Killed before the UPDATE, the new files are unlisted and removed alike.
    */
@@ -402,14 +461,30 @@ export async function compactResolvedMarkets(
       `UPDATE history_partitions SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ?
         WHERE id = ? AND file = ? AND wallet_file IS NULL`,
     );
+    const keyed = w
+      .prepare<[number], number>("SELECT 1 FROM history_tx_keys WHERE partition_id = ? LIMIT 1")
+      .pluck();
     for (const { id, file } of older) {
       const rewritten = await writeReplacement([file], [file]);
       if (rewritten === null) return;
       const { file: f, wallet } = rewritten;
+      const swapped = w
+        .transaction(() => {
+          if (!mayList([f.file, wallet.file])) return false;
+          if (swap.run(f.file, f.bytes, wallet.file, wallet.bytes, id, file).changes === 0) {
+            return false;
+          }
+          listed([f.file, wallet.file]);
+          unlisted([file]);
+          // A file listed before sql/0032 has no hash keys, so every lookup by hash opened it:
+          // listed with the rewritten file's, it is opened only for its own hashes.
+          if (keyed.get(id) === undefined) listTxKeys(w, id, rewritten.txKeys);
+          return true;
+        })
+        .immediate();
       // Another run may have swapped it meanwhile: these files are then no part of the history.
-      if (swap.run(f.file, f.bytes, wallet.file, wallet.bytes, id, file).changes === 0) {
-        removeWritten(f, wallet);
-      } else summary.files_rewritten++;
+      if (swapped) summary.files_rewritten++;
+      else removeWritten(f, wallet);
     }
   }
 
@@ -423,7 +498,7 @@ export async function compactResolvedMarkets(
       memoryMb: options.memoryMb ?? 256,
       now: Date.now(),
     });
-    const refused = await putOnReplica(options.replica, written.file, written.wallet);
+    const refused = await putOnReplica(w, replica, written.file, written.wallet, clock());
     if (refused !== null) {
       summary.replica_error = refused;
       return null;
@@ -457,7 +532,7 @@ export async function compactResolvedMarkets(
       if (group.reduce((n, q) => n + q.fills, 0) + p.fills > mergeFills) groups.push([p]);
       else group.push(p);
     }
-    const listed = w.prepare<[number, string, string | null], number>(
+    const stillListed = w.prepare<[number, string, string | null], number>(
       "SELECT 1 FROM history_partitions WHERE id = ? AND file = ? AND wallet_file IS ?",
     );
     const list = w.prepare(
@@ -476,8 +551,9 @@ export async function compactResolvedMarkets(
       const marks = ids.map(() => "?").join(", ");
       const swapped = w
         .transaction(() => {
-          if (group.some((p) => listed.get(p.id, p.file, p.wallet_file) === undefined))
+          if (group.some((p) => stillListed.get(p.id, p.file, p.wallet_file) === undefined))
             return false;
+          if (!mayList([merged.file.file, merged.wallet.file])) return false;
           const id = list.run(
             merged.file.file,
             group.reduce((n, p) => n + p.fills, 0),
@@ -494,6 +570,10 @@ export async function compactResolvedMarkets(
           ).run(id, ...ids);
           w.prepare(`DELETE FROM history_tx_keys WHERE partition_id IN (${marks})`).run(...ids);
           w.prepare(`DELETE FROM history_partitions WHERE id IN (${marks})`).run(...ids);
+          listed([merged.file.file, merged.wallet.file]);
+          unlisted(
+            group.flatMap((p) => (p.wallet_file === null ? [p.file] : [p.file, p.wallet_file])),
+          );
           return true;
         })
         .immediate();
@@ -501,6 +581,39 @@ export async function compactResolvedMarkets(
         summary.files_merged += group.length;
         step("merge-committed");
       } else removeWritten(merged.file, merged.wallet);
+    }
+  }
+
+  /**
+   * Deletes from the replica each file recorded as unlisted (sql/0035) more than
+   * REPLICA_DELETE_AFTER_MS ago that no row lists, then drops its record. Each record is first
+   * taken (its time set to 0, still due) in a statement that checks again that no row lists the
+   * file, so a seal listing it then refuses (mayList) instead of listing a file being deleted.
+   * Refused: the error is the summary's replica_error, and the records left wait for the next run.
+   */
+  async function deleteFromReplica(replica: HistoryReplica): Promise<void> {
+    const unlisted = `NOT EXISTS (SELECT 1 FROM history_partitions p WHERE p.file = u.file)
+      AND NOT EXISTS (SELECT 1 FROM history_partitions p WHERE p.wallet_file = u.file)`;
+    const due = w
+      .prepare<[number], string>(
+        `SELECT u.file FROM history_replica_unlisted u WHERE u.at < ? AND ${unlisted}
+          ORDER BY u.at, u.file`,
+      )
+      .pluck()
+      .all(clock() - REPLICA_DELETE_AFTER_MS);
+    const take = w.prepare<[string]>(
+      `UPDATE history_replica_unlisted AS u SET at = 0 WHERE u.file = ? AND ${unlisted}`,
+    );
+    const drop = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
+    try {
+      for (const file of due) {
+        if (take.run(file).changes === 0) continue;
+        await replica.delete(file);
+        drop.run(file);
+        summary.replica_files_deleted++;
+      }
+    } catch (error) {
+      summary.replica_error = `${replica.describe}: ${(error as Error).message}`;
     }
   }
 

@@ -94,6 +94,14 @@ describe.each([
         ),
       ).toBe(0);
     }
+
+    // A file no longer listed is deleted (sql/0035); one already gone is no error.
+    const files = historyReplica(replica, env);
+    const gone = join(t.dir, `gone-${kind.slice(0, 4)}`);
+    await files.delete(listed[0]!);
+    await files.delete(listed[0]!);
+    expect(await files.get(listed[0]!, gone)).toBe(false);
+    expect(await files.get(listed[1]!, gone)).toBe(true);
   });
 });
 
@@ -115,6 +123,13 @@ describe("a replica that refuses", () => {
     expect(summary.markets_waiting).toBe(3);
     expect(summary.replica_error).toMatch(/^s3:\/\/smartmoney\/live\/history: PUT .* HTTP 403/);
     expect(db.reader.prepare("SELECT count(*) FROM fills").pluck().get()).toBe(before);
+    const wrong = historyReplica(replica, {
+      LITESTREAM_ACCESS_KEY_ID: "nobody",
+      LITESTREAM_SECRET_ACCESS_KEY: "wrong",
+    });
+    await expect(wrong.delete("fills-1.parquet")).rejects.toThrow(
+      `DELETE http://127.0.0.1:${s3.port}/smartmoney/live/history/fills-1.parquet: HTTP 403`,
+    );
     expect(partitions(db.reader)).toEqual([]);
     expect(existsSync(historyDir(path)) ? readdirSync(historyDir(path)) : []).toEqual([]);
     db.close();
