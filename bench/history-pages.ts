@@ -42,8 +42,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openDb } from "../src/db/open";
-import { sqlString, withEngine } from "../src/history/engine";
-import { historyDir, historyTotals } from "../src/history/store";
+import { historyTotals, withHistory } from "../src/history/store";
 import { loadInstallationKey } from "../src/installation/key";
 import { createCursors } from "../src/paging/cursor";
 import { DEFAULT_BINARY, ensureBinary, startBinaryServer } from "./lib/binary-server";
@@ -208,13 +207,10 @@ async function drawPages(dbPath: string, count: number): Promise<Record<Kind, st
           .all() as [number, string][]
       ).map(([id, condition]) => [id, condition]),
     );
-    const files = (
-      db.writer.prepare("SELECT file FROM history_partitions").pluck().all() as string[]
-    ).map((file) => sqlString(join(historyDir(dbPath), file)));
     const wanted = count + 2_000;
-    const sample = await withEngine({ memoryMb: 512 }, async (duck) => {
+    const sample = await withHistory(db.writer, dbPath, 512, async (duck, relation) => {
       const rows = await duck.runAndReadAll(
-        `SELECT market_id, wallet, ts, id FROM read_parquet([${files.join(", ")}])
+        `SELECT market_id, wallet, ts, id FROM ${relation} h
           USING SAMPLE ${wanted} ROWS (reservoir, 41)`,
       );
       return rows.getRowsJS().map(([m, w, ts, id]) => ({

@@ -4,6 +4,8 @@
  * markets resolved before the window, the free pages that leaves, and the file after VACUUM.
  * With --verify, a full rebuild before the compaction and one after it are compared table by
  * table (wallet_timing is expected to differ: docs/operations.md, "Fill retention"), and timed.
+ * The history's bytes a sealed fill are given per copy (market order, wallet order) and per
+ * column (Parquet's compressed column chunks, from DuckDB's parquet_metadata).
  *
  *   npm run bench:retention -- [--world small|medium] [--retention 720h] [--verify]
  */
@@ -14,7 +16,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openDb } from "../src/db/open";
 import { parseDuration } from "../src/duration";
-import { historyTotals } from "../src/history/store";
+import { sqlString, withEngine } from "../src/history/engine";
+import { historyDir, historyTotals, partitions } from "../src/history/store";
 import { migrate } from "../src/migrations/migrate";
 import { refreshReadModels } from "../src/refresh/refresh";
 import { compactResolvedMarkets } from "../src/refresh/retention";
@@ -96,6 +99,7 @@ async function main(): Promise<void> {
     const fillsBefore = db.writer.prepare("SELECT count(*) FROM fills").pluck().get() as number;
     const summary = await compactResolvedMarkets(db, world.now, retention);
     const history = historyTotals(db.writer);
+    const copies = await bytesByColumn(path);
     db.writer.pragma("wal_checkpoint(TRUNCATE)");
     const sizesAfter = objectSizes(path);
     const pageSize = db.writer.pragma("page_size", { simple: true }) as number;
@@ -127,6 +131,7 @@ async function main(): Promise<void> {
         fills: history.fills,
         mb: mb(history.bytes),
         bytes_per_fill: history.fills > 0 ? +(history.bytes / history.fills).toFixed(1) : null,
+        ...copies,
       },
       used_mb: { before: mb(sizesBefore.usedBytes), after: mb(sizesAfter.usedBytes) },
       objects_mb: { before: objectsOf(sizesBefore), after: objectsOf(sizesAfter) },
@@ -151,6 +156,40 @@ async function main(): Promise<void> {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Bytes a sealed fill in each copy of the history (`market`: the sealed files, `wallet`: their
+ * copies in wallet order), the whole file's and each column's compressed chunks'.
+ */
+async function bytesByColumn(dbPath: string) {
+  const db = openDb(dbPath);
+  const listed = partitions(db.reader);
+  db.close();
+  const fills = listed.reduce((n, p) => n + p.fills, 0);
+  if (fills === 0) return {};
+  const per = (bytes: number) => +(bytes / fills).toFixed(2);
+  const dir = historyDir(dbPath);
+  return withEngine({ memoryMb: 256 }, async (duck) => {
+    const copy = async (files: string[]) => {
+      const paths = files.map((f) => sqlString(join(dir, f))).join(", ");
+      const columns = await duck.runAndReadAll(
+        `SELECT path_in_schema, sum(total_compressed_size)::DOUBLE
+           FROM parquet_metadata([${paths}]) GROUP BY 1 ORDER BY 2 DESC`,
+      );
+      return {
+        bytes_per_fill: per(files.reduce((n, f) => n + statSync(join(dir, f)).size, 0)),
+        columns: Object.fromEntries(
+          columns.getRowsJS().map(([name, bytes]) => [String(name), per(Number(bytes))]),
+        ),
+      };
+    };
+    const wallet = listed.flatMap((p) => (p.wallet_file === null ? [] : [p.wallet_file]));
+    return {
+      market: await copy(listed.map((p) => p.file)),
+      wallet: wallet.length > 0 ? await copy(wallet) : null,
+    };
+  });
 }
 
 main().catch((error) => {

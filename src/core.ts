@@ -8,7 +8,7 @@ import { sqliteTempDir } from "./db/storage";
 import { fundingRefreshExtension } from "./funding/refresh";
 import { createFunding, type Funding } from "./funding/service";
 import { createHistoryReader } from "./history/reader";
-import { historyDir } from "./history/store";
+import { historyDir, walletIds } from "./history/store";
 import type { IngestHooks } from "./ingest/ingest";
 import type { Log } from "./log";
 import { type Cursors, createCursors } from "./paging/cursor";
@@ -77,6 +77,7 @@ export function createCore(deps: AppDeps): Core {
   const history = createHistoryReader({
     dir: historyDir(deps.db.path),
     memoryMb: Math.max(64, Math.floor(deps.config.memoryMb / 4)),
+    wallets: walletIds(deps.db.reader),
     log: deps.log,
   });
   const trades = createTradeQueries(deps.db, history);

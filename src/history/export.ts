@@ -175,7 +175,7 @@ export async function exportParquet(
     // the history's files it lists are never changed.
     reader.exec("BEGIN");
     try {
-      const history = historyRelation(historyDir(dbPath), partitions(reader));
+      const history = await historyRelation(duck, reader, historyDir(dbPath), partitions(reader));
       if (history) await stageMarketKeys(reader, duck);
       for (const table of TABLES) {
         written.push(await exportTable(reader, duck, table, options, history));

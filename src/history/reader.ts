@@ -9,6 +9,7 @@ import {
   openEngine,
   sqlString,
 } from "./engine";
+import { holdsWalletIds, type WalletIds } from "./store";
 
 /**
  * Fills read back from the history's Parquet files for the trade pages and the trade by hash
@@ -54,8 +55,14 @@ export interface HistoryReader {
   close(): void;
 }
 
-const SELECT = `SELECT id, '0x' || lower(hex(tx_hash)) AS tx_hash, log_index, wallet, market_id,
-  outcome, side, price, size, usd_value, ts`;
+/**
+ * The columns read from a file: its wallet as the address (a file sealed before WALLET_ID_FILE)
+ * or the id, whichever it holds, the other null.
+ */
+const select = (ids: boolean) =>
+  `SELECT id, '0x' || lower(hex(tx_hash)) AS tx_hash, log_index,
+     ${ids ? "NULL::VARCHAR AS wallet, wallet_id" : "wallet, NULL::BIGINT AS wallet_id"}, market_id,
+     outcome, side, price, size, usd_value, ts`;
 
 /**
  * What a caller is told when a listed file cannot be read (deleted, truncated, damaged): the
@@ -109,6 +116,8 @@ function closeSession(session: Session): void {
 export function createHistoryReader(options: {
   dir: string;
   memoryMb: number;
+  /** The addresses of the wallet ids a file holds (WALLET_ID_FILE). */
+  wallets: WalletIds;
   log?: Log;
 }): HistoryReader {
   let engine: Promise<Engine> | undefined;
@@ -129,7 +138,7 @@ export function createHistoryReader(options: {
       if (values.length > 0) statement.bind(values);
       const result = await statement.runAndReadAll();
       healthy = true;
-      return result.getRowObjectsJS().map(toSealedFill);
+      return result.getRowObjectsJS().map((row) => toSealedFill(row, options.wallets));
     } catch (error) {
       options.log?.error(
         { err: error, dir: options.dir, files },
@@ -142,8 +151,22 @@ export function createHistoryReader(options: {
     }
   }
 
-  const relation = (files: readonly string[]) =>
-    `read_parquet([${files.map((f) => sqlString(join(options.dir, f))).join(", ")}])`;
+  /**
+   * `files` as one relation, each read by its layout: those of each layout in one read_parquet,
+   * under the conditions `where` gives for it (null: none of its rows can match).
+   */
+  const relation = (files: readonly string[], where: (ids: boolean) => string[] | null) =>
+    [false, true]
+      .flatMap((ids) => {
+        const those = files.filter((f) => holdsWalletIds(f) === ids);
+        const conditions = those.length > 0 ? where(ids) : null;
+        if (conditions === null) return [];
+        return [
+          `${select(ids)} FROM read_parquet([${those.map((f) => sqlString(join(options.dir, f))).join(", ")}])
+            ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}`,
+        ];
+      })
+      .join(" UNION ALL ");
 
   return {
     async page(files, filter, limit) {
@@ -154,7 +177,6 @@ export function createHistoryReader(options: {
         values.push(value);
         return `$${values.length}`;
       };
-      if (filter.wallet !== undefined) where.push(`wallet = ${bind(filter.wallet)}`);
       if (filter.marketId !== undefined) where.push(`market_id = ${bind(filter.marketId)}`);
       if (filter.side !== undefined) where.push(`side = ${bind(filter.side)}`);
       if (filter.minUsd !== undefined) where.push(`usd_value >= ${bind(filter.minUsd)}`);
@@ -168,10 +190,17 @@ export function createHistoryReader(options: {
         const [ts, id] = filter.after;
         where.push(`(ts > ${bind(ts)} OR (ts = ${bind(ts)} AND id > ${bind(id)}))`);
       }
+      const { wallet } = filter;
+      const walletId = wallet === undefined ? undefined : options.wallets.idOf(wallet);
+      const sql = relation(files, (ids) => {
+        if (wallet === undefined) return where;
+        if (!ids) return [...where, `wallet = ${bind(wallet)}`];
+        // A wallet without an id has no fill anywhere.
+        return walletId === undefined ? null : [...where, `wallet_id = ${bind(walletId)}`];
+      });
+      if (sql === "") return [];
       return query(
-        `${SELECT} FROM ${relation(files)}
-          ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-          ORDER BY ts DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
+        `${sql} ORDER BY ts DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
         values,
         files,
       );
@@ -180,8 +209,7 @@ export function createHistoryReader(options: {
     async byTxHash(files, txHash) {
       if (files.length === 0) return undefined;
       const [fill] = await query(
-        `${SELECT} FROM ${relation(files)} WHERE tx_hash = unhex($1)
-          ORDER BY log_index LIMIT 1`,
+        `${relation(files, () => ["tx_hash = unhex($1)"])} ORDER BY log_index LIMIT 1`,
         [txHash.slice(2)],
         files,
       );
@@ -196,13 +224,18 @@ export function createHistoryReader(options: {
   };
 }
 
-function toSealedFill(row: Record<string, unknown>): SealedFill {
+function toSealedFill(row: Record<string, unknown>, wallets: WalletIds): SealedFill {
   const n = (value: unknown) => (typeof value === "bigint" ? Number(value) : (value as number));
+  let wallet = row.wallet as string | null;
+  if (wallet === null) {
+    wallet = wallets.addressOf(n(row.wallet_id)) ?? null;
+    if (wallet === null) throw new Error(`sealed wallet id ${row.wallet_id} is not in wallet_ids`);
+  }
   return {
     id: n(row.id),
     tx_hash: row.tx_hash as string,
     log_index: n(row.log_index),
-    wallet: row.wallet as string,
+    wallet,
     market_id: n(row.market_id),
     outcome: row.outcome as "YES" | "NO",
     side: row.side as "BUY" | "SELL",

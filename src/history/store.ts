@@ -31,10 +31,40 @@ export function historyDir(dbPath: string): string {
 
 /**
  * A new file's name: its time and random bytes, unique to the seal that writes it, so two seals
- * (the jobs process's and one run by hand) never write, or remove, each other's file.
+ * (the jobs process's and one run by hand) never write, or remove, each other's file. It ends in
+ * WALLET_ID_FILE: the file holds the wallet's id (PARTITION_COLUMNS).
  */
 export function newPartitionFile(now: number, kind: "fills" | "wallets" = "fills"): string {
-  return `${kind}-${now}-${randomBytes(6).toString("hex")}.parquet`;
+  return `${kind}-${now}-${randomBytes(6).toString("hex")}${WALLET_ID_FILE}`;
+}
+
+/**
+ * How the name of a file that holds each fill's wallet as its id in wallet_ids ends. The address
+ * as text took 19.5 bytes a fill in market order on the large world, the id takes 2.7 (and 0.5
+ * in wallet order, against 3.4). A file named otherwise was sealed before: it holds the address,
+ * and is read as it is until a compaction writes it again (src/refresh/retention.ts). The name
+ * is the file's for good, so its layout is known without opening it.
+ */
+export const WALLET_ID_FILE = ".v2.parquet";
+
+/** True when `file` holds wallet ids, false when addresses (sealed before WALLET_ID_FILE). */
+export function holdsWalletIds(file: string): boolean {
+  return file.endsWith(WALLET_ID_FILE);
+}
+
+/** An address's id in wallet_ids and back: what reads a file of wallet ids with. */
+export interface WalletIds {
+  idOf(address: string): number | undefined;
+  addressOf(id: number): string | undefined;
+}
+
+/** WalletIds from the database's wallet_ids (append-only: an id once given is never reused). */
+export function walletIds(db: Connection): WalletIds {
+  const id = db.prepare<[string], number>("SELECT id FROM wallet_ids WHERE address = ?").pluck();
+  const address = db
+    .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
+    .pluck();
+  return { idOf: (a) => id.get(a), addressOf: (i) => address.get(i) };
 }
 
 /**
@@ -95,14 +125,15 @@ export function historyTotals(db: Connection): HistoryTotals {
 /**
  * The columns of a sealed file, in order: the fill as the API serves it (the trades view's
  * decoded values), keyed by its id in `fills`, so pages in (ts, id) order run on across the two
- * places. `tx_hash` is the 32 bytes; `outcome` and `side` are text (Parquet's dictionary pages
- * make them a bit or two a fill).
+ * places. `tx_hash` is the 32 bytes; `wallet_id` the wallet's id in wallet_ids (its address in
+ * a file sealed before WALLET_ID_FILE, column `wallet`); `outcome` and `side` are text
+ * (Parquet's dictionary pages make them a bit or two a fill).
  */
 export const PARTITION_COLUMNS = [
   ["id", "BIGINT"],
   ["tx_hash", "BLOB"],
   ["log_index", "BIGINT"],
-  ["wallet", "VARCHAR"],
+  ["wallet_id", "BIGINT"],
   ["market_id", "BIGINT"],
   ["outcome", "VARCHAR"],
   ["side", "VARCHAR"],
@@ -112,8 +143,8 @@ export const PARTITION_COLUMNS = [
   ["ts", "BIGINT"],
 ] as const;
 
-/** Rows as `fills` rows in PARTITION_COLUMNS' order (the SELECT list for the `f`/`w` aliases). */
-export const PARTITION_SELECT = `f.id, f.tx_hash, f.log_index, w.address,
+/** Rows as `fills` rows in PARTITION_COLUMNS' order (the SELECT list for `fills f`). */
+export const PARTITION_SELECT = `f.id, f.tx_hash, f.log_index, f.wallet_id,
   f.market_id, CASE WHEN f.kind & 1 THEN 'NO' ELSE 'YES' END,
   CASE WHEN f.kind & 2 THEN 'SELL' ELSE 'BUY' END,
   ${decodedSql("f.price")}, ${decodedSql("f.size")}, ${decodedSql("f.usd_value")}, f.ts`;
@@ -181,7 +212,7 @@ export async function writePartition(
           number,
           Uint8Array,
           number,
-          string,
+          number,
           number,
           string,
           string,
@@ -193,7 +224,7 @@ export async function writePartition(
       appender.appendBigInt(BigInt(fillId));
       appender.appendBlob(hash);
       appender.appendBigInt(BigInt(logIndex));
-      appender.appendVarchar(wallet);
+      appender.appendBigInt(BigInt(wallet));
       appender.appendBigInt(BigInt(marketId));
       appender.appendVarchar(outcome);
       appender.appendVarchar(side);
@@ -257,7 +288,7 @@ async function writeWalletOrder(
   // Named apart, so `fills-*.parquet` still names each fill once (docs/scaling.md).
   return copyTo(
     duck,
-    `(SELECT * FROM ${relation} ORDER BY wallet, ts, id)`,
+    `(SELECT * FROM ${relation} ORDER BY wallet_id, ts, id)`,
     dir,
     newPartitionFile(now, "wallets"),
     WALLET_ROW_GROUP,
@@ -265,30 +296,33 @@ async function writeWalletOrder(
 }
 
 /**
- * Listed files merged into one (or one file sealed before sql/0034 written again), written as a
- * seal writes a file, in market order, with its copy in wallet order. Neither is listed yet: the
- * caller lists both in place of the old files (src/refresh/retention.ts).
+ * Listed files merged into one (or one file sealed before sql/0034 or WALLET_ID_FILE written
+ * again), written as a seal writes a file, in market order, with its copy in wallet order; a
+ * file of addresses gets its wallets' ids from `wallets`. Neither is listed yet: the caller lists
+ * both in place of the old files (src/refresh/retention.ts).
  */
 export async function mergePartitions(
   dir: string,
   files: readonly string[],
-  options: { memoryMb: number; now: number },
+  options: { memoryMb: number; now: number; wallets: Connection },
 ): Promise<{ file: WrittenFile; wallet: WrittenFile; txKeys: number[] }> {
   return withEngine({ memoryMb: options.memoryMb }, async (duck) => {
-    const old = `read_parquet([${files.map((f) => sqlString(join(dir, f))).join(", ")}])`;
+    await duck.run(
+      `CREATE TEMP VIEW merged AS ${await withWalletIds(duck, dir, files, options.wallets)}`,
+    );
     const file = await copyTo(
       duck,
-      `(SELECT * FROM ${old} ORDER BY market_id, ts, id)`,
+      "(SELECT * FROM merged ORDER BY market_id, ts, id)",
       dir,
       newPartitionFile(options.now),
       PARTITION_ROW_GROUP,
     );
     try {
-      const wallet = await writeWalletOrder(duck, old, dir, options.now);
+      const wallet = await writeWalletOrder(duck, "merged", dir, options.now);
       // The merged file's hash keys (src/history/tx-keys.ts): its fills' first 4 bytes.
       const txKeys = (
         await duck.runAndReadAll(
-          `SELECT DISTINCT ('0x' || left(hex(tx_hash), 8))::UBIGINT FROM ${old}`,
+          "SELECT DISTINCT ('0x' || left(hex(tx_hash), 8))::UBIGINT FROM merged",
         )
       )
         .getRowsJS()
@@ -299,6 +333,48 @@ export async function mergePartitions(
       throw error;
     }
   });
+}
+
+/** `read_parquet` of `files` in `dir`. */
+function readParquet(dir: string, files: readonly string[]): string {
+  return `read_parquet([${files.map((f) => sqlString(join(dir, f))).join(", ")}])`;
+}
+
+/**
+ * The rows of `files` in PARTITION_COLUMNS (a SELECT): a file of addresses joined to its
+ * wallets' ids, staged from `db` (every address there: each was a fill's in `fills`).
+ */
+async function withWalletIds(
+  duck: DuckDBConnection,
+  dir: string,
+  files: readonly string[],
+  db: Connection,
+): Promise<string> {
+  const columns = PARTITION_COLUMNS.map(([name]) => name);
+  const parts: string[] = [];
+  const ids = files.filter(holdsWalletIds);
+  if (ids.length > 0) parts.push(`SELECT ${columns.join(", ")} FROM ${readParquet(dir, ids)}`);
+  const addresses = files.filter((f) => !holdsWalletIds(f));
+  if (addresses.length > 0) {
+    const relation = readParquet(dir, addresses);
+    await duck.run("CREATE TEMP TABLE wallet_ids_of (address VARCHAR, id BIGINT)");
+    const appender = await duck.createAppender("wallet_ids_of");
+    const idOf = walletIds(db).idOf;
+    const distinct = await duck.runAndReadAll(`SELECT DISTINCT wallet FROM ${relation}`);
+    for (const [address] of distinct.getRowsJS() as [string][]) {
+      const id = idOf(address);
+      if (id === undefined) throw new Error(`sealed wallet ${address} is not in wallet_ids`);
+      appender.appendVarchar(address);
+      appender.appendBigInt(BigInt(id));
+      appender.endRow();
+    }
+    appender.closeSync();
+    const select = columns.map((c) => (c === "wallet_id" ? "k.id AS wallet_id" : `h.${c}`));
+    parts.push(
+      `SELECT ${select.join(", ")} FROM ${relation} h JOIN wallet_ids_of k ON k.address = h.wallet`,
+    );
+  }
+  return parts.join(" UNION ALL ");
 }
 
 function syncFile(path: string): void {
@@ -339,11 +415,44 @@ export function removeUnlisted(
   return removed;
 }
 
-/** A DuckDB relation over the listed files (`read_parquet` of their paths), or null for none. */
-export function historyRelation(dir: string, listed: readonly Partition[]): string | null {
+/**
+ * A DuckDB relation over the listed files, or null for none: PARTITION_COLUMNS with `wallet`, the
+ * address, in place of `wallet_id`. For files of wallet ids, the addresses are staged from `db`
+ * into the connection's table `wallet_keys` first.
+ */
+export async function historyRelation(
+  duck: DuckDBConnection,
+  db: Connection,
+  dir: string,
+  listed: readonly Partition[],
+): Promise<string | null> {
   if (listed.length === 0) return null;
-  const paths = listed.map((p) => sqlString(join(dir, p.file))).join(", ");
-  return `read_parquet([${paths}])`;
+  const columns = PARTITION_COLUMNS.map(([name]) => (name === "wallet_id" ? "wallet" : name));
+  const parts: string[] = [];
+  const addresses = listed.filter((p) => !holdsWalletIds(p.file)).map((p) => p.file);
+  if (addresses.length > 0)
+    parts.push(`SELECT ${columns.join(", ")} FROM ${readParquet(dir, addresses)}`);
+  const ids = listed.filter((p) => holdsWalletIds(p.file)).map((p) => p.file);
+  if (ids.length > 0) {
+    await duck.run(
+      "CREATE OR REPLACE TEMP TABLE wallet_keys (id BIGINT PRIMARY KEY, address VARCHAR)",
+    );
+    const appender = await duck.createAppender("wallet_keys");
+    for (const [id, address] of db
+      .prepare("SELECT id, address FROM wallet_ids")
+      .raw()
+      .iterate() as Iterable<[number, string]>) {
+      appender.appendBigInt(BigInt(id));
+      appender.appendVarchar(address);
+      appender.endRow();
+    }
+    appender.closeSync();
+    const select = columns.map((c) => (c === "wallet" ? "k.address AS wallet" : `h.${c}`));
+    parts.push(
+      `SELECT ${select.join(", ")} FROM ${readParquet(dir, ids)} h JOIN wallet_keys k ON k.id = h.wallet_id`,
+    );
+  }
+  return `(${parts.join(" UNION ALL ")})`;
 }
 
 /** Runs `work` with a DuckDB connection and the relation over every sealed file. */
@@ -353,8 +462,9 @@ export async function withHistory<T>(
   memoryMb: number,
   work: (duck: DuckDBConnection, relation: string | null) => Promise<T>,
 ): Promise<T> {
-  const relation = historyRelation(historyDir(dbPath), partitions(db));
-  return withEngine({ memoryMb, threads: 1 }, (duck) => work(duck, relation));
+  return withEngine({ memoryMb, threads: 1 }, async (duck) =>
+    work(duck, await historyRelation(duck, db, historyDir(dbPath), partitions(db))),
+  );
 }
 
 /**

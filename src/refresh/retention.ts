@@ -16,6 +16,7 @@ import {
   PARTITION_SELECT,
   type Partition,
   removeUnlisted,
+  WALLET_ID_FILE,
   type WrittenFile,
   type WrittenPartition,
   writePartition,
@@ -50,7 +51,7 @@ export interface CompactionSummary {
   replica_error: string | null;
   /** Why no file could be written to the history (its disk is full), else null. */
   history_error: string | null;
-  /** Files sealed before sql/0034 written again with their copy in wallet order. */
+  /** Files sealed before sql/0034 or WALLET_ID_FILE written again as a seal writes them now. */
   files_rewritten: number;
   /** Files merged into fewer, larger ones (MERGE_FILLS). */
   files_merged: number;
@@ -286,7 +287,7 @@ export async function compactResolvedMarkets(
     w
       .prepare(
         `SELECT ${PARTITION_SELECT}
-           FROM fills f JOIN wallet_ids w ON w.id = f.wallet_id
+           FROM fills f
           WHERE f.market_id IN (${markets.map(() => "?").join(", ")}) AND NOT ${named}
           ORDER BY f.market_id, f.ts, f.id`,
       )
@@ -447,25 +448,30 @@ export async function compactResolvedMarkets(
 
   /**
    * Each listed file sealed before sql/0034 (in larger row groups, without a copy in wallet
-   * order) is written again as a seal writes it now, both files synced (and put on the replica),
-   * then swapped in for it in one UPDATE of its manifest row, in the transaction that lists its
-   * hash keys when it has none (listed before sql/0032). The old file, unlisted, is removed
-   * as any unlisted file is, an hour after the swap (its time is set just before, for a page
-   * still reading it). Killed before the UPDATE, the new files are unlisted and removed alike.
+   * order) or before WALLET_ID_FILE (wallets as addresses) is written again as a seal writes it
+   * now, both files synced (and put on the replica), then swapped in for it in one UPDATE of its
+   * manifest row, in the transaction that lists its hash keys when it has none (listed before
+   * sql/0032). The old files, unlisted, are removed as any unlisted file is, an hour after the
+   * swap (their time is set just before, for a page still reading them). Killed before the
+   * UPDATE, the new files are unlisted and removed alike.
    */
   async function rewriteOlderFiles(): Promise<void> {
     const older = w
-      .prepare("SELECT id, file FROM history_partitions WHERE wallet_file IS NULL ORDER BY id")
-      .all() as { id: number; file: string }[];
+      .prepare(
+        `SELECT id, file, wallet_file FROM history_partitions
+          WHERE wallet_file IS NULL OR file NOT LIKE '%' || ? ORDER BY id`,
+      )
+      .all(WALLET_ID_FILE) as { id: number; file: string; wallet_file: string | null }[];
     const swap = w.prepare<[string, number, string, number, number, string]>(
       `UPDATE history_partitions SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ?
-        WHERE id = ? AND file = ? AND wallet_file IS NULL`,
+        WHERE id = ? AND file = ?`,
     );
     const keyed = w
       .prepare<[number], number>("SELECT 1 FROM history_tx_keys WHERE partition_id = ? LIMIT 1")
       .pluck();
-    for (const { id, file } of older) {
-      const rewritten = await writeReplacement([file], [file]);
+    for (const { id, file, wallet_file } of older) {
+      const old = wallet_file ? [file, wallet_file] : [file];
+      const rewritten = await writeReplacement([file], old);
       if (rewritten === null) return;
       const { file: f, wallet } = rewritten;
       const swapped = w
@@ -475,7 +481,7 @@ export async function compactResolvedMarkets(
             return false;
           }
           listed([f.file, wallet.file]);
-          unlisted([file]);
+          unlisted(old);
           // A file listed before sql/0032 has no hash keys, so every lookup by hash opened it:
           // listed with the rewritten file's, it is opened only for its own hashes.
           if (keyed.get(id) === undefined) listTxKeys(w, id, rewritten.txKeys);
@@ -497,6 +503,7 @@ export async function compactResolvedMarkets(
     const written = await mergePartitions(dir, files, {
       memoryMb: options.memoryMb ?? 256,
       now: Date.now(),
+      wallets: w,
     });
     const refused = await putOnReplica(w, replica, written.file, written.wallet, clock());
     if (refused !== null) {

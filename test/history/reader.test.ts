@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHistoryReader, HISTORY_UNREADABLE, type SealedFill } from "../../src/history/reader";
-import { writePartition } from "../../src/history/store";
+import { type WalletIds, writePartition } from "../../src/history/store";
 
 /**
  * The history reader keeps each connection's statements prepared by their text, at most a few
@@ -26,6 +26,10 @@ const fills: SealedFill[] = Array.from({ length: 90 }, (_, i) => ({
   // Some fills share a time: the id breaks the tie.
   ts: 1_700_000_000_000 + Math.floor(i / 2) * 60_000,
 }));
+const wallets: WalletIds = {
+  idOf: (address) => (WALLETS.includes(address) ? WALLETS.indexOf(address) + 1 : undefined),
+  addressOf: (id) => WALLETS[id - 1],
+};
 const newestFirst = (a: SealedFill, b: SealedFill) => b.ts - a.ts || b.id - a.id;
 
 let dir: string;
@@ -39,7 +43,8 @@ beforeAll(async () => {
       f.id,
       Buffer.from(f.tx_hash.slice(2), "hex"),
       f.log_index,
-      f.wallet,
+      // Sealed files hold the wallet's id in wallet_ids (WALLET_ID_FILE).
+      WALLETS.indexOf(f.wallet) + 1,
       f.market_id,
       f.outcome,
       f.side,
@@ -55,7 +60,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the history reader", () => {
   it("answers every page right across more statement shapes than it keeps prepared", async () => {
-    const reader = createHistoryReader({ dir, memoryMb: 64 });
+    const reader = createHistoryReader({ dir, memoryMb: 64, wallets });
     try {
       // Twice round 60 shapes (limits by wallet or not): each evicted before it comes back.
       for (let round = 0; round < 2; round++) {
@@ -84,7 +89,7 @@ describe("the history reader", () => {
   });
 
   it("says a listed file cannot be read, and reads the next page as usual", async () => {
-    const reader = createHistoryReader({ dir, memoryMb: 64 });
+    const reader = createHistoryReader({ dir, memoryMb: 64, wallets });
     try {
       expect(await reader.page([file], { marketId: 2 }, 5)).toHaveLength(5);
       await expect(reader.page(["fills-missing.parquet"], { marketId: 2 }, 5)).rejects.toThrow(

@@ -4,6 +4,7 @@ import {
   existsSync,
   readdirSync,
   rmSync,
+  statSync,
   truncateSync,
   utimesSync,
   writeFileSync,
@@ -15,7 +16,15 @@ import { countFills, loadSealedFills, readFills, streamFills } from "../../src/b
 import { type Db, openDb } from "../../src/db/open";
 import { withEngine } from "../../src/history/engine";
 import { HISTORY_UNREADABLE } from "../../src/history/reader";
-import { historyDir, listedFiles, partitions, withHistory } from "../../src/history/store";
+import {
+  historyDir,
+  historyRelation,
+  holdsWalletIds,
+  listedFiles,
+  partitions,
+  WALLET_ID_FILE,
+  withHistory,
+} from "../../src/history/store";
 import { migrate } from "../../src/migrations/migrate";
 import { compactResolvedMarkets, type SealStep } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
@@ -134,9 +143,10 @@ describe("sealing compacted markets into the history", () => {
       // Five markets in batches of two: three files.
       expect(listed.map((p) => p.id)).toEqual([1, 2, 3]);
       for (const p of listed) {
-        expect(p.file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.parquet$/);
-        // Each with its copy in wallet order (sql/0034), listed in the same row.
-        expect(p.wallet_file).toMatch(/^wallets-\d{13}-[0-9a-f]{12}\.parquet$/);
+        // Of wallet ids (WALLET_ID_FILE), each with its copy in wallet order (sql/0034), listed
+        // in the same row.
+        expect(p.file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.v2\.parquet$/);
+        expect(p.wallet_file).toMatch(/^wallets-\d{13}-[0-9a-f]{12}\.v2\.parquet$/);
         expect(p.wallet_bytes).toBeGreaterThan(0);
       }
       expect(listed.reduce((n, p) => n + p.fills, 0)).toBe(summary.fills_deleted);
@@ -307,71 +317,143 @@ describe("the history beside the database", () => {
   });
 });
 
+/**
+ * Every page of the trade queries, the dossier's trades and a trade by hash on the database at
+ * `sealedPath` as on the world before any seal.
+ */
+async function expectPagesAsUnsealed(sealedPath: string): Promise<void> {
+  const unsealedPath = worldCopy(`unsealed-for-${sealedPath.split("/").pop()}`);
+  const unsealed = createTestApp({ env: { SMARTMONEY_DB: unsealedPath } });
+  const sealed = createTestApp({ env: { SMARTMONEY_DB: sealedPath } });
+  try {
+    const keys = [unsealed.key("terminal_pro"), sealed.key("terminal_pro")] as const;
+    const fills = before.map((line) => JSON.parse(line) as unknown[]);
+    const oldFill = fills.find((f) => f[4] === 1)!;
+    const [hash, wallet] = [oldFill[1] as string, oldFill[3] as string];
+    const condition = `0x${"1".padStart(64, "0")}`;
+    const day = (ms: number) => new Date(ms).toISOString();
+    const queries = [
+      `/v1/trades?market=${condition}`,
+      `/v1/wallets/${wallet}/trades`,
+      `/v1/trades?wallet=${wallet}`,
+      `/v1/trades?wallet=${wallet}&side=BUY`,
+      // A window of sealed fills (the wallet pages above mix both places), big trades only too.
+      `/v1/trades?start=${day(NOW - 201 * DAY)}&end=${day(NOW - 199 * DAY)}`,
+      `/v1/trades?start=${day(NOW - 201 * DAY)}&end=${day(NOW - 199 * DAY)}&min_bet=5`,
+    ];
+    /** Every page of `query` on one app, as lists of trades. */
+    async function walk(app: TestApp, key: string, query: string): Promise<unknown[][]> {
+      const pages: unknown[][] = [];
+      let cursor: string | null = null;
+      do {
+        const sep = query.includes("?") ? "&" : "?";
+        const url = `${query}${sep}limit=7${cursor ? `&cursor=${cursor}` : ""}`;
+        const res = await app.get(url, key);
+        expect(res.status, url).toBe(200);
+        const page = (await res.json()) as { data: unknown[]; next_cursor: string | null };
+        pages.push(page.data);
+        cursor = page.next_cursor;
+      } while (cursor !== null && pages.length < 200);
+      return pages;
+    }
+    for (const query of queries) {
+      const expected = await walk(unsealed, keys[0], query);
+      expect(expected.flat().length, query).toBeGreaterThan(7);
+      expect(await walk(sealed, keys[1], query), query).toEqual(expected);
+    }
+    // The dossier's latest trades, too.
+    const dossier = async (app: TestApp, key: string) =>
+      ((await (await app.get(`/v1/wallets/${wallet}`, key)).json()) as { recent_trades: unknown })
+        .recent_trades;
+    expect(await dossier(sealed, keys[1])).toEqual(await dossier(unsealed, keys[0]));
+    // The page really came from the history: the market's fills are all sealed.
+    expect(
+      sealed.db.reader.prepare("SELECT count(*) FROM fills WHERE market_id = 1").pluck().get(),
+    ).toBe(0);
+    const byHash = async (app: TestApp, key: string, h: string) => {
+      const res = await app.get(`/v1/trades/${h}`, key);
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await byHash(sealed, keys[1], hash)).toEqual(await byHash(unsealed, keys[0], hash));
+    const unknown = `0x${"e".repeat(64)}`;
+    expect((await byHash(sealed, keys[1], unknown)).status).toBe(404);
+  } finally {
+    unsealed.close();
+    sealed.close();
+  }
+}
+
 describe("trade pages over the history", () => {
   it("answer as before the seal: the same rows, in the same order, page by page", async () => {
-    const unsealedPath = worldCopy("pages-unsealed.db");
     const sealedPath = worldCopy("pages-sealed.db");
     const db = openDb(sealedPath);
     expect((await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 })).markets).toBe(5);
     db.close();
-    const unsealed = createTestApp({ env: { SMARTMONEY_DB: unsealedPath } });
-    const sealed = createTestApp({ env: { SMARTMONEY_DB: sealedPath } });
-    try {
-      const keys = [unsealed.key("terminal_pro"), sealed.key("terminal_pro")] as const;
-      const fills = before.map((line) => JSON.parse(line) as unknown[]);
-      const oldFill = fills.find((f) => f[4] === 1)!;
-      const [hash, wallet] = [oldFill[1] as string, oldFill[3] as string];
-      const condition = `0x${"1".padStart(64, "0")}`;
-      const day = (ms: number) => new Date(ms).toISOString();
-      const queries = [
-        `/v1/trades?market=${condition}`,
-        `/v1/wallets/${wallet}/trades`,
-        `/v1/trades?wallet=${wallet}`,
-        `/v1/trades?wallet=${wallet}&side=BUY`,
-        // A window of sealed fills (the wallet pages above mix both places), big trades only too.
-        `/v1/trades?start=${day(NOW - 201 * DAY)}&end=${day(NOW - 199 * DAY)}`,
-        `/v1/trades?start=${day(NOW - 201 * DAY)}&end=${day(NOW - 199 * DAY)}&min_bet=5`,
-      ];
-      /** Every page of `query` on one app, as lists of trades. */
-      async function walk(app: TestApp, key: string, query: string): Promise<unknown[][]> {
-        const pages: unknown[][] = [];
-        let cursor: string | null = null;
-        do {
-          const sep = query.includes("?") ? "&" : "?";
-          const url = `${query}${sep}limit=7${cursor ? `&cursor=${cursor}` : ""}`;
-          const res = await app.get(url, key);
-          expect(res.status, url).toBe(200);
-          const page = (await res.json()) as { data: unknown[]; next_cursor: string | null };
-          pages.push(page.data);
-          cursor = page.next_cursor;
-        } while (cursor !== null && pages.length < 200);
-        return pages;
+    await expectPagesAsUnsealed(sealedPath);
+  });
+
+  it("answer the same from files sealed with wallet addresses, which a compaction writes again with ids", async () => {
+    const path = worldCopy("addresses.db");
+    await withDb(path, async (db) => {
+      await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+      // The first two files (and their copies) as a seal wrote them before WALLET_ID_FILE: the
+      // wallet's address as text, named without the suffix; the third is left as it is.
+      const dir = historyDir(path);
+      const listed = partitions(db.reader);
+      for (const p of listed.slice(0, 2)) {
+        const file = p.file.replace(WALLET_ID_FILE, ".parquet");
+        const walletFile = p.wallet_file!.replace(WALLET_ID_FILE, ".parquet");
+        await withEngine({ memoryMb: 256 }, async (duck) => {
+          const rows = await historyRelation(duck, db.reader, dir, [p]);
+          for (const [name, order] of [
+            [file, "market_id, ts, id"],
+            [walletFile, "wallet, ts, id"],
+          ]) {
+            await duck.run(
+              `COPY (SELECT * FROM ${rows} ORDER BY ${order}) TO '${join(dir, name!)}'
+                 (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 16384)`,
+            );
+          }
+        });
+        db.writer
+          .prepare(
+            "UPDATE history_partitions SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ? WHERE id = ?",
+          )
+          .run(
+            file,
+            statSync(join(dir, file)).size,
+            walletFile,
+            statSync(join(dir, walletFile)).size,
+            p.id,
+          );
+        rmSync(join(dir, p.file));
+        rmSync(join(dir, p.wallet_file!));
       }
-      for (const query of queries) {
-        const expected = await walk(unsealed, keys[0], query);
-        expect(expected.flat().length, query).toBeGreaterThan(7);
-        expect(await walk(sealed, keys[1], query), query).toEqual(expected);
+      const schema = await withEngine({ memoryMb: 256 }, async (duck) =>
+        (
+          await duck.runAndReadAll(
+            `SELECT name, type FROM parquet_schema('${join(dir, partitions(db.reader)[0]!.file)}')`,
+          )
+        ).getRowsJS(),
+      );
+      expect(schema).toContainEqual(["wallet", "BYTE_ARRAY"]);
+      await expectEveryFillOnce(db);
+    });
+    // Read as they are, beside a file of ids.
+    await expectPagesAsUnsealed(path);
+    await withDb(path, async (db) => {
+      const summary = await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
+      expect(summary.files_rewritten).toBe(2);
+      for (const p of partitions(db.reader)) {
+        expect(holdsWalletIds(p.file)).toBe(true);
+        expect(holdsWalletIds(p.wallet_file!)).toBe(true);
       }
-      // The dossier's latest trades, too.
-      const dossier = async (app: TestApp, key: string) =>
-        ((await (await app.get(`/v1/wallets/${wallet}`, key)).json()) as { recent_trades: unknown })
-          .recent_trades;
-      expect(await dossier(sealed, keys[1])).toEqual(await dossier(unsealed, keys[0]));
-      // The page really came from the history: the market's fills are all sealed.
-      expect(
-        sealed.db.reader.prepare("SELECT count(*) FROM fills WHERE market_id = 1").pluck().get(),
-      ).toBe(0);
-      const byHash = async (app: TestApp, key: string, h: string) => {
-        const res = await app.get(`/v1/trades/${h}`, key);
-        return { status: res.status, body: await res.json() };
-      };
-      expect(await byHash(sealed, keys[1], hash)).toEqual(await byHash(unsealed, keys[0], hash));
-      const unknown = `0x${"e".repeat(64)}`;
-      expect((await byHash(sealed, keys[1], unknown)).status).toBe(404);
-    } finally {
-      unsealed.close();
-      sealed.close();
-    }
+      await expectEveryFillOnce(db);
+      // The files they replace, unlisted, are removed an hour after (here: at once).
+      await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
+      expect(readdirSync(historyDir(path)).sort()).toEqual(files(db));
+    });
+    await expectPagesAsUnsealed(path);
   });
 });
 
