@@ -1,7 +1,5 @@
-import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDb } from "../../src/db/open";
 import { historyReplica } from "../../src/history/replica";
@@ -14,7 +12,7 @@ import {
 import type { ReplicaConfig } from "../../src/replication/replica-url";
 import { restoreHistory } from "../../src/replication/restore";
 import { createTestApp, type TestApp } from "../helpers/app";
-import { NOW, RETENTION, sealableWorld } from "./world";
+import { compactionKilledAt, NOW, RETENTION, sealableWorld } from "./world";
 
 /**
  * The history's files on the replica that no row lists any longer (merged or rewritten away), or
@@ -244,27 +242,6 @@ describe("the replica's files no longer listed", () => {
   });
 });
 
-/** Runs a compaction with the replica in a child process killed at `step` (seal-child.ts). */
-function killedAt(path: string, step: SealStep, replicaDir: string): void {
-  const merge = step.startsWith("merge-") ? "merge" : "seal";
-  const child = spawnSync(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      fileURLToPath(new URL("./seal-child.ts", import.meta.url)),
-      path,
-      String(NOW),
-      step,
-      merge,
-      replicaDir,
-    ],
-    { encoding: "utf8", env: { ...process.env, SMARTMONEY_LOG_LEVEL: "error" } },
-  );
-  expect(child.stderr).toBe("");
-  expect(child.signal).toBe("SIGKILL");
-}
-
 describe("a seal or merge killed with the replica", () => {
   it.each([
     "written",
@@ -276,7 +253,10 @@ describe("a seal or merge killed with the replica", () => {
     "at %s leaves no file on the replica past the retention, and deletes no listed one",
     async (step) => {
       const world = worldCopy(`killed-${step}`);
-      killedAt(world.path, step, world.folder);
+      compactionKilledAt(world.path, step, {
+        merge: step.startsWith("merge-"),
+        replicaDir: world.folder,
+      });
       const replica = historyReplica(world.replica);
       const db = openDb(world.path);
       try {

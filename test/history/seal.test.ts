@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import {
   copyFileSync,
   existsSync,
@@ -10,7 +9,6 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countFills, loadSealedFills, readFills, streamFills } from "../../src/backtest/history";
 import { type Db, openDb } from "../../src/db/open";
@@ -29,7 +27,7 @@ import { migrate } from "../../src/migrations/migrate";
 import { compactResolvedMarkets, type SealStep } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { runCli } from "../helpers/cli";
-import { DAY, NOW, RETENTION, sealableWorld } from "./world";
+import { compactionKilledAt, DAY, NOW, RETENTION, sealableWorld } from "./world";
 
 /**
  * Sealing a compacted market's fills into the history (sql/0031): every fill stays stored in
@@ -94,25 +92,6 @@ async function historyFills(db: Db): Promise<string[]> {
       .getRowsJS()
       .map((r) => JSON.stringify(r.map((v) => (typeof v === "bigint" ? Number(v) : v))));
   });
-}
-
-/** Runs a compaction of the database at `path` in a child process killed at `step`. */
-function killedAt(path: string, step: SealStep, merge?: "merge"): void {
-  const child = spawnSync(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      fileURLToPath(new URL("./seal-child.ts", import.meta.url)),
-      path,
-      String(NOW),
-      step,
-      ...(merge ? [merge] : []),
-    ],
-    { encoding: "utf8", env: { ...process.env, SMARTMONEY_LOG_LEVEL: "error" } },
-  );
-  expect(child.stderr).toBe("");
-  expect(child.signal).toBe("SIGKILL");
 }
 
 /** Runs `work` on the database at `path`, opened for it and closed after. */
@@ -187,7 +166,7 @@ describe("sealing compacted markets into the history", () => {
     "loses and doubles nothing when the process is killed at %s, and the next seal finishes",
     async (step) => {
       const path = worldCopy(`killed-${step}.db`);
-      killedAt(path, step);
+      compactionKilledAt(path, step);
       const db = openDb(path);
       try {
         await expectEveryFillOnce(db);
@@ -612,7 +591,7 @@ describe("merging the history's small files", () => {
     async (step) => {
       const path = worldCopy(`killed-${step}.db`);
       // The child seals five files, then is killed in the next run's merge.
-      killedAt(path, step, "merge");
+      compactionKilledAt(path, step, { merge: true });
       await withDb(path, async (db) => {
         await expectEveryFillOnce(db);
         expect(partitions(db.reader)).toHaveLength(step === "merge-committed" ? 1 : 5);

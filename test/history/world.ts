@@ -1,5 +1,9 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshReadModels } from "../../src/refresh/refresh";
+import type { SealStep } from "../../src/refresh/retention";
 import type { TestApp } from "../helpers/app";
 import { addMarket } from "../helpers/markets";
 import { newTrade } from "../helpers/trades";
@@ -55,4 +59,32 @@ export function sealableWorld(
   })();
   refreshReadModels(t.db, NOW);
   return ids;
+}
+
+/**
+ * Runs a compaction of the database at `path` at NOW in a child process (seal-child.ts) killed
+ * the first time it reaches `step`; with `merge`, after a first run that seals a file a market,
+ * so the killed run starts by merging them; with `replicaDir`, putting files on that folder.
+ */
+export function compactionKilledAt(
+  path: string,
+  step: SealStep,
+  options: { merge?: boolean; replicaDir?: string } = {},
+): void {
+  const child = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("./seal-child.ts", import.meta.url)),
+      path,
+      String(NOW),
+      step,
+      options.merge ? "merge" : "seal",
+      ...(options.replicaDir ? [options.replicaDir] : []),
+    ],
+    { encoding: "utf8", env: { ...process.env, SMARTMONEY_LOG_LEVEL: "error" } },
+  );
+  expect(child.stderr).toBe("");
+  expect(child.signal).toBe("SIGKILL");
 }
