@@ -68,6 +68,8 @@ interface Cache {
 
 /** About 100 MB of cached sizes and fills (a few numbers each). */
 const HELD_MAX = 4_000_000;
+/** How much further back than asked a market's cached fills are extended when they must be. */
+const LOOK_BACK_MS = DAY_MS;
 
 /**
  * The detector as the ingest path calls it: `onNewTrades` alone reads everything afresh for
@@ -186,7 +188,20 @@ export function createSignalDetector(db: Db, options: DetectorOptions): SignalDe
    */
   const fillsIn = (cache: Cache, marketId: number, from: number, to: number) => {
     let entry = cache.fills.get(marketId);
-    if (!entry || entry.after > from || entry.until < to) {
+    if (entry && entry.after > from && entry.until >= to) {
+      // Only older fills are missing, as when a file's lines are out of time order: read just
+      // those, and LOOK_BACK_MS more for the batches to come, and put them in front (each sorts
+      // before every cached one). Reading the whole range again each time the window's start
+      // moved back took a shuffled import of 1M fills from 42k to 30k fills a second.
+      if (entry.pending.length > 0) mergePending(entry);
+      const after = from - LOOK_BACK_MS;
+      const rows = marketFills.all(marketId, after, entry.after);
+      entry.ts = rows.map((r) => r[0]).concat(entry.ts);
+      entry.id = rows.map((r) => r[1]).concat(entry.id);
+      entry.usd = rows.map((r) => r[2]).concat(entry.usd);
+      entry.after = after;
+      cache.held += rows.length * 3;
+    } else if (!entry || entry.after > from || entry.until < to) {
       const after = Math.min(from, entry?.after ?? from);
       const until = cache.open ? Number.POSITIVE_INFINITY : Math.max(to, entry?.until ?? to);
       const rows = marketFills.all(marketId, after, until);

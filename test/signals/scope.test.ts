@@ -26,7 +26,8 @@ const worldFile: ImportSource = { name: "small-world", open: () => world.lines }
 function changingFacts(): string[] {
   const T = 1_780_000_000_000;
   const HOUR = 3_600_000;
-  const lines: object[] = [market(1, { category: "crypto" }), market(2)];
+  const DAY = 24 * HOUR;
+  const lines: object[] = [market(1, { category: "crypto" }), market(2), market(3)];
   let n = 0;
   const filler = (count: number) => {
     for (let i = 0; i < count; i++, n++) {
@@ -43,7 +44,24 @@ function changingFacts(): string[] {
     lines.push(trade(500_000 + i, { wallet: w, price: 0.5, size: 10, timestamp: T + i }));
   }
   lines.push(trade(600_000, { wallet: address(300), price: 0.5, size: 40_000, timestamp: T }));
+  // Market 3 (a niche market, about $16k over these days): its volume ten days back in batch 1,
+  // a long shot 25 days on in batch 2, which the scope caches with the 30 days before it only,
+  // and in batch 3 a ring member's long shot before that: its 30-day volume counts the fills
+  // ten days back, which the scope then reads in front of what it holds.
+  const inMarket3 = { condition_id: market(3).condition_id };
+  for (let i = 0; i < 5; i++) {
+    lines.push(
+      trade(700_000 + i, {
+        ...inMarket3,
+        wallet: address(400),
+        price: 0.9,
+        size: 3_500 + i * 10,
+        timestamp: T - 10 * DAY + i,
+      }),
+    );
+  }
   filler(2_100);
+  lines.push(bet(710_000, address(410), { ...inMarket3, timestamp: T + 25 * DAY }));
   // Their funding, then (batch 2) their long shots; more trades in the whale's market.
   for (const [i, to] of ring.entries())
     lines.push(transfer(i, { from: funder, to, amount: 5_000, timestamp: T + HOUR + i }));
@@ -69,6 +87,7 @@ function changingFacts(): string[] {
   lines.push(label(1, { address: exchange }));
   for (const [i, w] of labelled.entries()) lines.push(bet(520_000 + i, w, {}));
   for (const [i, w] of ring.entries()) lines.push(bet(530_000 + i, w, {}));
+  lines.push(bet(515_000, ring[0]!, { ...inMarket3, timestamp: T + 3 * HOUR + 10 }));
   lines.push(
     trade(600_001, { wallet: address(300), price: 0.5, size: 60_000, timestamp: T + 4 * HOUR }),
   );
@@ -81,6 +100,8 @@ let scoped: Fired;
 let afresh: Fired;
 let changingScoped: Fired;
 let changingAfresh: Fired;
+let shuffledScoped: Fired;
+let shuffledAfresh: Fired;
 const apps: TestApp[] = [];
 
 async function importWith(source: ImportSource, pick: (hooks: IngestHooks) => IngestHooks) {
@@ -112,6 +133,20 @@ async function importWith(source: ImportSource, pick: (hooks: IngestHooks) => In
   };
 }
 
+/** `lines` in a seeded random order (Fisher–Yates over a small LCG). */
+function shuffledLines(lines: string[], seed: number): string[] {
+  let state = seed;
+  const next = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return state / 2_147_483_648;
+  };
+  for (let i = lines.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [lines[i], lines[j]] = [lines[j]!, lines[i]!];
+  }
+  return lines;
+}
+
 /** The same detector without its scope: every batch reads its facts afresh. */
 const withoutScope = (hooks: IngestHooks): IngestHooks => ({ onNewTrades: hooks.onNewTrades });
 
@@ -122,7 +157,13 @@ beforeAll(async () => {
   const changing: ImportSource = { name: "changing-facts", open: () => lines };
   changingScoped = await importWith(changing, (hooks) => hooks);
   changingAfresh = await importWith(changing, withoutScope);
-}, 120_000);
+  // The world's lines out of time order: each batch's markets reach back past what the scope
+  // has cached, again and again.
+  const shuffled = shuffledLines([...world.lines], 11);
+  const outOfOrder: ImportSource = { name: "shuffled-world", open: () => shuffled };
+  shuffledScoped = await importWith(outOfOrder, (hooks) => hooks);
+  shuffledAfresh = await importWith(outOfOrder, withoutScope);
+}, 180_000);
 afterAll(() => {
   for (const t of apps) t.close();
 });
@@ -139,11 +180,19 @@ describe("signal detection scoped to an import file", () => {
     expect(scoped.deliveries).toBe(afresh.signals.length);
   });
 
+  it("fires the same signals when the file's lines are out of time order", () => {
+    expect(shuffledAfresh.signals.filter((s) => s.type === "insider").length).toBeGreaterThan(5);
+    expect(shuffledScoped.signals).toEqual(shuffledAfresh.signals);
+    expect(shuffledScoped.deliveries).toBe(shuffledAfresh.deliveries);
+  });
+
   it("keeps up with funding, labels and sizes that change later in the file", () => {
     const insiders = changingAfresh.signals.filter((s) => s.type === "insider");
     // The ring is funded between its two trades; the exchange's wallets are a cluster only
     // until the label arrives.
     expect(insiders.map((s) => s.wallet)).toEqual(expect.arrayContaining([address(101)]));
+    // The ring's long shot in market 3, whose volume the scope read in front of its cache.
+    expect(insiders.some((s) => s.wallet === address(101) && s.market_id === 3)).toBe(true);
     expect(changingAfresh.signals.filter((s) => s.type === "whale").length).toBeGreaterThan(40);
     expect(changingScoped.signals).toEqual(changingAfresh.signals);
     expect(changingScoped.deliveries).toBe(changingAfresh.deliveries);
