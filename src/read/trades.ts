@@ -142,16 +142,14 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
   const shapes = new Map<string, Statement<unknown[], TradeRow>>();
   const anySealed = r.prepare("SELECT EXISTS (SELECT 1 FROM history_partitions)").pluck();
   const sealedFilesFor = filesForTx(r);
-  // Where a wallet's sealed fills are, file by file, from its bets: a compacted market's bets
-  // are frozen, counting every fill it sealed, from the first to the last.
+  // Where a wallet's sealed fills are, file by file (sql/0036: from the frozen bets of each
+  // file's markets, counting every fill it sealed, from the first to the last).
   const walletFiles = r.prepare<[string], Omit<SealedSource, "newest">>(
-    `SELECT coalesce(p.wallet_file, p.file) AS file, min(b.first_ts) AS firstTs,
-            max(b.last_ts) AS lastTs, sum(b.trade_count) AS fills
-       FROM wallet_ids wi JOIN wallet_bets b ON b.wallet_id = wi.id
-       JOIN history_markets hm ON hm.market_id = b.market_id
-       JOIN history_partitions p ON p.id = hm.partition_id
-      WHERE wi.address = ?
-      GROUP BY p.id`,
+    `SELECT coalesce(p.wallet_file, p.file) AS file, h.first_ts AS firstTs,
+            h.last_ts AS lastTs, h.fills AS fills
+       FROM wallet_ids wi JOIN history_wallets h ON h.wallet_id = wi.id
+       JOIN history_partitions p ON p.id = h.partition_id
+      WHERE wi.address = ?`,
   );
   const marketOf = r.prepare<[number], MarketNames>(
     `SELECT m.slug AS market_slug, m.condition_id, o.yes_name, o.no_name
@@ -172,10 +170,9 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       params.marketId = marketId;
     }
     if (filter.wallet !== undefined) {
-      // The wallet's sealed fills are in the files of the sealed markets it holds a bet in.
-      where.push(`p.id IN (SELECT hm.partition_id FROM wallet_ids wi
-                   JOIN wallet_bets b ON b.wallet_id = wi.id
-                   JOIN history_markets hm ON hm.market_id = b.market_id
+      // The files holding the wallet's sealed fills (sql/0036).
+      where.push(`p.id IN (SELECT h.partition_id FROM wallet_ids wi
+                   JOIN history_wallets h ON h.wallet_id = wi.id
                   WHERE wi.address = @wallet)`);
       params.wallet = filter.wallet;
     }

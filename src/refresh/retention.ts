@@ -308,6 +308,14 @@ export async function compactResolvedMarkets(
   const markSealed = w.prepare<[number, number]>(
     "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
   );
+  // Where each wallet's sealed fills are (sql/0036), from the frozen bets of the file's markets.
+  const listWallets = w.prepare<[number, string]>(
+    `INSERT INTO history_wallets (wallet_id, partition_id, first_ts, last_ts, fills)
+     SELECT b.wallet_id, ?, min(b.first_ts), max(b.last_ts), sum(b.trade_count)
+       FROM wallet_bets b INDEXED BY wallet_bets_by_market
+      WHERE b.market_id IN (SELECT value FROM json_each(?))
+      GROUP BY b.wallet_id`,
+  );
   mkdirSync(dir, { recursive: true });
   const writer = createModelWriter(db);
   const batch = options.batch ?? COMPACTION_BATCH;
@@ -431,6 +439,9 @@ export async function compactResolvedMarkets(
           deleted += deleteFills.run(marketId).changes;
           markCompacted.run(now, marketId);
           if (id !== null && sealed?.perMarket.has(marketId)) markSealed.run(id, marketId);
+        }
+        if (id !== null && sealed) {
+          listWallets.run(id, JSON.stringify(markets.filter((m) => sealed.perMarket.has(m))));
         }
         if (deleted !== (sealed?.fills ?? 0)) {
           throw new Error(`sealed ${sealed?.fills ?? 0} fills but deleted ${deleted}`);
@@ -576,6 +587,12 @@ export async function compactResolvedMarkets(
             `UPDATE history_markets SET partition_id = ? WHERE partition_id IN (${marks})`,
           ).run(id, ...ids);
           w.prepare(`DELETE FROM history_tx_keys WHERE partition_id IN (${marks})`).run(...ids);
+          w.prepare(
+            `INSERT INTO history_wallets (wallet_id, partition_id, first_ts, last_ts, fills)
+             SELECT wallet_id, ?, min(first_ts), max(last_ts), sum(fills) FROM history_wallets
+              WHERE partition_id IN (${marks}) GROUP BY wallet_id`,
+          ).run(id, ...ids);
+          w.prepare(`DELETE FROM history_wallets WHERE partition_id IN (${marks})`).run(...ids);
           w.prepare(`DELETE FROM history_partitions WHERE id IN (${marks})`).run(...ids);
           listed([merged.file.file, merged.wallet.file]);
           unlisted(

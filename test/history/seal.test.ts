@@ -108,6 +108,20 @@ async function expectEveryFillOnce(db: Db): Promise<void> {
   const all = storedFills(db, await historyFills(db));
   expect(all).toHaveLength(before.length);
   expect(all).toEqual(before);
+  // Where each wallet's sealed fills are (sql/0036) is what the frozen bets of each listed
+  // file's markets say, whatever seal, merge or kill came before.
+  const spans = (sql: string) => db.reader.prepare(sql).raw().all();
+  expect(
+    spans(
+      "SELECT wallet_id, partition_id, first_ts, last_ts, fills FROM history_wallets ORDER BY 1, 2",
+    ),
+  ).toEqual(
+    spans(
+      `SELECT b.wallet_id, hm.partition_id, min(b.first_ts), max(b.last_ts), sum(b.trade_count)
+         FROM history_markets hm JOIN wallet_bets b ON b.market_id = hm.market_id
+        GROUP BY 1, 2 ORDER BY 1, 2`,
+    ),
+  );
 }
 
 describe("sealing compacted markets into the history", () => {
@@ -197,6 +211,26 @@ describe("sealing compacted markets into the history", () => {
     },
     60_000,
   );
+});
+
+describe("upgrading to sql/0036", () => {
+  it("lists where each wallet's sealed fills are for a history sealed before it", async () => {
+    const path = worldCopy("before-0036.db");
+    const db = openDb(path);
+    try {
+      await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+      // The database as sealed at schema 35: no history_wallets.
+      db.writer.exec("DROP TABLE history_wallets");
+      db.writer.pragma("user_version = 35");
+      expect(migrate(db.writer).applied).toEqual(["0036_history_wallets.sql"]);
+      expect(
+        db.reader.prepare("SELECT count(DISTINCT partition_id) FROM history_wallets").pluck().get(),
+      ).toBe(3);
+      await expectEveryFillOnce(db);
+    } finally {
+      db.close();
+    }
+  });
 });
 
 describe("the history beside the database", () => {

@@ -67,7 +67,7 @@ beforeAll(async () => {
       DROP TABLE timing_by_address;`);
     // Tables of later migrations, which create them again.
     old.exec(`DROP TABLE wallet_sealed_trades; DROP TABLE history_tx_keys;
-      DROP TABLE history_markets; DROP TABLE history_partitions;
+      DROP TABLE history_wallets; DROP TABLE history_markets; DROP TABLE history_partitions;
       DROP TABLE history_replica_unlisted;`);
     old.pragma(`user_version = ${BEFORE}`);
   })();
