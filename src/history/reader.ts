@@ -138,7 +138,13 @@ export function createHistoryReader(options: {
       if (values.length > 0) statement.bind(values);
       const result = await statement.runAndReadAll();
       healthy = true;
-      return result.getRowObjectsJS().map((row) => toSealedFill(row, options.wallets));
+      // A wallet's page holds one wallet: each id is looked up once per query.
+      const addresses = new Map<number, string | undefined>();
+      const addressOf = (id: number) => {
+        if (!addresses.has(id)) addresses.set(id, options.wallets.addressOf(id));
+        return addresses.get(id);
+      };
+      return result.getRowObjectsJS().map((row) => toSealedFill(row, addressOf));
     } catch (error) {
       options.log?.error(
         { err: error, dir: options.dir, files },
@@ -224,11 +230,14 @@ export function createHistoryReader(options: {
   };
 }
 
-function toSealedFill(row: Record<string, unknown>, wallets: WalletIds): SealedFill {
+function toSealedFill(
+  row: Record<string, unknown>,
+  addressOf: (walletId: number) => string | undefined,
+): SealedFill {
   const n = (value: unknown) => (typeof value === "bigint" ? Number(value) : (value as number));
   let wallet = row.wallet as string | null;
   if (wallet === null) {
-    wallet = wallets.addressOf(n(row.wallet_id)) ?? null;
+    wallet = addressOf(n(row.wallet_id)) ?? null;
     if (wallet === null) throw new Error(`sealed wallet id ${row.wallet_id} is not in wallet_ids`);
   }
   return {

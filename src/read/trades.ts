@@ -216,6 +216,21 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       .map((f) => ({ ...f, newest: Math.min(f.lastTs, high) }));
   }
 
+  const marketsNamed = r.prepare<[string], MarketNames & { id: number }>(
+    `SELECT m.id, m.slug AS market_slug, m.condition_id, o.yes_name, o.no_name
+       FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id
+      WHERE m.id IN (SELECT value FROM json_each(?))`,
+  );
+  /** The names of the markets `ids`, in one read. */
+  function marketNamesOf(ids: readonly number[]): Map<number, MarketNames | undefined> {
+    const names = new Map<number, MarketNames | undefined>();
+    if (ids.length === 0) return names;
+    for (const { id, ...market } of marketsNamed.all(JSON.stringify([...new Set(ids)]))) {
+      names.set(id, market);
+    }
+    return names;
+  }
+
   /** A sealed fill as a stored one reads, its market's names from `markets` (looked up once). */
   function fromHistory(fill: SealedFill, markets: Map<number, MarketNames | undefined>): TradeRow {
     let market = markets.get(fill.market_id);
@@ -391,17 +406,20 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
           read.sources.length > 0
             ? await walletSealedPage(history, read.sources, sealedFilter, need)
             : await history.page(read.files, sealedFilter, need);
-        // A page's sealed fills are mostly of a few markets (one, on a market's page).
-        const markets = new Map<number, MarketNames | undefined>();
-        rows = [...rows, ...sealed.map((fill) => fromHistory(fill, markets))]
-          .sort(newestFirst)
-          .slice(0, need);
+        // Merged first, so only the sealed fills that stay on the page are made rows, with their
+        // markets' names looked up once each (a whale's page spans many markets).
+        const kept = [...rows, ...sealed].sort(newestFirst).slice(0, need);
+        const markets = marketNamesOf(kept.filter(isSealed).map((fill) => fill.market_id));
+        rows = kept.map((row) => (isSealed(row) ? fromHistory(row, markets) : row));
       }
       const more = rows.length > limit;
       return { rows: rows.slice(0, limit).map(toTrade), more };
     },
   };
 }
+
+/** A sealed fill rather than a stored one's row: rows name their market by slug, fills by id. */
+const isSealed = (row: TradeRow | SealedFill): row is SealedFill => "market_id" in row;
 
 /** What a trade row says of its market, beside the fill. */
 type MarketNames = Omit<TradeRow, keyof SealedFill | "outcome_name"> & {
