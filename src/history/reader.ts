@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { ApiError } from "../errors";
 import type { Log } from "../log";
 import {
@@ -7,9 +6,8 @@ import {
   type DuckDBValue,
   type Engine,
   openEngine,
-  sqlString,
 } from "./engine";
-import { holdsWalletIds, type WalletIds } from "./store";
+import { holdsWalletIds, readParquet, type WalletIds } from "./store";
 
 /**
  * Fills read back from the history's Parquet files for the trade pages and the trade by hash
@@ -168,7 +166,7 @@ export function createHistoryReader(options: {
         const conditions = those.length > 0 ? where(ids) : null;
         if (conditions === null) return [];
         return [
-          `${select(ids)} FROM read_parquet([${those.map((f) => sqlString(join(options.dir, f))).join(", ")}])
+          `${select(ids)} FROM ${readParquet(options.dir, those)}
             ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}`,
         ];
       })

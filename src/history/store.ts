@@ -336,7 +336,7 @@ export async function mergePartitions(
 }
 
 /** `read_parquet` of `files` in `dir`. */
-function readParquet(dir: string, files: readonly string[]): string {
+export function readParquet(dir: string, files: readonly string[]): string {
   return `read_parquet([${files.map((f) => sqlString(join(dir, f))).join(", ")}])`;
 }
 

@@ -151,10 +151,6 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
        JOIN history_partitions p ON p.id = h.partition_id
       WHERE wi.address = ?`,
   );
-  const marketOf = r.prepare<[number], MarketNames>(
-    `SELECT m.slug AS market_slug, m.condition_id, o.yes_name, o.no_name
-       FROM markets m LEFT JOIN market_outcomes o ON o.market_id = m.id WHERE m.id = ?`,
-  );
 
   /** The listed files that may hold fills matching the filter before the key. */
   function filesFor(
@@ -222,8 +218,8 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       WHERE m.id IN (SELECT value FROM json_each(?))`,
   );
   /** The names of the markets `ids`, in one read. */
-  function marketNamesOf(ids: readonly number[]): Map<number, MarketNames | undefined> {
-    const names = new Map<number, MarketNames | undefined>();
+  function marketNamesOf(ids: readonly number[]): Map<number, MarketNames> {
+    const names = new Map<number, MarketNames>();
     if (ids.length === 0) return names;
     for (const { id, ...market } of marketsNamed.all(JSON.stringify([...new Set(ids)]))) {
       names.set(id, market);
@@ -231,13 +227,9 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
     return names;
   }
 
-  /** A sealed fill as a stored one reads, its market's names from `markets` (looked up once). */
-  function fromHistory(fill: SealedFill, markets: Map<number, MarketNames | undefined>): TradeRow {
-    let market = markets.get(fill.market_id);
-    if (market === undefined && !markets.has(fill.market_id)) {
-      market = marketOf.get(fill.market_id);
-      markets.set(fill.market_id, market);
-    }
+  /** A sealed fill as a stored one reads, its market's names from `markets` (marketNamesOf). */
+  function fromHistory(fill: SealedFill, markets: Map<number, MarketNames>): TradeRow {
+    const market = markets.get(fill.market_id);
     return {
       id: fill.id,
       tx_hash: fill.tx_hash,
@@ -363,7 +355,7 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       });
       if (row) return toTrade(row);
       const sealed = history ? await history.byTxHash(files, hash) : undefined;
-      return sealed ? toTrade(fromHistory(sealed, new Map())) : undefined;
+      return sealed ? toTrade(fromHistory(sealed, marketNamesOf([sealed.market_id]))) : undefined;
     },
 
     /**
