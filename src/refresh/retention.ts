@@ -109,6 +109,11 @@ export const MERGE_MIN_FILES = 4;
  */
 export const REPLICA_DELETE_AFTER_MS = 25 * 3_600_000;
 
+/** A listed file and its copy in wallet order, when it has one (sql/0034). */
+function filesOf(p: { file: string; wallet_file: string | null }): string[] {
+  return p.wallet_file === null ? [p.file] : [p.file, p.wallet_file];
+}
+
 /** Removes a written file and its copy in wallet order, neither listed. */
 function removeWritten(file: WrittenFile, wallet: WrittenFile): void {
   rmSync(file.path, { force: true });
@@ -480,8 +485,9 @@ export async function compactResolvedMarkets(
     const keyed = w
       .prepare<[number], number>("SELECT 1 FROM history_tx_keys WHERE partition_id = ? LIMIT 1")
       .pluck();
-    for (const { id, file, wallet_file } of older) {
-      const old = wallet_file ? [file, wallet_file] : [file];
+    for (const partition of older) {
+      const { id, file } = partition;
+      const old = filesOf(partition);
       const rewritten = await writeReplacement([file], old);
       if (rewritten === null) return;
       const { file: f, wallet } = rewritten;
@@ -559,9 +565,10 @@ export async function compactResolvedMarkets(
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     for (const group of groups.filter((g) => g.length >= 2)) {
+      const old = group.flatMap(filesOf);
       const merged = await writeReplacement(
         group.map((p) => p.file),
-        group.flatMap((p) => (p.wallet_file === null ? [p.file] : [p.file, p.wallet_file])),
+        old,
       );
       if (merged === null) return;
       step("merge-written");
@@ -595,9 +602,7 @@ export async function compactResolvedMarkets(
           w.prepare(`DELETE FROM history_wallets WHERE partition_id IN (${marks})`).run(...ids);
           w.prepare(`DELETE FROM history_partitions WHERE id IN (${marks})`).run(...ids);
           listed([merged.file.file, merged.wallet.file]);
-          unlisted(
-            group.flatMap((p) => (p.wallet_file === null ? [p.file] : [p.file, p.wallet_file])),
-          );
+          unlisted(old);
           return true;
         })
         .immediate();
