@@ -30,7 +30,6 @@ import {
   createWriteStream,
   existsSync,
   mkdirSync,
-  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -42,7 +41,7 @@ import { openConnection } from "../src/db/open";
 import { sqlString, withEngine } from "../src/history/engine";
 import { copyToDisk } from "./lib/copy";
 import { objectSizes } from "./lib/dbstat";
-import { formatProfile, summariseProfile } from "./lib/profile";
+import { formatProfile, profilesIn, summariseProfile } from "./lib/profile";
 import { randomHex, uniform } from "./lib/random";
 import { alignColumns } from "./lib/report";
 import { recordResults } from "./lib/results";
@@ -294,12 +293,9 @@ async function main(): Promise<void> {
       if (profileDir) rmSync(profileDir, { recursive: true, force: true });
       const imported = importChild(binary, file, copy, profileDir);
       if (profileDir) {
-        for (const name of readdirSync(profileDir).filter((n) => n.endsWith(".cpuprofile"))) {
+        for (const path of profilesIn(profileDir)) {
           console.error(
-            formatProfile(
-              `the import into ${scale} (${variant})`,
-              summariseProfile(join(profileDir, name), 25),
-            ),
+            formatProfile(`the import into ${scale} (${variant})`, summariseProfile(path, 25)),
           );
         }
       }

@@ -36,7 +36,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,7 +49,7 @@ import { DEFAULT_BINARY, ensureBinary, startBinaryServer } from "./lib/binary-se
 import { copyToDisk } from "./lib/copy";
 import { ensureLoadGenerator, type LoadResult, runLoad } from "./lib/load";
 import { cpuSeconds, stop } from "./lib/procs";
-import { formatProfile, summariseProfile } from "./lib/profile";
+import { formatProfile, profilesIn, summariseProfile } from "./lib/profile";
 import { uniform } from "./lib/random";
 import { alignColumns, median, wholeFlag } from "./lib/report";
 import { recordResults } from "./lib/results";
@@ -484,10 +484,9 @@ async function main(): Promise<void> {
   }
   if (flags["cpu-prof"]) {
     for (const { label } of binaries) {
-      const dir = join(PROFILE_DIR, label);
-      for (const file of readdirSync(dir).filter((name) => name.endsWith(".cpuprofile"))) {
-        const heading = `${label}'s server: ${relative(ROOT, join(dir, file))}`;
-        process.stdout.write(`${formatProfile(heading, summariseProfile(join(dir, file)))}\n`);
+      for (const path of profilesIn(join(PROFILE_DIR, label))) {
+        const heading = `${label}'s server: ${relative(ROOT, path)}`;
+        process.stdout.write(`${formatProfile(heading, summariseProfile(path))}\n`);
       }
     }
   }

@@ -32,7 +32,7 @@
  * server (node --cpu-prof, through NODE_OPTIONS for the binary) and prints where its time went.
  * Prints tables and one JSON line; writes the JSON to bench/results/http.json.
  */
-import { readdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,7 +49,7 @@ import {
 } from "./lib/endpoints";
 import { ensureLoadGenerator, type LoadSpec, runLoad } from "./lib/load";
 import { cpuSeconds, firstJsonLine, type Pinned, spawnPinned, stop } from "./lib/procs";
-import { formatProfile, summariseProfile } from "./lib/profile";
+import { formatProfile, profilesIn, summariseProfile } from "./lib/profile";
 import {
   alignColumns,
   type EndpointSummary,
@@ -569,8 +569,7 @@ function comparisonTable(rows: ScaleComparison[], served: Served[]): string {
 }
 
 function printProfiles(): void {
-  for (const file of readdirSync(PROFILE_DIR).filter((name) => name.endsWith(".cpuprofile"))) {
-    const path = join(PROFILE_DIR, file);
+  for (const path of profilesIn(PROFILE_DIR)) {
     const heading = `the app server: ${relative(ROOT, path)}`;
     process.stdout.write(`${formatProfile(heading, summariseProfile(path))}\n`);
   }

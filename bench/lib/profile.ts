@@ -1,4 +1,12 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** The paths of the .cpuprofile files `node --cpu-prof --cpu-prof-dir=DIR` wrote in `dir`. */
+export function profilesIn(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".cpuprofile"))
+    .map((name) => join(dir, name));
+}
 
 /** The parts of a V8 .cpuprofile (written by `node --cpu-prof`) this summary reads. */
 interface CpuProfile {
