@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { nativeBinding } from "./native";
 import { createStorageWatch, isStorageFull, type StorageWatch } from "./storage";
+import { isBusy } from "./write-when-free";
 
 export type Connection = Database.Database;
 export type Statement<P extends unknown[] | object = unknown[], R = unknown> = Database.Statement<
@@ -94,7 +95,7 @@ function configure(connection: Connection, options: { readonly?: boolean; pageSi
   if (!options.readonly) {
     // Only a new, empty database takes a page size; it must come before the switch to WAL.
     if (options.pageSize) connection.pragma(`page_size = ${options.pageSize}`);
-    connection.pragma("journal_mode = WAL");
+    switchToWal(connection);
     connection.pragma("foreign_keys = ON");
   }
   // NORMAL is durable in WAL mode except for the last transactions before a power loss.
@@ -102,6 +103,30 @@ function configure(connection: Connection, options: { readonly?: boolean; pageSi
   connection.pragma("cache_size = -65536");
   connection.pragma("temp_store = MEMORY");
   connection.pragma("mmap_size = 268435456");
+}
+
+/** How long opening a database waits for another process's switch of it to WAL. */
+const WAL_SWITCH_WAIT_MS = 5_000;
+
+/**
+ * `PRAGMA journal_mode = WAL`, waiting while another process holds the lock. The busy timeout
+ * does not cover this: the pragma reads the file before it asks for the write lock, and SQLite
+ * never waits for a write lock from inside a read (it could deadlock), so it answers SQLITE_BUSY
+ * at once. Two processes opening a new file together (two `serve`s taking their first counted
+ * call on a new `<db>.limits`) met that, and one request answered 500.
+ */
+function switchToWal(connection: Connection): void {
+  const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      connection.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, delay); // the connection is not usable until this is done
+    }
+  }
 }
 
 /**

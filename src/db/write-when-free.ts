@@ -24,7 +24,8 @@ export class WriteLockTimeout extends Error {
   }
 }
 
-function isBusy(error: unknown): boolean {
+/** Whether SQLite refused for a lock another connection holds (SQLITE_BUSY or an extended code). */
+export function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_"));
 }
