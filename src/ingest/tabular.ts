@@ -38,34 +38,80 @@ const TIME_FIELDS = new Set([
   "platform_pnl_as_of",
 ]);
 
-/** DuckDB's memory cap while reading a file: rows stream through one chunk at a time. */
-const READ_MEMORY_MB = 256;
+/**
+ * DuckDB's memory cap while reading a file. Rows stream through one chunk at a time, but the
+ * Parquet reader holds a row group's column chunks: a million-row group, as pandas and pyarrow
+ * write by default, needs about 250 MB uncompressed or in snappy.
+ */
+export const READ_MEMORY_MB = 512;
 
-export function tabularSource(path: string, format: TabularFormat, name = path): ImportSource {
+export function tabularSource(
+  path: string,
+  format: TabularFormat,
+  name = path,
+  options: { memoryMb?: number } = {},
+): ImportSource {
+  const memoryMb = options.memoryMb ?? READ_MEMORY_MB;
   // No size: progress counts the rows' JSON text, which is not the file's bytes.
-  return { name, open: () => readRows(path, format) };
+  return { name, open: () => readRows(path, format, memoryMb) };
 }
 
-async function* readRows(path: string, format: TabularFormat): AsyncGenerator<string> {
-  const engine = await openEngine({ memoryMb: READ_MEMORY_MB, threads: 1 });
+async function* readRows(
+  path: string,
+  format: TabularFormat,
+  memoryMb: number,
+): AsyncGenerator<string> {
+  const engine = await openEngine({ memoryMb, threads: 1 });
   const connection = await engine.connect();
+  const failed = (error: unknown) => Promise.reject(unreadable(path, format, error));
   try {
     const sql = await rowsAsJsonSql(connection, path, format);
-    const result = await connection
-      .stream(sql)
-      .catch((error: unknown) => Promise.reject(unreadable(path, format, error)));
+    const result = await connection.stream(sql).catch(failed);
+    let read = 0;
     for (;;) {
-      const chunk = await result
-        .fetchChunk()
-        .catch((error: unknown) => Promise.reject(unreadable(path, format, error)));
-      if (chunk === null || chunk.rowCount === 0) return;
+      const chunk = await result.fetchChunk().catch(failed);
+      if (chunk === null || chunk.rowCount === 0) break;
+      read += chunk.rowCount;
       for (const [json] of chunk.getRows()) yield String(json);
+    }
+    // A streamed result that fails part-way (out of memory in a large row group) ends as if it
+    // were done: the C API's fetch answers "no more rows" for both, and @duckdb/node-api does not
+    // read the error. Only a count says whether every row came: the import refuses the file
+    // (all or nothing) rather than keep the part that was read.
+    const rows = await rowCount(connection, path, format).catch(failed);
+    if (read !== rows) {
+      throw unreadable(
+        path,
+        format,
+        `the reader stopped after ${read} of its ${rows} rows, most likely for want of memory (${memoryMb} MB): write it with smaller row groups`,
+      );
     }
   } finally {
     // Also when the importer stops early (a refused file): the engine goes with the read.
     connection.closeSync();
     engine.close();
   }
+}
+
+/** The rows in the file: a Parquet file's footer says; a CSV file is counted by a read of its own. */
+async function rowCount(
+  connection: DuckDBConnection,
+  path: string,
+  format: TabularFormat,
+): Promise<number> {
+  const sql =
+    format === "parquet"
+      ? `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata(${sqlString(path)})`
+      : `SELECT count(*) FROM ${fromFile(path, format)}`;
+  const [row] = (await connection.runAndReadAll(sql)).getRows();
+  return Number(row?.[0]);
+}
+
+/** The file as DuckDB reads it: Parquet typed; CSV with every column as text. */
+function fromFile(path: string, format: TabularFormat): string {
+  return format === "parquet"
+    ? `read_parquet(${sqlString(path)})`
+    : `read_csv(${sqlString(path)}, header = true, all_varchar = true, auto_detect = true)`;
 }
 
 function unreadable(path: string, format: TabularFormat, error: unknown): Error {
@@ -84,10 +130,7 @@ async function rowsAsJsonSql(
   path: string,
   format: TabularFormat,
 ): Promise<string> {
-  const from =
-    format === "parquet"
-      ? `read_parquet(${sqlString(path)})`
-      : `read_csv(${sqlString(path)}, header = true, all_varchar = true, auto_detect = true)`;
+  const from = fromFile(path, format);
   const described = await connection
     .runAndReadAll(`DESCRIBE SELECT * FROM ${from}`)
     .catch((error: unknown) => Promise.reject(unreadable(path, format, error)));
