@@ -8,6 +8,7 @@
 
 import { type Connection, overridePragmas, TEMP_STORE_FILE } from "../db/open";
 import { type SqlFile, sqlFiles } from "../db/sql-files";
+import { isBusy } from "../db/write-when-free";
 import { type MigrationStep, migrationSteps } from "./steps";
 
 export interface MigrationResult {
@@ -89,22 +90,58 @@ function applyPending(
     }
     const foreignKeys = db.pragma("foreign_keys", { simple: true }) as number;
     db.pragma("foreign_keys = OFF");
+    let reached: number;
     try {
-      db.transaction(() => {
-        runParts(db, file, steps, onProgress);
-        const broken = db.pragma("foreign_key_check") as unknown[];
-        if (broken.length > 0) {
-          throw new Error(`migration ${file.name} broke ${broken.length} foreign keys`);
-        }
-        db.pragma(`user_version = ${fileVersion}`);
-      })();
+      reached = whenUnlocked(() =>
+        db
+          .transaction(() => {
+            // Another process (a second `serve`, the jobs process, both started on an upgraded
+            // binary) may have applied it since `version` was read. With the write lock taken,
+            // the version read here is the last word.
+            const now = db.pragma("user_version", { simple: true }) as number;
+            if (now >= fileVersion) return now;
+            runParts(db, file, steps, onProgress);
+            const broken = db.pragma("foreign_key_check") as unknown[];
+            if (broken.length > 0) {
+              throw new Error(`migration ${file.name} broke ${broken.length} foreign keys`);
+            }
+            db.pragma(`user_version = ${fileVersion}`);
+            return fileVersion;
+          })
+          .immediate(),
+      );
     } finally {
       db.pragma(`foreign_keys = ${foreignKeys}`);
     }
-    version = fileVersion;
-    applied.push(file.name);
+    if (reached === fileVersion) applied.push(file.name);
+    version = reached;
   }
   return version;
+}
+
+/** How long a migration waits for another process's write lock (its own migration, an import). */
+const MIGRATION_LOCK_WAIT_MS = 10 * 60_000;
+
+/**
+ * Runs `transaction` (an IMMEDIATE one), trying again while another process holds the write
+ * lock past the busy timeout: another process's migration of a large database takes minutes.
+ */
+function whenUnlocked<T>(transaction: () => T): T {
+  const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return transaction();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `another process held the database's write lock for ${MIGRATION_LOCK_WAIT_MS / 60_000} min while this one waited to migrate it`,
+        );
+      }
+      Atomics.wait(pause, 0, 0, 100);
+    }
+  }
 }
 
 function runParts(

@@ -30,6 +30,27 @@ describe("migrate", () => {
     db.close();
   });
 
+  it("skips what another process applied after this one read the version, and goes on from there", () => {
+    const db = connection();
+    const other = openConnection(db.name);
+    const files = [
+      { name: "0001_a.sql", sql: "CREATE TABLE a (x);" },
+      { name: "0002_b.sql", sql: "CREATE TABLE b (x);" },
+      { name: "0003_c.sql", sql: "CREATE TABLE c (x);" },
+    ];
+    // Two processes started together on an upgraded binary: the other applies the first two
+    // between this one's reading of the version (0) and its first migration.
+    const raced = Object.assign([...files], {
+      *[Symbol.iterator]() {
+        expect(migrate(other, files.slice(0, 2)).applied).toHaveLength(2);
+        yield* files;
+      },
+    });
+    expect(migrate(db, raced)).toEqual({ applied: ["0003_c.sql"], current: 3 });
+    other.close();
+    db.close();
+  });
+
   it("runs its steps with sorts on disk and no memory map, then puts both back, even on failure", () => {
     const db = connection();
     const before = {
