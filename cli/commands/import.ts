@@ -42,7 +42,7 @@ interface FileReport {
 export function registerImport(program: Command): void {
   withDbOption(program.command("import"))
     .description(
-      "import interchange files: JSONL, or Parquet and CSV (by the name's .parquet or .csv); each file is imported whole or not at all (- reads JSONL from stdin)",
+      "import interchange files: JSONL, or Parquet and CSV (by the name's .parquet or .csv), JSONL and CSV also gzip (.gz) or zstd (.zst) compressed; each file is imported whole or not at all (- reads JSONL from stdin)",
     )
     .argument("<files...>", "JSONL, .parquet or .csv files; - reads JSONL from standard input")
     .option(

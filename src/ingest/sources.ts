@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { createGunzip, createZstdDecompress } from "node:zlib";
 
 /**
  * Where an import reads its lines from. `open()` starts a fresh read each time it is called:
@@ -21,8 +22,50 @@ export interface ImportSource {
 /** Lines longer than this are refused without being held in memory whole. */
 export const MAX_LINE_CHARS = 1 << 20;
 
+/** The compression a file's name says it is in (docs/import.md, "Compressed files"). */
+export type Compression = "gzip" | "zstd";
+
+export function compressionOf(path: string): Compression | null {
+  const name = path.toLowerCase();
+  if (name.endsWith(".gz")) return "gzip";
+  if (name.endsWith(".zst")) return "zstd";
+  return null;
+}
+
 export function fileSource(path: string, name = path): ImportSource {
-  return { name, size: statSync(path).size, open: () => readLines(createReadStream(path)) };
+  const compression = compressionOf(path);
+  if (compression === null) {
+    return { name, size: statSync(path).size, open: () => readLines(createReadStream(path)) };
+  }
+  // No size: progress counts the text read, which is not the file's bytes.
+  return { name, open: () => decompressedLines(path, compression, name) };
+}
+
+/**
+ * The lines of a compressed file, decompressed as they stream. A damaged or cut-off file fails
+ * the read, and so the import of the whole file, with the decompressor's reason.
+ */
+async function* decompressedLines(
+  path: string,
+  compression: Compression,
+  name: string,
+): AsyncGenerator<string> {
+  const inflate = compression === "gzip" ? createGunzip() : createZstdDecompress();
+  const file = createReadStream(path);
+  file.on("error", (error) => inflate.destroy(error));
+  file.pipe(inflate);
+  try {
+    yield* readLines(inflate);
+  } catch (error) {
+    // zlib's own errors (Z_DATA_ERROR, Z_BUF_ERROR for a cut-off file, ZSTD_error_…); a file
+    // system error keeps its own message.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code !== "string" || !/^(Z_|ZSTD_)/.test(code)) throw error;
+    throw new Error(`${name}: cannot decompress it as ${compression}: ${(error as Error).message}`);
+  } finally {
+    file.destroy();
+    inflate.destroy();
+  }
 }
 
 /**

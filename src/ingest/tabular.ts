@@ -1,6 +1,6 @@
 import { extname } from "node:path";
 import { type DuckDBConnection, openEngine, sqlIdentifier, sqlString } from "../history/engine";
-import type { ImportSource } from "./sources";
+import { compressionOf, type ImportSource } from "./sources";
 
 /**
  * Parquet and CSV files as import sources (docs/import.md, "Parquet and CSV"). Each row becomes
@@ -13,11 +13,15 @@ import type { ImportSource } from "./sources";
 
 export type TabularFormat = "parquet" | "csv";
 
-/** The format a file's name asks for, or null for JSONL (any other name). */
+/**
+ * The format a file's name asks for, or null for JSONL (any other name). A CSV file may be
+ * compressed (`.csv.gz`, `.csv.zst`): DuckDB's reader decompresses it by its name.
+ */
 export function tabularFormatOf(path: string): TabularFormat | null {
   const ext = extname(path).toLowerCase();
   if (ext === ".parquet") return "parquet";
-  if (ext === ".csv") return "csv";
+  const uncompressed = compressionOf(path) === null ? ext : extname(path.slice(0, -ext.length));
+  if (uncompressed.toLowerCase() === ".csv") return "csv";
   return null;
 }
 

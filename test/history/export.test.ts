@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { gzipSync, zstdCompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withEngine } from "../../src/history/engine";
 import { createTestApp, seededTestApp, type TestApp } from "../helpers/app";
@@ -185,6 +186,57 @@ describe("smartmoney import of Parquet and CSV", () => {
       { price: 0.25, size: 10, usd_value: 2.5, ts: 1790000000000 },
       { price: 0.5, size: 10, usd_value: 5, ts: Date.parse("2026-10-02T00:00:00Z") },
     ]);
+  });
+
+  it("reads JSONL and CSV compressed with gzip or zstd, and refuses a damaged file whole", async () => {
+    const hash = (n: number) => `0x${n.toString(16).padStart(64, "c")}`;
+    const condition = (tradesOf(world)[0] as { condition_id: string }).condition_id;
+    const wallet = `0x${"d".repeat(40)}`;
+    const trade = (n: number) => ({
+      type: "trade",
+      tx_hash: hash(n),
+      log_index: 0,
+      wallet,
+      condition_id: condition,
+      outcome: "NO",
+      side: "BUY",
+      price: 0.4,
+      size: 5,
+      timestamp: 1_790_000_000_000 + n,
+    });
+    const jsonl = (ns: number[]) => `${ns.map((n) => JSON.stringify(trade(n))).join("\n")}\n`;
+    const csv = (ns: number[]) =>
+      [
+        "type,tx_hash,log_index,wallet,condition_id,outcome,side,price,size,timestamp",
+        ...ns.map((n) => Object.values(trade(n)).join(",")),
+      ].join("\n");
+    const files = {
+      "a.jsonl.gz": gzipSync(jsonl([1, 2])),
+      "b.jsonl.zst": zstdCompressSync(jsonl([3])),
+      "c.csv.gz": gzipSync(csv([4, 5])),
+      "d.csv.zst": zstdCompressSync(csv([6])),
+    };
+    for (const [name, data] of Object.entries(files)) writeFileSync(join(fresh.dir, name), data);
+    const imported = await cli(fresh, [
+      "import",
+      ...Object.keys(files).map((name) => join(fresh.dir, name)),
+    ]);
+    expect(imported.stderr).toBe("");
+    expect(imported.code).toBe(0);
+    const stored = () =>
+      fresh.db.reader.prepare("SELECT count(*) FROM trades WHERE wallet = ?").pluck().get(wallet);
+    expect(stored()).toBe(6);
+
+    // Cut short inside its second line: the first line is whole, and still not kept.
+    const whole = gzipSync(jsonl([7, 8]));
+    const cut = join(fresh.dir, "cut.jsonl.gz");
+    writeFileSync(cut, whole.subarray(0, whole.length - 12));
+    const refused = await cli(fresh, ["import", cut]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(
+      `smartmoney: ${cut}: cannot decompress it as gzip: unexpected end of file`,
+    );
+    expect(stored()).toBe(6);
   });
 
   it("refuses a file that is not Parquet, or has no type column, with one line", async () => {
