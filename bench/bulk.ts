@@ -21,6 +21,8 @@
  * the disk for the import, /proc/self/io write_bytes, and what SQLite handed it, wchar; the copy
  * is cached page by page first, bench/lib/copy.ts), bytes per fill all-in
  * (dbstat's used pages over fills), peak RSS, and a year at 1M fills a day at that density.
+ * `--days N` then imports N successive days of new fills into one copy of each world, one file a
+ * day, and prints the same figures for each: how an import's cost moves as the store grows.
  *
  * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
  */
@@ -101,13 +103,14 @@ async function writeNewFills(
   file: string,
   count: number,
   hashes: "random" | "sequential",
+  seed = 20,
 ): Promise<void> {
   const db = openConnection(dbPath, { readonly: true });
   const markets = db.prepare("SELECT condition_id FROM markets").pluck().all() as string[];
   const wallets = db.prepare("SELECT address FROM wallet_ids").pluck().all() as string[];
   const from = (db.prepare("SELECT max(ts) FROM fills").pluck().get() as number) + 1;
   db.close();
-  const rand = uniform(20);
+  const rand = uniform(seed);
   const out = createWriteStream(file);
   let txCount = 1;
   const nextTx = () =>
@@ -251,14 +254,20 @@ async function main(): Promise<void> {
       "keep-fills": { type: "boolean", default: false },
       binary: { type: "string", default: DEFAULT_BINARY },
       variants: { type: "string", default: Object.keys(VARIANTS).join(",") },
+      days: { type: "string", default: "0" },
     },
   });
-  const variants = values.variants.split(",").map((name) => {
-    if (!(name in VARIANTS)) {
-      throw new Error(`--variants: ${name} is not one of ${Object.keys(VARIANTS).join(", ")}`);
-    }
-    return name as Variant;
-  });
+  const days = Number(values.days);
+  if (!Number.isInteger(days) || days < 0) throw new Error("--days: a whole number of days");
+  const variants = values.variants
+    .split(",")
+    .filter(Boolean)
+    .map((name) => {
+      if (!(name in VARIANTS)) {
+        throw new Error(`--variants: ${name} is not one of ${Object.keys(VARIANTS).join(", ")}`);
+      }
+      return name as Variant;
+    });
   const binary = resolve(values.binary);
   if (!existsSync(binary)) throw new Error(`${binary} is missing: run npm run build first`);
   const count = Number(values.fills);
@@ -277,8 +286,9 @@ async function main(): Promise<void> {
       writeFileSync(timing, JSON.stringify(seeded));
     }
     const seeded = JSON.parse(readFileSync(timing, "utf8")) as Seeded;
-    for (const variant of variants) {
-      const copy = join(dir, `${scale}-import.db`);
+    /** A fresh copy of the world, migrated by the build under test. */
+    const freshCopy = (name: string) => {
+      const copy = join(dir, `${scale}-${name}.db`);
       for (const suffix of ["", "-wal", "-shm"]) rmSync(`${copy}${suffix}`, { force: true });
       copyToDisk(world, copy);
       copyFileSync(`${world}.key`, `${copy}.key`);
@@ -286,16 +296,19 @@ async function main(): Promise<void> {
       // import's: a migration that frees pages (sql/0029 drops an index) inside the import would
       // shrink its growth, and inflate its bytes written per byte of growth.
       migrateCopy(binary, copy);
-      const file = await variantFile(copy, dir, scale, variant, count);
+      return copy;
+    };
+    /** Imports `file` into `copy` and adds its row of figures. */
+    const measure = (copy: string, file: string, input: string) => {
       const before = { bytes: contentBytes(copy), fills: fillCount(copy) };
-      console.error(`importing ${count} new fills (${variant}) into the ${scale} world ...`);
-      const profileDir = values["cpu-prof"] ? join(PROFILE_DIR, `${scale}-${variant}`) : null;
+      console.error(`importing ${count} new fills (${input}) into the ${scale} world ...`);
+      const profileDir = values["cpu-prof"] ? join(PROFILE_DIR, `${scale}-${input}`) : null;
       if (profileDir) rmSync(profileDir, { recursive: true, force: true });
       const imported = importChild(binary, file, copy, profileDir);
       if (profileDir) {
         for (const path of profilesIn(profileDir)) {
           console.error(
-            formatProfile(`the import into ${scale} (${variant})`, summariseProfile(path, 25)),
+            formatProfile(`the import into ${scale} (${input})`, summariseProfile(path, 25)),
           );
         }
       }
@@ -305,7 +318,7 @@ async function main(): Promise<void> {
       const growth = after.bytes - before.bytes;
       rows.push({
         world: `${scale} (${(before.fills / 1e6).toFixed(2)}M fills)`,
-        input: variant,
+        input,
         "seed s": seeded.seconds.toFixed(0),
         "seed RSS MB": seeded.peakRssMb.toFixed(0),
         "import fills/s": ((after.fills - before.fills) / imported.seconds).toFixed(0),
@@ -317,6 +330,20 @@ async function main(): Promise<void> {
         "year at 1M/day GB": ((perFill * 365e6) / 1e9).toFixed(0),
       });
       if (!values["keep-fills"]) rmSync(file, { force: true });
+    };
+    for (const variant of variants) {
+      const copy = freshCopy("import");
+      measure(copy, await variantFile(copy, dir, scale, variant, count), variant);
+    }
+    if (days > 0) {
+      // One copy grows a day at a time: each day's fills come after the last day's, with hashes
+      // of their own (a seed per day).
+      const copy = freshCopy("growth");
+      for (let day = 1; day <= days; day++) {
+        const file = join(dir, `${scale}-day-${day}.jsonl`);
+        await writeNewFills(copy, file, count, "random", 1000 + day);
+        measure(copy, file, `day ${day}`);
+      }
     }
   }
   const headers = Object.keys(rows[0] ?? {});
