@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { nativeBinding } from "./native";
 import { createStorageWatch, isStorageFull, type StorageWatch } from "./storage";
-import { isBusy } from "./write-when-free";
+import { retryWhileBusy } from "./write-when-free";
 
 export type Connection = Database.Database;
 export type Statement<P extends unknown[] | object = unknown[], R = unknown> = Database.Statement<
@@ -116,17 +116,7 @@ const WAL_SWITCH_WAIT_MS = 5_000;
  * call on a new `<db>.limits`) met that, and one request answered 500.
  */
 function switchToWal(connection: Connection): void {
-  const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
-    try {
-      connection.pragma("journal_mode = WAL");
-      return;
-    } catch (error) {
-      if (!isBusy(error) || Date.now() >= deadline) throw error;
-      Atomics.wait(pause, 0, 0, delay); // the connection is not usable until this is done
-    }
-  }
+  retryWhileBusy(() => connection.pragma("journal_mode = WAL"), WAL_SWITCH_WAIT_MS);
 }
 
 /**

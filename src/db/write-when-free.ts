@@ -30,6 +30,25 @@ export function isBusy(error: unknown): boolean {
   return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_"));
 }
 
+/**
+ * `work` tried again while another process holds a lock it needs past SQLite's own waiting,
+ * blocking this thread between tries, for up to `waitMs`; then `tooLong()` is thrown, or the
+ * last SQLITE_BUSY. For the work nothing may run before: opening a database, migrating it.
+ */
+export function retryWhileBusy<T>(work: () => T, waitMs: number, tooLong?: () => Error): T {
+  const deadline = Date.now() + waitMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let delay = 1; ; delay = Math.min(delay * 2, 100)) {
+    try {
+      return work();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      if (Date.now() >= deadline) throw tooLong?.() ?? error;
+      Atomics.wait(pause, 0, 0, delay);
+    }
+  }
+}
+
 /** One attempt with a zero busy timeout; the connection's own timeout is restored after. */
 function tryWriteNow<T>(
   connection: Connection,

@@ -8,7 +8,7 @@
 
 import { type Connection, overridePragmas, TEMP_STORE_FILE } from "../db/open";
 import { type SqlFile, sqlFiles } from "../db/sql-files";
-import { isBusy } from "../db/write-when-free";
+import { retryWhileBusy } from "../db/write-when-free";
 import { type MigrationStep, migrationSteps } from "./steps";
 
 export interface MigrationResult {
@@ -127,21 +127,14 @@ const MIGRATION_LOCK_WAIT_MS = 10 * 60_000;
  * lock past the busy timeout: another process's migration of a large database takes minutes.
  */
 function whenUnlocked<T>(transaction: () => T): T {
-  const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  for (;;) {
-    try {
-      return transaction();
-    } catch (error) {
-      if (!isBusy(error)) throw error;
-      if (Date.now() >= deadline) {
-        throw new Error(
-          `another process held the database's write lock for ${MIGRATION_LOCK_WAIT_MS / 60_000} min while this one waited to migrate it`,
-        );
-      }
-      Atomics.wait(pause, 0, 0, 100);
-    }
-  }
+  return retryWhileBusy(
+    transaction,
+    MIGRATION_LOCK_WAIT_MS,
+    () =>
+      new Error(
+        `another process held the database's write lock for ${MIGRATION_LOCK_WAIT_MS / 60_000} min while this one waited to migrate it`,
+      ),
+  );
 }
 
 function runParts(
