@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { ApiError } from "../errors";
 import type { Log } from "../log";
 import {
@@ -46,8 +47,17 @@ export interface SealedFilter {
 }
 
 export interface HistoryReader {
-  /** Up to `limit` fills of `files` matching the filter, newest first by (ts, id). */
-  page(files: readonly string[], filter: SealedFilter, limit: number): Promise<SealedFill[]>;
+  /**
+   * Up to `limit` fills of `files` matching the filter, newest first by (ts, id). `continuing`:
+   * the page already read from the history once, so this query goes before those of pages not
+   * yet begun (inTurn).
+   */
+  page(
+    files: readonly string[],
+    filter: SealedFilter,
+    limit: number,
+    options?: { continuing?: boolean },
+  ): Promise<SealedFill[]>;
   /** The fill with this hash and the lowest log index, among `files`. */
   byTxHash(files: readonly string[], txHash: string): Promise<SealedFill | undefined>;
   close(): void;
@@ -111,18 +121,52 @@ function closeSession(session: Session): void {
   session.connection.closeSync();
 }
 
+/**
+ * Runs tasks at most `slots` at a time, the others in the order they came, but for `first` ones,
+ * which go before every task waiting. History queries run this way, one per core: each takes a
+ * thread of libuv's pool (four), and more at once than there are cores only share them, so
+ * every page waits as long as all of them together, and the event loop answering the other
+ * requests gets less of a core. A page's second query goes first: work begun is finished before
+ * new work starts, and a page that needs two reads does not wait in the queue twice.
+ */
+export function inTurn(slots: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(task: () => Promise<T>, first = false): Promise<T> => {
+    if (running >= slots) {
+      await new Promise<void>((resolve) =>
+        first ? waiting.unshift(resolve) : waiting.push(resolve),
+      );
+    } else running += 1;
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running -= 1;
+    }
+  };
+}
+
 export function createHistoryReader(options: {
   dir: string;
   memoryMb: number;
   /** The addresses of the wallet ids a file holds (WALLET_ID_FILE). */
   wallets: WalletIds;
   log?: Log;
+  /** History queries at once (inTurn); default one per core the process may use. */
+  concurrency?: number;
 }): HistoryReader {
   let engine: Promise<Engine> | undefined;
   // A connection runs one query at a time: each query takes one, and puts it back after.
   const idle: Session[] = [];
+  const turn = inTurn(Math.max(1, options.concurrency ?? availableParallelism()));
 
-  async function query(sql: string, values: DuckDBValue[], files: readonly string[]) {
+  function query(sql: string, values: DuckDBValue[], files: readonly string[], first = false) {
+    return turn(() => queryNow(sql, values, files), first);
+  }
+
+  async function queryNow(sql: string, values: DuckDBValue[], files: readonly string[]) {
     engine ??= openEngine({ memoryMb: options.memoryMb, threads: 1, pointReads: true });
     const opened = engine;
     const session = idle.pop() ?? {
@@ -173,7 +217,7 @@ export function createHistoryReader(options: {
       .join(" UNION ALL ");
 
   return {
-    async page(files, filter, limit) {
+    async page(files, filter, limit, pageOptions = {}) {
       if (files.length === 0) return [];
       const where: string[] = [];
       const values: DuckDBValue[] = [];
@@ -207,6 +251,7 @@ export function createHistoryReader(options: {
         `${sql} ORDER BY ts DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
         values,
         files,
+        pageOptions.continuing,
       );
     },
 

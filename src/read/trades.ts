@@ -464,6 +464,7 @@ export async function walletSealedPage(
     rest.map((s) => s.file),
     floor === undefined ? filter : { ...filter, after: [floor.ts, floor.id] },
     need,
+    { continuing: true },
   );
   return [...found, ...more].sort(newestFirst).slice(0, need);
 }
