@@ -9,12 +9,14 @@
  * each binary serves its copy pinned to one core, at the world's time, and wrk loads it from the
  * other core with `--connections` connections, walking distinct pages (bench/lib/load.ts): the
  * answer caches never see a page twice unless a run asks for more pages than were drawn, which
- * the report says (`wrapped`). Two kinds of page:
+ * the report says (`wrapped`). Three kinds of page:
  *
  * - market: /v1/trades?market=… of a sealed market, its first page or a page from a cursor at
  *   one of its sealed fills drawn at random;
  * - wallet: /v1/wallets/…/trades from a cursor at a sealed fill drawn at random, so a wallet
- *   is drawn as often as it traded in the sealed markets.
+ *   is drawn as often as it traded in the sealed markets;
+ * - window: /v1/trades, every market, in the hour up to a sealed fill drawn at random: the
+ *   trades window reaching back into the history.
  *
  * Cursors are made with the installation key the copies share. Before the load, a sample of
  * pages is asked of every binary and the answers compared: the same bodies, or the bench fails.
@@ -58,7 +60,8 @@ import { isScale, WORLD_NOW, worldFor } from "./lib/world";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
-const KINDS = ["market", "wallet"] as const;
+const KINDS = ["market", "wallet", "window"] as const;
+const HOUR_MS = 3_600_000;
 type Kind = (typeof KINDS)[number];
 const MARKET_LIMIT = 25;
 const WALLET_LIMIT = 20;
@@ -226,6 +229,7 @@ async function drawPages(dbPath: string, count: number): Promise<Record<Kind, st
     for (const condition of conditionOf.values())
       market.add(`/v1/trades?market=${condition}&limit=${MARKET_LIMIT}`);
     const wallet = new Set<string>();
+    const window = new Set<string>();
     for (const fill of shuffle(sample, rand)) {
       const condition = conditionOf.get(fill.market);
       if (condition !== undefined && market.size < wanted) {
@@ -234,8 +238,15 @@ async function drawPages(dbPath: string, count: number): Promise<Record<Kind, st
       }
       const cursor = cursors.encode("wallet-trades", [fill.ts, fill.id]);
       wallet.add(`/v1/wallets/${fill.wallet}/trades?limit=${WALLET_LIMIT}&cursor=${cursor}`);
+      const start = new Date(fill.ts - HOUR_MS).toISOString();
+      const end = new Date(fill.ts).toISOString();
+      window.add(`/v1/trades?start=${start}&end=${end}&limit=${MARKET_LIMIT}`);
     }
-    return { market: shuffle([...market], rand), wallet: shuffle([...wallet], rand) };
+    return {
+      market: shuffle([...market], rand),
+      wallet: shuffle([...wallet], rand),
+      window: shuffle([...window], rand),
+    };
   } finally {
     db.close();
   }
@@ -347,7 +358,7 @@ async function main(): Promise<void> {
         pid: server.child.pid!,
         port,
         key: keys.terminal!,
-        next: { market: 0, wallet: 0 },
+        next: { market: 0, wallet: 0, window: 0 },
       });
     }
 
@@ -363,7 +374,7 @@ async function main(): Promise<void> {
     say(`${COMPARED_PAGES} pages of each kind answered alike by ${servers.length} binaries`);
 
     const figures: Record<string, Record<Kind, RunFigures[]>> = {};
-    for (const s of servers) figures[s.binary.label] = { market: [], wallet: [] };
+    for (const s of servers) figures[s.binary.label] = { market: [], wallet: [], window: [] };
     for (const kind of KINDS) {
       for (const s of servers) {
         if (settings.warmup === 0) continue;
