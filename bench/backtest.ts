@@ -1,6 +1,6 @@
 /**
  * How long `smartmoney backtest` takes, and its peak memory, on a fixture world
- * (docs/operations.md, "Benchmarks"): the history read through the seam (src/backtest/history.ts)
+ * (docs/benchmarks.md): the history read through the seam (src/backtest/history.ts)
  * and held in memory, the forecasts at every cutoff, the scores with their bootstrap, and the
  * report written. The world's planted insiders' upset markets are replayed as cases, at the
  * time their price broke out (each market's first trade pricing its winner at 0.5 or more).
