@@ -102,6 +102,11 @@ async function importOne(
   if (file !== "-" && (!existsSync(file) || !statSync(file).isFile())) {
     return refusedReport(file, `${file}: no such file`, [], 0);
   }
+  if (/\.parquet\.(gz|zst)$/i.test(file)) {
+    // Parquet compresses its own columns: a compressed Parquet file would be read as JSONL.
+    const reason = `${file}: a Parquet file is compressed inside; decompress it and import the .parquet`;
+    return refusedReport(file, reason, [], 0);
+  }
   const spooled = file === "-" ? await spoolStream(process.stdin, "stdin") : null;
   const format = file === "-" ? null : tabularFormatOf(file);
   const source = spooled?.source ?? (format ? tabularSource(file, format) : fileSource(file));

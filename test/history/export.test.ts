@@ -237,6 +237,14 @@ describe("smartmoney import of Parquet and CSV", () => {
       `smartmoney: ${cut}: cannot decompress it as gzip: unexpected end of file`,
     );
     expect(stored()).toBe(6);
+
+    const packed = join(fresh.dir, "fills.parquet.gz");
+    writeFileSync(packed, gzipSync(Buffer.from("PAR1")));
+    const parquet = await cli(fresh, ["import", packed]);
+    expect(parquet.code).toBe(1);
+    expect(parquet.stderr.trim()).toBe(
+      `smartmoney: ${packed}: a Parquet file is compressed inside; decompress it and import the .parquet`,
+    );
   });
 
   it("refuses a file that is not Parquet, or has no type column, with one line", async () => {
