@@ -15,7 +15,7 @@ export type TabularFormat = "parquet" | "csv";
 
 /**
  * The format a file's name asks for, or null for JSONL (any other name). A CSV file may be
- * compressed (`.csv.gz`, `.csv.zst`): DuckDB's reader decompresses it by its name.
+ * compressed (`.csv.gz`, `.csv.zst`): DuckDB's reader decompresses it (fromFile).
  */
 export function tabularFormatOf(path: string): TabularFormat | null {
   const ext = extname(path).toLowerCase();
@@ -111,11 +111,14 @@ async function rowCount(
   return Number(row?.[0]);
 }
 
-/** The file as DuckDB reads it: Parquet typed; CSV with every column as text. */
+/**
+ * The file as DuckDB reads it: Parquet typed; CSV with every column as text, decompressed as its
+ * name says (DuckDB's own guess from the name misses `.GZ`).
+ */
 function fromFile(path: string, format: TabularFormat): string {
-  return format === "parquet"
-    ? `read_parquet(${sqlString(path)})`
-    : `read_csv(${sqlString(path)}, header = true, all_varchar = true, auto_detect = true)`;
+  if (format === "parquet") return `read_parquet(${sqlString(path)})`;
+  const compression = compressionOf(path) ?? "none";
+  return `read_csv(${sqlString(path)}, header = true, all_varchar = true, auto_detect = true, compression = ${sqlString(compression)})`;
 }
 
 function unreadable(path: string, format: TabularFormat, error: unknown): Error {

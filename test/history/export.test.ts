@@ -213,7 +213,7 @@ describe("smartmoney import of Parquet and CSV", () => {
     const files = {
       "a.jsonl.gz": gzipSync(jsonl([1, 2])),
       "b.jsonl.zst": zstdCompressSync(jsonl([3])),
-      "c.csv.gz": gzipSync(csv([4, 5])),
+      "c.CSV.GZ": gzipSync(csv([4, 5])),
       "d.csv.zst": zstdCompressSync(csv([6])),
     };
     for (const [name, data] of Object.entries(files)) writeFileSync(join(fresh.dir, name), data);

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_LINE_CHARS, readLines, spoolStream } from "../../src/ingest/sources";
+import { compressionOf, MAX_LINE_CHARS, readLines, spoolStream } from "../../src/ingest/sources";
+import { tabularFormatOf } from "../../src/ingest/tabular";
 
 const bytes = (...chunks: (string | Buffer)[]) =>
   Readable.from(
@@ -63,5 +64,30 @@ describe("spoolStream", () => {
     expect(readFileSync(spooled.path, "utf8")).toBe("z\n");
     spooled.cleanup();
     expect(existsSync(spooled.path)).toBe(false);
+  });
+});
+
+describe("a file's format and compression, by its name", () => {
+  it("reads .gz and .zst as compression, and a compressed .csv as CSV", () => {
+    const cases = [
+      "fills.jsonl",
+      "fills.jsonl.gz",
+      "FILLS.JSONL.ZST",
+      "trades.csv",
+      "trades.CSV.GZ",
+      "trades.csv.zst",
+      "fills.parquet",
+      "dump.gz",
+    ];
+    expect(cases.map((name) => [name, compressionOf(name), tabularFormatOf(name)])).toEqual([
+      ["fills.jsonl", null, null],
+      ["fills.jsonl.gz", "gzip", null],
+      ["FILLS.JSONL.ZST", "zstd", null],
+      ["trades.csv", null, "csv"],
+      ["trades.CSV.GZ", "gzip", "csv"],
+      ["trades.csv.zst", "zstd", "csv"],
+      ["fills.parquet", null, "parquet"],
+      ["dump.gz", "gzip", null],
+    ]);
   });
 });
