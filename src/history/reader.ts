@@ -127,7 +127,9 @@ function closeSession(session: Session): void {
  * thread of libuv's pool (four), and more at once than there are cores only share them, so
  * every page waits as long as all of them together, and the event loop answering the other
  * requests gets less of a core. A page's second query goes first: work begun is finished before
- * new work starts, and a page that needs two reads does not wait in the queue twice.
+ * new work starts, and a page that needs two reads does not wait in the queue twice. A read
+ * waiting on the disk holds its turn too: the history's files are local, and their pages stay in
+ * the OS cache once read.
  */
 export function inTurn(slots: number) {
   let running = 0;
