@@ -99,8 +99,9 @@ async function importOne(
   file: string,
   run: (source: ImportSource, onProgress?: (p: ImportProgress) => void) => Promise<ImportResult>,
 ): Promise<FileReport> {
-  if (file !== "-" && (!existsSync(file) || !statSync(file).isFile())) {
-    return refusedReport(file, `${file}: no such file`, [], 0);
+  if (file !== "-" && !existsSync(file)) return refusedReport(file, `${file}: no such file`, [], 0);
+  if (file !== "-" && !statSync(file).isFile()) {
+    return refusedReport(file, `${file}: not a file (a directory?): name the files in it`, [], 0);
   }
   if (/\.parquet\.(gz|zst)$/i.test(file)) {
     // Parquet compresses its own columns: a compressed Parquet file would be read as JSONL.

@@ -260,5 +260,13 @@ describe("smartmoney import of Parquet and CSV", () => {
     const result = await cli(fresh, ["import", untyped]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('untyped.csv: has no "type" column');
+
+    const missing = join(fresh.dir, "missing.jsonl");
+    expect((await cli(fresh, ["import", missing])).stderr.trim()).toBe(
+      `smartmoney: ${missing}: no such file`,
+    );
+    expect((await cli(fresh, ["import", fresh.dir])).stderr.trim()).toBe(
+      `smartmoney: ${fresh.dir}: not a file (a directory?): name the files in it`,
+    );
   });
 });
