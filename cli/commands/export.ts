@@ -1,3 +1,4 @@
+import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { exportParquet } from "../../src/history/export";
 import {
@@ -30,6 +31,9 @@ export function registerExport(program: Command): void {
       withApp(options, async ({ db, config }) => {
         if (options.from !== undefined && options.to !== undefined && options.from >= options.to) {
           throw new CliError("--from must be before --to");
+        }
+        if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
+          throw new CliError(`--out ${options.out}: a file is there; name a directory`);
         }
         const started = performance.now();
         const files = await exportParquet(db.reader, db.path, {

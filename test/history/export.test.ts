@@ -123,6 +123,13 @@ describe("smartmoney export", () => {
     const bad = await cli(world, ["export", "--out", windowed, "--from", "last tuesday"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--from.*"last tuesday" must be/);
+
+    const file = join(windowed, "fills.parquet");
+    const onFile = await cli(world, ["export", "--out", file]);
+    expect(onFile.code).toBe(1);
+    expect(onFile.stderr.trim()).toBe(
+      `smartmoney: --out ${file}: a file is there; name a directory`,
+    );
   });
 });
 
