@@ -1,4 +1,5 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import { createPrivateFile, openConnection } from "../../src/db/open";
 import { isStorageFull } from "../../src/db/storage";
@@ -55,6 +56,11 @@ export function registerDatabase(program: Command): void {
           if (target && existsSync(target)) {
             throw new CliError(`${target} already exists; choose a new file`);
           }
+        }
+        if (!existsSync(dirname(resolve(path)))) {
+          throw new CliError(
+            `${dirname(resolve(path))}: no such directory to write the backup into`,
+          );
         }
         const started = performance.now();
         let historyBytes = 0;

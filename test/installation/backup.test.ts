@@ -172,6 +172,12 @@ describe("backup and the installation key", () => {
     expect(again.code).toBe(1);
     expect(again.stderr.trim()).toBe(`smartmoney: ${target}.key already exists; choose a new file`);
     expect(existsSync(target)).toBe(false);
+    const nowhere = join(dir, "no-such-dir", "copy.db");
+    const lost = await cli(["backup", nowhere]);
+    expect(lost.code).toBe(1);
+    expect(lost.stderr.trim()).toBe(
+      `smartmoney: ${join(dir, "no-such-dir")}: no such directory to write the backup into`,
+    );
   }, 60_000);
 
   it("refuses a copy without its key: serve, webhooks test and mcp exit 1, no key is minted", async () => {
