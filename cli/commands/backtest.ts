@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
 import * as v from "valibot";
@@ -117,6 +117,10 @@ export function registerBacktest(program: Command): void {
         if (options.from !== undefined && options.from > to) {
           throw new CliError(`--from ${iso(options.from)} is after --to ${iso(to)}`);
         }
+        const out = resolve(options.out);
+        if (existsSync(out) && !statSync(out).isDirectory()) {
+          throw new CliError(`--out ${options.out}: a file is there; name a directory`);
+        }
         const cases = options.cases === undefined ? null : readCases(options.cases);
         const markets = readMarkets(db.reader);
         // The fills are read once, in order, into the index: mapping the file would only add its pages
@@ -134,7 +138,6 @@ export function registerBacktest(program: Command): void {
         };
         const result = runBacktest(index, backtestOptions);
         const replays = cases === null ? null : replayCases(db.reader, cases);
-        const out = resolve(options.out);
         const command = [
           "smartmoney backtest",
           `--db ${shellQuote(resolve(config.dbPath))}`,

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { TIERS, type Tier } from "../../src/auth/tiers";
 import { isoOrNull } from "../../src/domain";
+import { accountNamed } from "../accounts";
 import { type CommonOptions, print, printTable, withApp, withDbOption } from "../context";
 import { CliError, must } from "../errors";
 import { registerInstallationKey } from "./installation-key";
@@ -119,6 +120,7 @@ export function registerAccounts(program: Command): void {
         if (!(TIERS as readonly string[]).includes(tier)) {
           throw new CliError(`tier "${tier}" must be one of ${TIERS.join(", ")}`);
         }
+        accountNamed(app, name);
         const account = must(app.accounts.setTier(name, tier as Tier));
         print(
           options,
@@ -147,8 +149,7 @@ export function registerAccounts(program: Command): void {
               throw new CliError("--reset cannot be combined with --hourly or --monthly");
             }
           } else {
-            const current = app.accounts.get(name);
-            if (!current) throw new CliError(`no account named "${name}"`);
+            const current = accountNamed(app, name);
             if (options.hourly === undefined && options.monthly === undefined) {
               throw new CliError("give --hourly N, --monthly N, or --reset");
             }

@@ -141,6 +141,10 @@ describe("smartmoney backtest", () => {
     ]);
     expect(range.code).toBe(1);
     expect(range.stderr).toContain("is after --to");
+    const file = join(t.dir, "a-file");
+    writeFileSync(file, "");
+    const onFile = await cli(["--out", file]);
+    expectRefused(onFile, `--out ${file}: a file is there; name a directory`);
   });
 });
 

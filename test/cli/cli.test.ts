@@ -109,6 +109,12 @@ describe("smartmoney CLI", () => {
     expect((await cli(["accounts", "set-limits", "x", "--hourly", "lots"])).code).toBe(2);
   });
 
+  it("names an unknown account alike in every accounts command, with how to create it", async () => {
+    const hint = 'no account named "ghost" (create one with: keys mint --account ghost)';
+    expectRefused(await cli(["accounts", "set-tier", "ghost", "terminal"]), hint);
+    expectRefused(await cli(["accounts", "set-limits", "ghost", "--hourly", "5"]), hint);
+  });
+
   it("stops at start on invalid configuration, listing every problem in one line", async () => {
     const res = await cli(["migrate"], { SMARTMONEY_PORT: "x", SMARTMONEY_LOG_LEVEL: "loud" });
     expectRefused(res, "SMARTMONEY_PORT", "SMARTMONEY_LOG_LEVEL");
