@@ -226,12 +226,12 @@ export async function compactResolvedMarkets(
   const { replica } = options;
   // What a killed seal left: files no manifest row lists, once surely not another seal's.
   removeUnlisted(w, dir, Date.now(), options.unlistedMinAgeMs);
+  const dropRecord = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
   // Files put on the replica, and kept there, only for the restores that may list them.
   if (replica) await deleteFromReplica(replica);
   const isRecorded = w
     .prepare<[string], number>("SELECT 1 FROM history_replica_unlisted WHERE file = ? AND at > 0")
     .pluck();
-  const dropRecord = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
   /**
    * Whether `files`, put on the replica, may be listed: their records are there, not taken by a
    * run deleting them (deleteFromReplica, REPLICA_DELETE_AFTER_MS after the put). Changes nothing.
@@ -633,12 +633,11 @@ export async function compactResolvedMarkets(
     const take = w.prepare<[string]>(
       `UPDATE history_replica_unlisted AS u SET at = 0 WHERE u.file = ? AND ${unlisted}`,
     );
-    const drop = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
     try {
       for (const file of due) {
         if (take.run(file).changes === 0) continue;
         await replica.delete(file);
-        drop.run(file);
+        dropRecord.run(file);
         summary.replica_files_deleted++;
       }
     } catch (error) {
