@@ -44,7 +44,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openDb } from "../src/db/open";
-import { historyTotals, withHistory } from "../src/history/store";
+import { withHistory } from "../src/history/store";
 import { loadInstallationKey } from "../src/installation/key";
 import { createCursors } from "../src/paging/cursor";
 import { DEFAULT_BINARY, ensureBinary, startBinaryServer } from "./lib/binary-server";
@@ -121,17 +121,18 @@ interface Sealed {
 function describeSealed(dbPath: string, seal: Sealed["seal"]): Sealed {
   const db = openDb(dbPath);
   try {
-    // A database sealed by a binary of before sql/0034 has no copies in wallet order to count.
-    const copies = db.writer
-      .prepare("SELECT 1 FROM pragma_table_info('history_partitions') WHERE name = 'wallet_file'")
-      .get();
-    const totals = copies
-      ? historyTotals(db.writer)
-      : (db.writer
-          .prepare(
-            "SELECT count(*) AS partitions, sum(fills) AS fills, sum(bytes) AS bytes FROM history_partitions",
-          )
-          .get() as ReturnType<typeof historyTotals>);
+    // A database sealed by a binary of before sql/0034 or sql/0037 lacks copies of that kind.
+    const columns = new Set(
+      db.writer.prepare("SELECT name FROM pragma_table_info('history_partitions')").pluck().all(),
+    );
+    const sizes = ["bytes", "wallet_bytes", "time_bytes"].filter((c) => columns.has(c));
+    const totals = db.writer
+      .prepare(
+        `SELECT count(*) AS partitions, coalesce(sum(fills), 0) AS fills,
+                coalesce(sum(${sizes.map((c) => `coalesce(${c}, 0)`).join(" + ")}), 0) AS bytes
+           FROM history_partitions`,
+      )
+      .get() as { partitions: number; fills: number; bytes: number };
     return {
       dbPath,
       seal,

@@ -34,7 +34,10 @@ export function historyDir(dbPath: string): string {
  * (the jobs process's and one run by hand) never write, or remove, each other's file. It ends in
  * WALLET_ID_FILE: the file holds the wallet's id (PARTITION_COLUMNS).
  */
-export function newPartitionFile(now: number, kind: "fills" | "wallets" = "fills"): string {
+export function newPartitionFile(
+  now: number,
+  kind: "fills" | "wallets" | "times" = "fills",
+): string {
   return `${kind}-${now}-${randomBytes(6).toString("hex")}${WALLET_ID_FILE}`;
 }
 
@@ -83,26 +86,37 @@ export interface Partition {
   /** The file's copy in wallet order (sql/0034), or null while it has none. */
   wallet_file: string | null;
   wallet_bytes: number | null;
+  /** The file's copy in time order (sql/0037), or null while it has none. */
+  time_file: string | null;
+  time_bytes: number | null;
 }
 
 export function partitions(db: Connection): Partition[] {
   return db
     .prepare(
-      "SELECT id, file, fills, bytes, min_ts, max_ts, wallet_file, wallet_bytes FROM history_partitions ORDER BY id",
+      `SELECT id, file, fills, bytes, min_ts, max_ts, wallet_file, wallet_bytes, time_file,
+              time_bytes
+         FROM history_partitions ORDER BY id`,
     )
     .all() as Partition[];
 }
 
-/** Every file the manifest lists, each sealed file and its copy in wallet order, with its size. */
+/** Every file the manifest lists, each sealed file and its copies, with its size. */
 export function listedFiles(db: Connection): { file: string; bytes: number }[] {
-  return partitions(db).flatMap((p) =>
-    p.wallet_file === null
-      ? [{ file: p.file, bytes: p.bytes }]
-      : [
-          { file: p.file, bytes: p.bytes },
-          { file: p.wallet_file, bytes: p.wallet_bytes ?? 0 },
-        ],
-  );
+  return partitions(db).flatMap(filesOfPartition);
+}
+
+/** A listed file and its copies in wallet and time order, those it has. */
+export function filesOfPartition(
+  p: Pick<
+    Partition,
+    "file" | "bytes" | "wallet_file" | "wallet_bytes" | "time_file" | "time_bytes"
+  >,
+): { file: string; bytes: number }[] {
+  const files = [{ file: p.file, bytes: p.bytes }];
+  if (p.wallet_file !== null) files.push({ file: p.wallet_file, bytes: p.wallet_bytes ?? 0 });
+  if (p.time_file !== null) files.push({ file: p.time_file, bytes: p.time_bytes ?? 0 });
+  return files;
 }
 
 export interface HistoryTotals {
@@ -111,12 +125,12 @@ export interface HistoryTotals {
   bytes: number;
 }
 
-/** From the manifest alone: no file is opened. The bytes count the copies in wallet order. */
+/** From the manifest alone: no file is opened. The bytes count the copies. */
 export function historyTotals(db: Connection): HistoryTotals {
   return db
     .prepare(
       `SELECT count(*) AS partitions, coalesce(sum(fills), 0) AS fills,
-              coalesce(sum(bytes + coalesce(wallet_bytes, 0)), 0) AS bytes
+              coalesce(sum(bytes + coalesce(wallet_bytes, 0) + coalesce(time_bytes, 0)), 0) AS bytes
          FROM history_partitions`,
     )
     .get() as HistoryTotals;
@@ -158,6 +172,11 @@ export const PARTITION_SELECT = `f.id, f.tx_hash, f.log_index, f.wallet_id,
 export const PARTITION_ROW_GROUP = 16_384;
 /** Rows per row group of a file's copy in wallet order: a wallet's page reads one or two. */
 export const WALLET_ROW_GROUP = 16_384;
+/**
+ * Rows per row group of a file's copy in time order: a page of the trades window reads the row
+ * group or two around its time in each file (DuckDB skips the others by their min and max ts).
+ */
+export const TIME_ROW_GROUP = 16_384;
 
 /** A file written, synced and renamed into place: whole, and not yet listed. */
 export interface WrittenFile {
@@ -173,6 +192,8 @@ export interface WrittenPartition {
   bytes: number;
   /** The same rows in wallet order (WALLET_ROW_GROUP): listed with the file. */
   wallet: WrittenFile;
+  /** The same rows in time order (TIME_ROW_GROUP): listed with the file. */
+  time: WrittenFile;
   minTs: number;
   maxTs: number;
   /** Fills written, by market id. */
@@ -183,7 +204,7 @@ export interface WrittenPartition {
 
 /**
  * Writes `rows()` (PARTITION_COLUMNS' order, sorted as they should be stored) to a new file of
- * the history, and the same rows in wallet order to a second one: each beside its name first,
+ * the history, and the same rows in wallet order and in time order to two more: each beside its name first,
  * synced, then renamed into place and the folder synced, so a file under its name is whole. The
  * rows are read in one go once DuckDB is ready, with no
  * await in between, so a statement iterating the database's connection is never left open while
@@ -243,8 +264,8 @@ export async function writePartition(
     if (fills === 0) return null;
     try {
       const written = await copyTo(duck, "stage", dir, file, PARTITION_ROW_GROUP);
-      const wallet = await writeWalletOrder(duck, "stage", dir, options.now);
-      return { ...written, fills, wallet, minTs, maxTs, perMarket, txKeys };
+      const copies = await writeCopies(duck, "stage", dir, options.now);
+      return { ...written, fills, ...copies, minTs, maxTs, perMarket, txKeys };
     } catch (error) {
       rmSync(path, { force: true });
       throw error;
@@ -278,26 +299,42 @@ async function copyTo(
   return { file, path, bytes: statSync(path).size };
 }
 
-/** The rows of `relation` in wallet order, to a new file of the history (not listed). */
-async function writeWalletOrder(
+/**
+ * The rows of `relation` in wallet order and in time order, to two new files of the history (not
+ * listed); if the second fails, the first is removed.
+ */
+async function writeCopies(
   duck: DuckDBConnection,
   relation: string,
   dir: string,
   now: number,
-): Promise<WrittenFile> {
+): Promise<{ wallet: WrittenFile; time: WrittenFile }> {
   // Named apart, so `fills-*.parquet` still names each fill once (docs/scaling.md).
-  return copyTo(
+  const wallet = await copyTo(
     duck,
     `(SELECT * FROM ${relation} ORDER BY wallet_id, ts, id)`,
     dir,
     newPartitionFile(now, "wallets"),
     WALLET_ROW_GROUP,
   );
+  try {
+    const time = await copyTo(
+      duck,
+      `(SELECT * FROM ${relation} ORDER BY ts, id)`,
+      dir,
+      newPartitionFile(now, "times"),
+      TIME_ROW_GROUP,
+    );
+    return { wallet, time };
+  } catch (error) {
+    rmSync(wallet.path, { force: true });
+    throw error;
+  }
 }
 
 /**
- * Listed files merged into one (or one file sealed before sql/0034 or WALLET_ID_FILE written
- * again), written as a seal writes a file, in market order, with its copy in wallet order; a
+ * Listed files merged into one (or one file sealed before sql/0037 or WALLET_ID_FILE written
+ * again), written as a seal writes a file, in market order, with its copies in wallet and time order; a
  * file of addresses gets its wallets' ids from `wallets`. Neither is listed yet: the caller lists
  * both in place of the old files (src/refresh/retention.ts).
  */
@@ -305,7 +342,7 @@ export async function mergePartitions(
   dir: string,
   files: readonly string[],
   options: { memoryMb: number; now: number; wallets: Connection },
-): Promise<{ file: WrittenFile; wallet: WrittenFile; txKeys: number[] }> {
+): Promise<{ file: WrittenFile; wallet: WrittenFile; time: WrittenFile; txKeys: number[] }> {
   return withEngine({ memoryMb: options.memoryMb }, async (duck) => {
     await duck.run(
       `CREATE TEMP VIEW merged AS ${await withWalletIds(duck, dir, files, options.wallets)}`,
@@ -318,16 +355,22 @@ export async function mergePartitions(
       PARTITION_ROW_GROUP,
     );
     try {
-      const wallet = await writeWalletOrder(duck, "merged", dir, options.now);
-      // The merged file's hash keys (src/history/tx-keys.ts): its fills' first 4 bytes.
-      const txKeys = (
-        await duck.runAndReadAll(
-          "SELECT DISTINCT ('0x' || left(hex(tx_hash), 8))::UBIGINT FROM merged",
+      const copies = await writeCopies(duck, "merged", dir, options.now);
+      try {
+        // The merged file's hash keys (src/history/tx-keys.ts): its fills' first 4 bytes.
+        const txKeys = (
+          await duck.runAndReadAll(
+            "SELECT DISTINCT ('0x' || left(hex(tx_hash), 8))::UBIGINT FROM merged",
+          )
         )
-      )
-        .getRowsJS()
-        .map((r) => Number(r[0]));
-      return { file, wallet, txKeys };
+          .getRowsJS()
+          .map((r) => Number(r[0]));
+        return { file, ...copies, txKeys };
+      } catch (error) {
+        rmSync(copies.wallet.path, { force: true });
+        rmSync(copies.time.path, { force: true });
+        throw error;
+      }
     } catch (error) {
       rmSync(file.path, { force: true });
       throw error;
@@ -407,7 +450,7 @@ export function removeUnlisted(
   const listed = new Set(listedFiles(db).map((p) => p.file));
   const removed = names.filter(
     (name) =>
-      (name.startsWith("fills-") || name.startsWith("wallets-")) &&
+      (name.startsWith("fills-") || name.startsWith("wallets-") || name.startsWith("times-")) &&
       !listed.has(name) &&
       now - statSync(join(dir, name)).mtimeMs >= minAgeMs,
   );

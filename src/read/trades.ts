@@ -152,13 +152,17 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       WHERE wi.address = ?`,
   );
 
-  /** The listed files that may hold fills matching the filter before the key. */
+  /**
+   * The listed files that may hold fills matching the filter before the key: a market's in market
+   * order (the row groups that hold it), the trades window's in time order (sql/0037: the row
+   * groups around its time), each with its span.
+   */
   function filesFor(
     filter: TradeFilter,
     marketId: number | undefined,
     after: TradeKey | undefined,
     floor: TradeKey | undefined,
-  ) {
+  ): SpannedFile[] {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
     if (marketId !== undefined) {
@@ -188,10 +192,10 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
       where.push("p.max_ts >= @floorTs");
       params.floorTs = floor[0];
     }
-    const sql = `SELECT p.file FROM history_partitions p ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}`;
-    return (prepared(sql) as unknown as Statement<unknown[], string>)
-      .pluck()
-      .all(params) as string[];
+    const file = marketId === undefined ? "coalesce(p.time_file, p.file)" : "p.file";
+    const sql = `SELECT ${file} AS file, p.fills, p.min_ts AS minTs, p.max_ts AS maxTs
+      FROM history_partitions p ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}`;
+    return (prepared(sql) as unknown as Statement<unknown[], SpannedFile>).all(params);
   }
 
   /**
@@ -397,7 +401,13 @@ export function createTradeQueries(db: Db, history?: HistoryReader) {
         const sealed =
           read.sources.length > 0
             ? await walletSealedPage(history, read.sources, sealedFilter, need)
-            : await history.page(read.files, sealedFilter, need);
+            : read.marketId === undefined
+              ? await windowSealedPage(history, read.files, sealedFilter, need)
+              : await history.page(
+                  read.files.map((f) => f.file),
+                  sealedFilter,
+                  need,
+                );
         // Merged first, so only the sealed fills that stay on the page are made rows, with their
         // markets' names looked up once each (a whale's page spans many markets).
         const kept = [...rows, ...sealed].sort(newestFirst).slice(0, need);
@@ -421,6 +431,57 @@ type MarketNames = Omit<TradeRow, keyof SealedFill | "outcome_name"> & {
 
 const newestFirst = (a: { ts: number; id: number }, b: { ts: number; id: number }) =>
   b.ts - a.ts || b.id - a.id;
+
+/** A listed file, its fills, and the times of its first and last. */
+export interface SpannedFile {
+  file: string;
+  fills: number;
+  minTs: number;
+  maxTs: number;
+}
+
+/** The first step back in time of a window's read of the history, at least (windowSealedPage). */
+const WINDOW_FIRST_STEP_MS = 60_000;
+/** How much longer each next step back is than the one before. */
+const WINDOW_STEP_GROWTH = 8;
+
+/**
+ * The newest `need` sealed fills matching `filter` across every market, from `files` (each a
+ * copy in time order, sql/0037, whose row groups DuckDB skips by their times). A query with no
+ * lower time bound would read every row group below its key, so the read steps back in time:
+ * first over the span that should hold about twice `need` fills at the files' mean rate, then
+ * over spans WINDOW_STEP_GROWTH times longer each, down to the filter's floor, until `need` are
+ * found. The steps do not overlap and go newest first, so their fills come in page order.
+ */
+export async function windowSealedPage(
+  history: HistoryReader,
+  files: readonly SpannedFile[],
+  filter: SealedFilter,
+  need: number,
+): Promise<SealedFill[]> {
+  if (files.length === 0 || need <= 0) return [];
+  const first = Math.min(...files.map((f) => f.minTs));
+  const last = Math.max(...files.map((f) => f.maxTs));
+  const fills = files.reduce((n, f) => n + f.fills, 0);
+  const floor = Math.max(filter.from ?? first, filter.after?.[0] ?? first, first);
+  let high = Math.min(filter.to ?? last, filter.before?.[0] ?? last, last);
+  let width = Math.max(WINDOW_FIRST_STEP_MS, Math.ceil((2 * need * (last - first + 1)) / fills));
+  const found: SealedFill[] = [];
+  let continuing = false;
+  while (found.length < need && high >= floor) {
+    const low = Math.max(floor, high - width + 1);
+    const overlapping = files.filter((f) => f.maxTs >= low && f.minTs <= high);
+    if (overlapping.length > 0) {
+      const step = { ...filter, from: low, to: high };
+      const names = overlapping.map((f) => f.file);
+      found.push(...(await history.page(names, step, need - found.length, { continuing })));
+      continuing = true;
+    }
+    high = low - 1;
+    width *= WINDOW_STEP_GROWTH;
+  }
+  return found;
+}
 
 /** A listed file holding some of a wallet's sealed fills, and when the wallet traded there. */
 export interface SealedSource {

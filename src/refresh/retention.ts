@@ -109,40 +109,55 @@ export const MERGE_MIN_FILES = 4;
  */
 export const REPLICA_DELETE_AFTER_MS = 25 * 3_600_000;
 
-/** A listed file and its copy in wallet order, when it has one (sql/0034). */
-function filesOf(p: { file: string; wallet_file: string | null }): string[] {
-  return p.wallet_file === null ? [p.file] : [p.file, p.wallet_file];
+/** A listed file and its copies (sql/0034, sql/0037), those it has. */
+function filesOf(p: { file: string; wallet_file: string | null; time_file: string | null }) {
+  return [p.file, p.wallet_file, p.time_file].filter((f) => f !== null);
 }
 
-/** Removes a written file and its copy in wallet order, neither listed. */
-function removeWritten(file: WrittenFile, wallet: WrittenFile): void {
-  rmSync(file.path, { force: true });
-  rmSync(wallet.path, { force: true });
+/** A written file and its copies in wallet and time order. */
+function writtenFiles(written: {
+  file: WrittenFile;
+  wallet: WrittenFile;
+  time: WrittenFile;
+}): WrittenFile[] {
+  return [written.file, written.wallet, written.time];
+}
+
+/** A sealed batch's file and its copies. */
+function sealedFiles(sealed: WrittenPartition): WrittenFile[] {
+  return [sealed, sealed.wallet, sealed.time];
+}
+
+/** Removes written files, none of them listed. */
+function removeWritten(files: readonly WrittenFile[]): void {
+  for (const file of files) rmSync(file.path, { force: true });
 }
 
 /**
- * Puts a written file and its copy in wallet order on the replica before they are listed, so a
- * database restored from there finds every file it lists. They are recorded as unlisted first
+ * Puts a written file and its copies on the replica before they are listed, so a database
+ * restored from there finds every file it lists. They are recorded as unlisted first
  * (sql/0035), and the transaction that lists them drops the records: put but never listed (the
  * process killed, the batch stale, the put refused), they are deleted from the replica in time.
- * Refused: both are removed, and the answer says why; null once they are there (or with no
+ * Refused: all are removed, and the answer says why; null once they are there (or with no
  * replica).
  */
 async function putOnReplica(
   w: Connection,
   replica: HistoryReplica | undefined,
-  file: WrittenFile,
-  wallet: WrittenFile,
+  files: readonly WrittenFile[],
   at: number,
 ): Promise<string | null> {
   if (!replica) return null;
-  recordUnlisted(w, [file.file, wallet.file], at);
+  recordUnlisted(
+    w,
+    files.map((f) => f.file),
+    at,
+  );
   try {
-    await replica.put(file.file, file.path);
-    await replica.put(wallet.file, wallet.path);
+    for (const file of files) await replica.put(file.file, file.path);
     return null;
   } catch (error) {
-    removeWritten(file, wallet);
+    removeWritten(files);
     return `${replica.describe}: ${(error as Error).message}`;
   }
 }
@@ -307,8 +322,8 @@ export async function compactResolvedMarkets(
     .pluck();
   const listPartition = w.prepare(
     `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at, wallet_file,
-                                     wallet_bytes)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+                                     wallet_bytes, time_file, time_bytes)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const markSealed = w.prepare<[number, number]>(
     "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
@@ -355,7 +370,7 @@ export async function compactResolvedMarkets(
       break;
     }
     step("written");
-    const refused = sealed && (await putOnReplica(w, replica, sealed, sealed.wallet, clock()));
+    const refused = sealed && (await putOnReplica(w, replica, sealedFiles(sealed), clock()));
     if (refused) {
       summary.replica_error = refused;
       summary.markets_waiting += markets.length + Math.max(0, ready.length - start - batch);
@@ -364,7 +379,7 @@ export async function compactResolvedMarkets(
     try {
       compactBatch(markets, sealed);
     } catch (error) {
-      if (sealed) removeWritten(sealed, sealed.wallet);
+      if (sealed) removeWritten(sealedFiles(sealed));
       if (!(error instanceof StaleBatch)) throw error;
       summary.markets_waiting += markets.length;
       continue;
@@ -397,7 +412,7 @@ export async function compactResolvedMarkets(
           throw new StaleBatch(`market ${marketId} took fills while its batch was sealed`);
         }
       }
-      if (sealed && !mayList([sealed.file, sealed.wallet.file])) {
+      if (sealed && !mayList(sealedFiles(sealed).map((f) => f.file))) {
         throw new StaleBatch(`${sealed.file} was taken for an orphan on the replica`);
       }
       const id = sealed
@@ -411,12 +426,14 @@ export async function compactResolvedMarkets(
               now,
               sealed.wallet.file,
               sealed.wallet.bytes,
+              sealed.time.file,
+              sealed.time.bytes,
             ).lastInsertRowid,
           )
         : null;
       if (id !== null && sealed) {
         listTxKeys(w, id, sealed.txKeys);
-        listed([sealed.file, sealed.wallet.file]);
+        listed(sealedFiles(sealed).map((f) => f.file));
       }
       step("in-transaction");
       for (const marketId of markets) {
@@ -463,9 +480,10 @@ export async function compactResolvedMarkets(
   }
 
   /**
-   * Each listed file sealed before sql/0034 (in larger row groups, without a copy in wallet
-   * order) or before WALLET_ID_FILE (wallets as addresses) is written again as a seal writes it
-   * now, both files synced (and put on the replica), then swapped in for it in one UPDATE of its
+   * Each listed file sealed before sql/0037 (without a copy in time order; before sql/0034, in
+   * larger row groups and without one in wallet order) or before WALLET_ID_FILE (wallets as
+   * addresses) is written again as a seal writes it now, all three files synced (and put on the
+   * replica), then swapped in for it in one UPDATE of its
    * manifest row, in the transaction that lists its hash keys when it has none (listed before
    * sql/0032). The old files, unlisted, are removed as any unlisted file is, an hour after the
    * swap (their time is set just before, for a page still reading them). Killed before the
@@ -474,12 +492,18 @@ export async function compactResolvedMarkets(
   async function rewriteOlderFiles(): Promise<void> {
     const older = w
       .prepare(
-        `SELECT id, file, wallet_file FROM history_partitions
-          WHERE wallet_file IS NULL OR file NOT LIKE '%' || ? ORDER BY id`,
+        `SELECT id, file, wallet_file, time_file FROM history_partitions
+          WHERE wallet_file IS NULL OR time_file IS NULL OR file NOT LIKE '%' || ? ORDER BY id`,
       )
-      .all(WALLET_ID_FILE) as { id: number; file: string; wallet_file: string | null }[];
-    const swap = w.prepare<[string, number, string, number, number, string]>(
-      `UPDATE history_partitions SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ?
+      .all(WALLET_ID_FILE) as {
+      id: number;
+      file: string;
+      wallet_file: string | null;
+      time_file: string | null;
+    }[];
+    const swap = w.prepare<[string, number, string, number, string, number, number, string]>(
+      `UPDATE history_partitions
+          SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ?, time_file = ?, time_bytes = ?
         WHERE id = ? AND file = ?`,
     );
     const keyed = w
@@ -490,14 +514,14 @@ export async function compactResolvedMarkets(
       const old = filesOf(partition);
       const rewritten = await writeReplacement([file], old);
       if (rewritten === null) return;
-      const { file: f, wallet } = rewritten;
+      const { file: f, wallet, time } = rewritten;
+      const names = writtenFiles(rewritten).map((written) => written.file);
       const swapped = w
         .transaction(() => {
-          if (!mayList([f.file, wallet.file])) return false;
-          if (swap.run(f.file, f.bytes, wallet.file, wallet.bytes, id, file).changes === 0) {
-            return false;
-          }
-          listed([f.file, wallet.file]);
+          if (!mayList(names)) return false;
+          const row = [f.file, f.bytes, wallet.file, wallet.bytes, time.file, time.bytes] as const;
+          if (swap.run(...row, id, file).changes === 0) return false;
+          listed(names);
           unlisted(old);
           // A file listed before sql/0032 has no hash keys, so every lookup by hash opened it:
           // listed with the rewritten file's, it is opened only for its own hashes.
@@ -507,7 +531,7 @@ export async function compactResolvedMarkets(
         .immediate();
       // Another run may have swapped it meanwhile: these files are then no part of the history.
       if (swapped) summary.files_rewritten++;
-      else removeWritten(f, wallet);
+      else removeWritten(writtenFiles(rewritten));
     }
   }
 
@@ -522,7 +546,7 @@ export async function compactResolvedMarkets(
       now: Date.now(),
       wallets: w,
     });
-    const refused = await putOnReplica(w, replica, written.file, written.wallet, clock());
+    const refused = await putOnReplica(w, replica, writtenFiles(written), clock());
     if (refused !== null) {
       summary.replica_error = refused;
       return null;
@@ -534,8 +558,7 @@ export async function compactResolvedMarkets(
 
   /**
    * Once MERGE_MIN_FILES listed files hold fewer than MERGE_FILLS fills each, they are merged, in
-   * manifest order, into files of up to MERGE_FILLS: each merged file and its copy in wallet
-   * order are written and synced (and put on the replica), then ONE transaction lists them,
+   * manifest order, into files of up to MERGE_FILLS: each merged file and its copies are written and synced (and put on the replica), then ONE transaction lists them,
    * points the old files' markets at them and unlists the old files, whose time is set just
    * before, so they are removed an hour after (as any unlisted file). Killed before the
    * transaction, the new files are unlisted and removed alike; a file another run merged or
@@ -545,8 +568,10 @@ export async function compactResolvedMarkets(
     const mergeFills = options.mergeFills ?? MERGE_FILLS;
     const small = w
       .prepare(
-        `SELECT id, file, fills, bytes, min_ts, max_ts, wallet_file, wallet_bytes
-           FROM history_partitions WHERE fills < ? AND wallet_file IS NOT NULL ORDER BY id`,
+        `SELECT id, file, fills, bytes, min_ts, max_ts, wallet_file, wallet_bytes, time_file,
+                time_bytes
+           FROM history_partitions
+          WHERE fills < ? AND wallet_file IS NOT NULL AND time_file IS NOT NULL ORDER BY id`,
       )
       .all(mergeFills) as Partition[];
     if (small.length < MERGE_MIN_FILES) return;
@@ -561,8 +586,8 @@ export async function compactResolvedMarkets(
     );
     const list = w.prepare(
       `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at, wallet_file,
-                                       wallet_bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+                                       wallet_bytes, time_file, time_bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     for (const group of groups.filter((g) => g.length >= 2)) {
       const old = group.flatMap(filesOf);
@@ -578,7 +603,7 @@ export async function compactResolvedMarkets(
         .transaction(() => {
           if (group.some((p) => stillListed.get(p.id, p.file, p.wallet_file) === undefined))
             return false;
-          if (!mayList([merged.file.file, merged.wallet.file])) return false;
+          if (!mayList(writtenFiles(merged).map((f) => f.file))) return false;
           const id = list.run(
             merged.file.file,
             group.reduce((n, p) => n + p.fills, 0),
@@ -588,6 +613,8 @@ export async function compactResolvedMarkets(
             now,
             merged.wallet.file,
             merged.wallet.bytes,
+            merged.time.file,
+            merged.time.bytes,
           ).lastInsertRowid;
           listTxKeys(w, Number(id), merged.txKeys);
           w.prepare(
@@ -601,7 +628,7 @@ export async function compactResolvedMarkets(
           ).run(id, ...ids);
           w.prepare(`DELETE FROM history_wallets WHERE partition_id IN (${marks})`).run(...ids);
           w.prepare(`DELETE FROM history_partitions WHERE id IN (${marks})`).run(...ids);
-          listed([merged.file.file, merged.wallet.file]);
+          listed(writtenFiles(merged).map((f) => f.file));
           unlisted(old);
           return true;
         })
@@ -609,7 +636,7 @@ export async function compactResolvedMarkets(
       if (swapped) {
         summary.files_merged += group.length;
         step("merge-committed");
-      } else removeWritten(merged.file, merged.wallet);
+      } else removeWritten(writtenFiles(merged));
     }
   }
 
@@ -622,7 +649,8 @@ export async function compactResolvedMarkets(
    */
   async function deleteFromReplica(replica: HistoryReplica): Promise<void> {
     const unlisted = `NOT EXISTS (SELECT 1 FROM history_partitions p WHERE p.file = u.file)
-      AND NOT EXISTS (SELECT 1 FROM history_partitions p WHERE p.wallet_file = u.file)`;
+      AND NOT EXISTS (SELECT 1 FROM history_partitions p WHERE p.wallet_file = u.file)
+      AND NOT EXISTS (SELECT 1 FROM history_partitions p WHERE p.time_file = u.file)`;
     const due = w
       .prepare<[number], string>(
         `SELECT u.file FROM history_replica_unlisted u WHERE u.at < ? AND ${unlisted}

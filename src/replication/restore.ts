@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { openConnection } from "../db/open";
 import { historyReplica } from "../history/replica";
-import { historyDir, listedFiles } from "../history/store";
+import { historyDir } from "../history/store";
 import { keyFilePath, recordedKeyId, storedSecretCount } from "../installation/key";
 import { INSTANT_FORMS, parseInstant } from "../instant";
 import { fail, ok, type Result } from "../result";
@@ -113,15 +113,21 @@ export async function restoreHistory(
     const hasManifest = db
       .prepare("SELECT 1 FROM sqlite_master WHERE name = 'history_partitions'")
       .get();
-    // A copy of a database migrated before sql/0034 lists no copies in wallet order.
-    const withCopies = db
-      .prepare("SELECT 1 FROM pragma_table_info('history_partitions') WHERE name = 'wallet_file'")
-      .get();
+    // A copy of a database migrated before sql/0034 or sql/0037 lists no copies of that kind.
+    const columns = new Set(
+      db.prepare("SELECT name FROM pragma_table_info('history_partitions')").pluck().all(),
+    );
+    const listing = ["file", "wallet_file", "time_file"].filter((c) => columns.has(c));
     listed = !hasManifest
       ? []
-      : withCopies
-        ? listedFiles(db).map((p) => p.file)
-        : (db.prepare("SELECT file FROM history_partitions").pluck().all() as string[]);
+      : (
+          db
+            .prepare(`SELECT ${listing.join(", ")} FROM history_partitions`)
+            .raw()
+            .all() as (string | null)[][]
+        )
+          .flat()
+          .filter((file) => file !== null);
   } finally {
     db.close();
   }

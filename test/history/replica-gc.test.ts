@@ -84,7 +84,7 @@ describe("the replica's files no longer listed", () => {
     const db = openDb(world.path);
     try {
       const t0 = Date.parse("2026-11-20T08:00:00.000Z");
-      // Five files and their copies in wallet order, each put before it was listed.
+      // Five files and their copies in wallet and time order, each put before it was listed.
       const sealed = await compactResolvedMarkets(db, NOW, RETENTION, {
         batch: 1,
         replica,
@@ -92,13 +92,13 @@ describe("the replica's files no longer listed", () => {
       });
       expect(sealed).toMatchObject({ markets: 5, replica_error: null });
       const before = listed(db);
-      expect(before).toHaveLength(10);
+      expect(before).toHaveLength(15);
       expect(world.onReplica()).toEqual(before);
       expect(records(db)).toEqual([]);
       // The database as a restore of the moment before the merge gives it.
       const beforeMerge = snapshot(db, join(t.dir, "before-merge.db"));
 
-      // Merged two hours later: the ten old files are unlisted, and recorded so.
+      // Merged two hours later: the fifteen old files are unlisted, and recorded so.
       const mergedAt = t0 + 2 * HOUR;
       const merged = await compactResolvedMarkets(db, NOW, RETENTION, {
         replica,
@@ -106,7 +106,7 @@ describe("the replica's files no longer listed", () => {
       });
       expect(merged).toMatchObject({ files_merged: 5, replica_files_deleted: 0 });
       const after = listed(db);
-      expect(after).toHaveLength(2);
+      expect(after).toHaveLength(3);
       expect(records(db)).toEqual(before);
       expect(world.onReplica()).toEqual([...before, ...after].sort());
 
@@ -128,7 +128,7 @@ describe("the replica's files no longer listed", () => {
         replica,
         clock: () => mergedAt + REPLICA_DELETE_AFTER_MS + 1,
       });
-      expect(past).toMatchObject({ replica_files_deleted: 10, replica_error: null });
+      expect(past).toMatchObject({ replica_files_deleted: 15, replica_error: null });
       expect(world.onReplica()).toEqual(after);
       expect(records(db)).toEqual([after[0]]);
       await restoresWhole(snapshot(db, join(t.dir, "after-merge.db")), world.replica);
@@ -144,12 +144,16 @@ describe("the replica's files no longer listed", () => {
     try {
       const t0 = Date.parse("2026-11-20T08:00:00.000Z");
       await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2, replica, clock: () => t0 });
-      // As sealed before sql/0034: no copies in wallet order (theirs stay on the replica here).
-      const copies = db.writer
-        .prepare("SELECT wallet_file FROM history_partitions")
-        .pluck()
-        .all() as string[];
-      db.writer.exec("UPDATE history_partitions SET wallet_file = NULL, wallet_bytes = NULL");
+      // As sealed before sql/0034: no copies (theirs stay on the replica here).
+      const copies = (
+        db.writer
+          .prepare("SELECT wallet_file, time_file FROM history_partitions")
+          .raw()
+          .all() as string[][]
+      ).flat();
+      db.writer.exec(
+        "UPDATE history_partitions SET wallet_file = NULL, wallet_bytes = NULL, time_file = NULL, time_bytes = NULL",
+      );
       for (const copy of copies) rmSync(join(historyDir(world.path), copy));
       const old = listed(db);
       expect(old).toHaveLength(3);
@@ -216,7 +220,7 @@ describe("the replica's files no longer listed", () => {
       const t0 = Date.parse("2026-11-20T08:00:00.000Z");
       await compactResolvedMarkets(db, NOW, RETENTION, { batch: 1, replica, clock: () => t0 });
       await compactResolvedMarkets(db, NOW, RETENTION, { replica, clock: () => t0 });
-      expect(records(db)).toHaveLength(10);
+      expect(records(db)).toHaveLength(15);
       const later = () => t0 + REPLICA_DELETE_AFTER_MS + 1;
       const refusing = {
         ...replica,
@@ -230,10 +234,10 @@ describe("the replica's files no longer listed", () => {
       });
       expect(refused.replica_files_deleted).toBe(0);
       expect(refused.replica_error).toMatch(/^file:\/\/.*\/history: no delete for /);
-      expect(records(db)).toHaveLength(10);
-      expect(world.onReplica()).toHaveLength(12);
+      expect(records(db)).toHaveLength(15);
+      expect(world.onReplica()).toHaveLength(18);
       const retried = await compactResolvedMarkets(db, NOW, RETENTION, { replica, clock: later });
-      expect(retried).toMatchObject({ replica_files_deleted: 10, replica_error: null });
+      expect(retried).toMatchObject({ replica_files_deleted: 15, replica_error: null });
       expect(world.onReplica()).toEqual(listed(db));
       expect(records(db)).toEqual([]);
     } finally {
@@ -265,9 +269,9 @@ describe("a seal or merge killed with the replica", () => {
         const orphans = world.onReplica().filter((file) => !listed(db).includes(file));
         const expectedOrphans =
           {
-            "in-transaction": 2,
-            "merge-written": 2,
-            "merge-committed": 10,
+            "in-transaction": 3,
+            "merge-written": 3,
+            "merge-committed": 15,
           }[step as string] ?? 0;
         expect(orphans).toHaveLength(expectedOrphans);
         for (const file of orphans) expect(records(db)).toContain(file);

@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync 
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDb } from "../../src/db/open";
+import { openConnection, openDb } from "../../src/db/open";
 import { historyReplica } from "../../src/history/replica";
 import { historyDir, listedFiles, partitions } from "../../src/history/store";
 import { compactResolvedMarkets } from "../../src/refresh/retention";
@@ -70,10 +70,10 @@ describe.each([
       replica: historyReplica(replica, env),
     });
     expect(summary).toMatchObject({ markets: 3, replica_error: null });
-    // Three files and their copies in wallet order.
+    // Three files and their copies in wallet and time order.
     const listed = listedFiles(db.reader).map((p) => p.file);
     db.close();
-    expect(listed).toHaveLength(6);
+    expect(listed).toHaveLength(9);
 
     // A restore of the database elsewhere: every listed file comes back, byte for byte.
     const restoredDir = join(t.dir, `restored-${kind.slice(0, 4)}`);
@@ -81,7 +81,7 @@ describe.each([
     Object.assign(process.env, env);
     try {
       const fetched = await restoreHistory(path, restoredDir, replica);
-      expect(fetched).toEqual({ ok: true, value: 6 });
+      expect(fetched).toEqual({ ok: true, value: 9 });
     } finally {
       process.env = saved;
     }
@@ -93,6 +93,24 @@ describe.each([
           readFileSync(join(historyDir(path), file)),
         ),
       ).toBe(0);
+    }
+
+    // A database backed up before sql/0037 lists no copies in time order: its restore fetches
+    // the files it lists, and no more.
+    const older = join(t.dir, `before-0037-${kind.slice(0, 4)}.db`);
+    copyFileSync(path, older);
+    const olderDb = openConnection(older);
+    olderDb.exec(`DROP INDEX history_partitions_by_time_file;
+      ALTER TABLE history_partitions DROP COLUMN time_file;
+      ALTER TABLE history_partitions DROP COLUMN time_bytes;`);
+    olderDb.close();
+    Object.assign(process.env, env);
+    try {
+      const olderDir = join(t.dir, `restored-before-0037-${kind.slice(0, 4)}`);
+      expect(await restoreHistory(older, olderDir, replica)).toEqual({ ok: true, value: 6 });
+      expect(readdirSync(olderDir).some((file) => file.startsWith("times-"))).toBe(false);
+    } finally {
+      process.env = saved;
     }
 
     // A file no longer listed is deleted (sql/0035); one already gone is no error.
@@ -139,7 +157,7 @@ describe("a replica that refuses", () => {
     copyFileSync(template, listedPath);
     const lists = openDb(listedPath);
     await compactResolvedMarkets(lists, NOW, RETENTION, { batch: 3 });
-    const [file, copy] = listedFiles(lists.reader).map((p) => p.file);
+    const [file, copy, times] = listedFiles(lists.reader).map((p) => p.file);
     lists.close();
     const empty = join(t.dir, "empty-replica");
     mkdirSync(empty);
@@ -147,7 +165,7 @@ describe("a replica that refuses", () => {
     const result = await restoreHistory(listedPath, dir, replicaOf(`file://${empty}`));
     expect(result).toEqual({
       ok: false,
-      reason: `the replica lacks 2 file(s) of the fill history the database lists (${file}, ${copy}) at file://${empty}/history`,
+      reason: `the replica lacks 3 file(s) of the fill history the database lists (${file}, ${copy}, ${times}) at file://${empty}/history`,
     });
     rmSync(dir, { recursive: true, force: true });
   });

@@ -58,7 +58,7 @@ function worldCopy(name: string): string {
   return path;
 }
 
-/** Every file the manifest lists (sealed files and their copies in wallet order), sorted. */
+/** Every file the manifest lists (sealed files and their copies), sorted. */
 function files(db: Db): string[] {
   return listedFiles(db.reader)
     .map((f) => f.file)
@@ -108,6 +108,7 @@ async function expectEveryFillOnce(db: Db): Promise<void> {
   const all = storedFills(db, await historyFills(db));
   expect(all).toHaveLength(before.length);
   expect(all).toEqual(before);
+  await expectTimeCopiesAgree(db);
   // Where each wallet's sealed fills are (sql/0036) is what the frozen bets of each listed
   // file's markets say, whatever seal, merge or kill came before.
   const spans = (sql: string) => db.reader.prepare(sql).raw().all();
@@ -124,6 +125,23 @@ async function expectEveryFillOnce(db: Db): Promise<void> {
   );
 }
 
+/** Each listed file's copy in time order (sql/0037) holds its rows, stored in (ts, id) order. */
+async function expectTimeCopiesAgree(db: Db): Promise<void> {
+  const dir = historyDir(db.path);
+  await withEngine({ memoryMb: 256, threads: 1 }, async (duck) => {
+    for (const p of partitions(db.reader)) {
+      if (p.time_file === null) continue;
+      const rows = async (sql: string) =>
+        JSON.stringify((await duck.runAndReadAll(sql)).getRowsJS(), (_, v) =>
+          typeof v === "bigint" ? Number(v) : v,
+        );
+      expect(await rows(`SELECT * FROM read_parquet('${join(dir, p.time_file)}')`)).toEqual(
+        await rows(`SELECT * FROM read_parquet('${join(dir, p.file)}') ORDER BY ts, id`),
+      );
+    }
+  });
+}
+
 describe("sealing compacted markets into the history", () => {
   it("moves their fills into listed Parquet files: every fill once, sizes in the manifest", async () => {
     const path = worldCopy("sealed.db");
@@ -136,11 +154,13 @@ describe("sealing compacted markets into the history", () => {
       // Five markets in batches of two: three files.
       expect(listed.map((p) => p.id)).toEqual([1, 2, 3]);
       for (const p of listed) {
-        // Of wallet ids (WALLET_ID_FILE), each with its copy in wallet order (sql/0034), listed
-        // in the same row.
+        // Of wallet ids (WALLET_ID_FILE), each with its copies in wallet order (sql/0034) and
+        // time order (sql/0037), listed in the same row.
         expect(p.file).toMatch(/^fills-\d{13}-[0-9a-f]{12}\.v2\.parquet$/);
         expect(p.wallet_file).toMatch(/^wallets-\d{13}-[0-9a-f]{12}\.v2\.parquet$/);
         expect(p.wallet_bytes).toBeGreaterThan(0);
+        expect(p.time_file).toMatch(/^times-\d{13}-[0-9a-f]{12}\.v2\.parquet$/);
+        expect(p.time_bytes).toBeGreaterThan(0);
       }
       expect(listed.reduce((n, p) => n + p.fills, 0)).toBe(summary.fills_deleted);
       expect(readdirSync(historyDir(path)).sort()).toEqual(files(db));
@@ -186,15 +206,16 @@ describe("sealing compacted markets into the history", () => {
         await expectEveryFillOnce(db);
         const sealedBefore = partitions(db.reader).length;
         expect(sealedBefore).toBe(step === "committed" ? 1 : 0);
-        // A seal writes two files: the file in market order and its copy in wallet order.
+        // A seal writes three files: the file in market order and its copies in wallet and
+        // time order.
         const filesBefore = files(db).length;
-        expect(filesBefore).toBe(2 * sealedBefore);
+        expect(filesBefore).toBe(3 * sealedBefore);
         // A file written but never listed is no part of the history: the next seal leaves it
         // while it is fresh (it could be another seal's, about to commit), one an hour later
         // removes it.
         const dir = historyDir(path);
         const leftover = existsSync(dir) ? readdirSync(dir) : [];
-        const orphans = step === "written" || step === "in-transaction" ? 2 : 0;
+        const orphans = step === "written" || step === "in-transaction" ? 3 : 0;
         expect(leftover.length).toBe(filesBefore + orphans);
         const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
         expect(summary.markets).toBe(step === "committed" ? 3 : 5);
@@ -219,10 +240,15 @@ describe("upgrading to sql/0036", () => {
     const db = openDb(path);
     try {
       await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
-      // The database as sealed at schema 35: no history_wallets.
-      db.writer.exec("DROP TABLE history_wallets");
+      // The database as sealed at schema 35: no history_wallets, no copies in time order.
+      db.writer.exec(`DROP TABLE history_wallets; DROP INDEX history_partitions_by_time_file;
+        ALTER TABLE history_partitions DROP COLUMN time_file;
+        ALTER TABLE history_partitions DROP COLUMN time_bytes;`);
       db.writer.pragma("user_version = 35");
-      expect(migrate(db.writer).applied).toEqual(["0036_history_wallets.sql"]);
+      expect(migrate(db.writer).applied).toEqual([
+        "0036_history_wallets.sql",
+        "0037_history_time_files.sql",
+      ]);
       expect(
         db.reader.prepare("SELECT count(DISTINCT partition_id) FROM history_wallets").pluck().get(),
       ).toBe(3);
@@ -353,6 +379,10 @@ async function expectPagesAsUnsealed(sealedPath: string): Promise<void> {
       // A window of sealed fills (the wallet pages above mix both places), big trades only too.
       `/v1/trades?start=${day(NOW - 201 * DAY)}&end=${day(NOW - 199 * DAY)}`,
       `/v1/trades?start=${day(NOW - 201 * DAY)}&end=${day(NOW - 199 * DAY)}&min_bet=5`,
+      // Windows of many sealed fills, read from the copies in time order step by step back in
+      // time (windowSealedPage).
+      `/v1/trades?start=${day(NOW - 250 * DAY)}&end=${day(NOW - 165 * DAY)}`,
+      `/v1/trades?start=${day(NOW - 250 * DAY)}&end=${day(NOW - 165 * DAY)}&side=SELL&min_bet=5`,
     ];
     /** Every page of `query` on one app, as lists of trades. */
     async function walk(app: TestApp, key: string, query: string): Promise<unknown[][]> {
@@ -405,6 +435,39 @@ describe("trade pages over the history", () => {
     await expectPagesAsUnsealed(sealedPath);
   });
 
+  it("read the trades window from the copies in time order, and a market's page from its file", async () => {
+    const sealedPath = worldCopy("window-sealed.db");
+    await withDb(sealedPath, async (db) => {
+      await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+      // Without the files in market order, only what reads the copies in time order answers.
+      for (const p of partitions(db.reader)) rmSync(join(historyDir(sealedPath), p.file));
+    });
+    const unsealed = createTestApp({ env: { SMARTMONEY_DB: worldCopy("window-unsealed.db") } });
+    const sealed = createTestApp({ env: { SMARTMONEY_DB: sealedPath } });
+    try {
+      const day = (ms: number) => new Date(ms).toISOString();
+      const window = `/v1/trades?start=${day(NOW - 250 * DAY)}&end=${day(NOW - 165 * DAY)}&limit=100`;
+      const page = async (app: TestApp, url: string) => {
+        const res = await app.get(url, app.key("terminal_pro"));
+        const body = (await res.json()) as { next_cursor?: string | null };
+        // A cursor is signed by its instance's secret: its position is the part before the dot.
+        return { status: res.status, body, at: body.next_cursor?.split(".")[0] };
+      };
+      const expected = await page(unsealed, window);
+      expect(expected.status).toBe(200);
+      const read = await page(sealed, window);
+      expect({ ...read, body: (read.body as { data: unknown }).data }).toEqual({
+        ...expected,
+        body: (expected.body as { data: unknown }).data,
+      });
+      const market = await page(sealed, `/v1/trades?market=0x${"1".padStart(64, "0")}`);
+      expect(market).toMatchObject({ status: 500, body: { error: { code: "internal_error" } } });
+    } finally {
+      unsealed.close();
+      sealed.close();
+    }
+  });
+
   it("answer the same from files sealed with wallet addresses, which a compaction writes again with ids", async () => {
     const path = worldCopy("addresses.db");
     await withDb(path, async (db) => {
@@ -430,7 +493,8 @@ describe("trade pages over the history", () => {
         });
         db.writer
           .prepare(
-            "UPDATE history_partitions SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ? WHERE id = ?",
+            `UPDATE history_partitions SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ?,
+                    time_file = NULL, time_bytes = NULL WHERE id = ?`,
           )
           .run(
             file,
@@ -441,6 +505,7 @@ describe("trade pages over the history", () => {
           );
         rmSync(join(dir, p.file));
         rmSync(join(dir, p.wallet_file!));
+        rmSync(join(dir, p.time_file!));
       }
       const schema = await withEngine({ memoryMb: 256 }, async (duck) =>
         (
@@ -460,6 +525,7 @@ describe("trade pages over the history", () => {
       for (const p of partitions(db.reader)) {
         expect(holdsWalletIds(p.file)).toBe(true);
         expect(holdsWalletIds(p.wallet_file!)).toBe(true);
+        expect(holdsWalletIds(p.time_file!)).toBe(true);
       }
       await expectEveryFillOnce(db);
       // The files they replace, unlisted, are removed an hour after (here: at once).
@@ -571,7 +637,7 @@ describe("merging the history's small files", () => {
     const dir = historyDir(path);
     const db = openDb(path);
     try {
-      // Five files (a market each) and their copies in wallet order.
+      // Five files (a market each) and their copies.
       const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 1 });
       expect(partitions(db.reader)).toHaveLength(5);
       // Sealed two hours ago: the merge unlists them now, and they stay an hour from now.
@@ -598,10 +664,11 @@ describe("merging the history's small files", () => {
           Number(a[0]) - Number(b[0]) || Number(a[1]) - Number(b[1]) || Number(a[2]) - Number(b[2]),
       );
       expect(order).toEqual(sorted);
-      // The ten old files stay for an hour from their unlisting: a reader may have chosen them.
-      expect(readdirSync(dir)).toHaveLength(12);
+      // The fifteen old files stay for an hour from their unlisting: a reader may have chosen
+      // them.
+      expect(readdirSync(dir)).toHaveLength(18);
       await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 60_000 });
-      expect(readdirSync(dir)).toHaveLength(12);
+      expect(readdirSync(dir)).toHaveLength(18);
       await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
       expect(readdirSync(dir).sort()).toEqual(files(db));
     } finally {
@@ -629,8 +696,8 @@ describe("merging the history's small files", () => {
       await withDb(path, async (db) => {
         await expectEveryFillOnce(db);
         expect(partitions(db.reader)).toHaveLength(step === "merge-committed" ? 1 : 5);
-        // Ten sealed files and the two merged ones, listed or not.
-        expect(readdirSync(historyDir(path))).toHaveLength(12);
+        // Fifteen sealed files and the three merged ones, listed or not.
+        expect(readdirSync(historyDir(path))).toHaveLength(18);
         await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
         await expectEveryFillOnce(db);
         expect(partitions(db.reader)).toHaveLength(1);

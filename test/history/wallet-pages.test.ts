@@ -89,17 +89,21 @@ describe("a wallet's trade pages over the history", () => {
     const db = openDb(sealedPath);
     expect((await compactResolvedMarkets(db, NOW, RETENTION, { batch: 5 })).markets).toBe(OLD);
     db.close();
-    // The same files as sealed before sql/0034: without their copies in wallet order.
+    // The same files as sealed before sql/0034: without their copies.
     const legacyPath = join(t.dir, "legacy.db");
     copyFileSync(sealedPath, legacyPath);
     cpSync(historyDir(sealedPath), historyDir(legacyPath), { recursive: true });
     const legacyDb = openDb(legacyPath);
-    const copies = legacyDb.writer
-      .prepare("SELECT wallet_file FROM history_partitions")
-      .pluck()
-      .all() as string[];
-    expect(copies).toHaveLength(3);
-    legacyDb.writer.exec("UPDATE history_partitions SET wallet_file = NULL, wallet_bytes = NULL");
+    const copies = (
+      legacyDb.writer
+        .prepare("SELECT wallet_file, time_file FROM history_partitions")
+        .raw()
+        .all() as string[][]
+    ).flat();
+    expect(copies).toHaveLength(6);
+    legacyDb.writer.exec(
+      "UPDATE history_partitions SET wallet_file = NULL, wallet_bytes = NULL, time_file = NULL, time_bytes = NULL",
+    );
     for (const copy of copies) rmSync(join(historyDir(legacyPath), copy));
     legacyDb.close();
     const unsealed = createTestApp({ env: { SMARTMONEY_DB: template } });
@@ -179,7 +183,7 @@ describe("merging the history's small files", () => {
       // Twelve markets in batches of two: six files, then the next run merges them into one.
       expect((await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 })).markets).toBe(OLD);
       const before = listedFiles(db.reader).map((f) => f.file);
-      expect(before).toHaveLength(12);
+      expect(before).toHaveLength(18);
       const fills = db.reader.prepare("SELECT sum(fills) FROM history_partitions").pluck().get();
       const merged = await compactResolvedMarkets(db, NOW, RETENTION);
       expect(merged).toMatchObject({ markets: 0, files_merged: 6 });
@@ -193,7 +197,7 @@ describe("merging the history's small files", () => {
       const dir = historyDir(path);
       expect(readdirSync(dir).sort()).toEqual([...before, ...files(db)].sort());
       await compactResolvedMarkets(db, NOW, RETENTION);
-      expect(readdirSync(dir)).toHaveLength(14);
+      expect(readdirSync(dir)).toHaveLength(21);
       await compactResolvedMarkets(db, NOW, RETENTION, { unlistedMinAgeMs: 0 });
       expect(readdirSync(dir).sort()).toEqual(files(db));
     } finally {
