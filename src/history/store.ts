@@ -378,6 +378,26 @@ export async function mergePartitions(
   });
 }
 
+/**
+ * The rows of a listed file of wallet ids (WALLET_ID_FILE) in time order, to a new file of the
+ * history, not listed: the copy in time order of a file sealed before sql/0037.
+ */
+export async function writeTimeCopy(
+  dir: string,
+  file: string,
+  options: { memoryMb: number; now: number },
+): Promise<WrittenFile> {
+  return withEngine({ memoryMb: options.memoryMb }, async (duck) =>
+    copyTo(
+      duck,
+      `(SELECT * FROM ${readParquet(dir, [file])} ORDER BY ts, id)`,
+      dir,
+      newPartitionFile(options.now, "times"),
+      TIME_ROW_GROUP,
+    ),
+  );
+}
+
 /** `read_parquet` of `files` in `dir`. */
 export function readParquet(dir: string, files: readonly string[]): string {
   return `read_parquet([${files.map((f) => sqlString(join(dir, f))).join(", ")}])`;

@@ -20,6 +20,7 @@ import {
   type WrittenFile,
   type WrittenPartition,
   writePartition,
+  writeTimeCopy,
 } from "../history/store";
 import { listTxKeys } from "../history/tx-keys";
 import { contextFor, FILL_COLUMNS, FILLS_BY_WALLET, type FillRow, toFill } from "./pass";
@@ -53,6 +54,8 @@ export interface CompactionSummary {
   history_error: string | null;
   /** Files sealed before sql/0034 or WALLET_ID_FILE written again as a seal writes them now. */
   files_rewritten: number;
+  /** Copies in time order written and listed for files sealed before sql/0037. */
+  time_copies_written: number;
   /** Files merged into fewer, larger ones (MERGE_FILLS). */
   files_merged: number;
   /** Files no longer listed deleted from the replica (REPLICA_DELETE_AFTER_MS). */
@@ -85,6 +88,8 @@ export interface CompactionOptions {
   mergeFills?: number;
   /** The clock the replica's unlisted files are recorded and aged by (Date.now). */
   clock?: () => number;
+  /** Listed files brought up to the current layout at most (UPGRADES_PER_RUN). */
+  upgradesPerRun?: number;
 }
 
 /** A batch whose markets took fills between the file's write and the transaction: retried later. */
@@ -99,6 +104,12 @@ class StaleBatch extends Error {}
 export const MERGE_FILLS = 1_000_000;
 /** Files under MERGE_FILLS are merged once there are at least this many. */
 export const MERGE_MIN_FILES = 4;
+/**
+ * Listed files a run brings up to the current layout at most (written again, or given their copy
+ * in time order): the scheduled refresh waits for its compaction, and a year's history, upgraded
+ * at once, would hold it for most of an hour.
+ */
+export const UPGRADES_PER_RUN = 8;
 
 /**
  * How long a file stays on the replica once no listed row names it (history_replica_unlisted,
@@ -211,6 +222,7 @@ export async function compactResolvedMarkets(
     replica_error: null,
     history_error: null,
     files_rewritten: 0,
+    time_copies_written: 0,
     files_merged: 0,
     replica_files_deleted: 0,
     duration_ms: 0,
@@ -263,6 +275,7 @@ export async function compactResolvedMarkets(
   };
   try {
     await rewriteOlderFiles();
+    await addTimeCopies();
     await mergeSmallFiles();
   } catch (error) {
     // The listed files stay as they are, whole: the next run tries again.
@@ -480,10 +493,9 @@ export async function compactResolvedMarkets(
   }
 
   /**
-   * Each listed file sealed before sql/0037 (without a copy in time order; before sql/0034, in
-   * larger row groups and without one in wallet order) or before WALLET_ID_FILE (wallets as
-   * addresses) is written again as a seal writes it now, all three files synced (and put on the
-   * replica), then swapped in for it in one UPDATE of its
+   * Each listed file sealed before sql/0034 (in larger row groups, without copies) or before
+   * WALLET_ID_FILE (wallets as addresses) is written again as a seal writes it now, all three
+   * files synced (and put on the replica), then swapped in for it in one UPDATE of its
    * manifest row, in the transaction that lists its hash keys when it has none (listed before
    * sql/0032). The old files, unlisted, are removed as any unlisted file is, an hour after the
    * swap (their time is set just before, for a page still reading them). Killed before the
@@ -493,9 +505,9 @@ export async function compactResolvedMarkets(
     const older = w
       .prepare(
         `SELECT id, file, wallet_file, time_file FROM history_partitions
-          WHERE wallet_file IS NULL OR time_file IS NULL OR file NOT LIKE '%' || ? ORDER BY id`,
+          WHERE wallet_file IS NULL OR file NOT LIKE '%' || ? ORDER BY id LIMIT ?`,
       )
-      .all(WALLET_ID_FILE) as {
+      .all(WALLET_ID_FILE, options.upgradesPerRun ?? UPGRADES_PER_RUN) as {
       id: number;
       file: string;
       wallet_file: string | null;
@@ -532,6 +544,51 @@ export async function compactResolvedMarkets(
       // Another run may have swapped it meanwhile: these files are then no part of the history.
       if (swapped) summary.files_rewritten++;
       else removeWritten(writtenFiles(rewritten));
+    }
+  }
+
+  /**
+   * Each listed file otherwise as a seal writes it now but sealed before sql/0037 gets its copy
+   * in time order, written from the file (a third of what writing it again costs), synced, put
+   * on the replica, then listed in one UPDATE of its row. Killed before it, the copy is unlisted
+   * and removed as any unlisted file. At most UPGRADES_PER_RUN files a run, with those written
+   * again by rewriteOlderFiles.
+   */
+  async function addTimeCopies(): Promise<void> {
+    const budget = (options.upgradesPerRun ?? UPGRADES_PER_RUN) - summary.files_rewritten;
+    if (budget <= 0) return;
+    const lacking = w
+      .prepare(
+        `SELECT id, file FROM history_partitions
+          WHERE time_file IS NULL AND wallet_file IS NOT NULL AND file LIKE '%' || ?
+          ORDER BY id LIMIT ?`,
+      )
+      .all(WALLET_ID_FILE, budget) as { id: number; file: string }[];
+    const list = w.prepare<[string, number, number, string]>(
+      `UPDATE history_partitions SET time_file = ?, time_bytes = ?
+        WHERE id = ? AND file = ? AND time_file IS NULL`,
+    );
+    for (const { id, file } of lacking) {
+      const copy = await writeTimeCopy(dir, file, {
+        memoryMb: options.memoryMb ?? 256,
+        now: Date.now(),
+      });
+      const refused = await putOnReplica(w, replica, [copy], clock());
+      if (refused !== null) {
+        summary.replica_error = refused;
+        return;
+      }
+      const added = w
+        .transaction(() => {
+          if (!mayList([copy.file])) return false;
+          if (list.run(copy.file, copy.bytes, id, file).changes === 0) return false;
+          listed([copy.file]);
+          return true;
+        })
+        .immediate();
+      // Another run may have listed one meanwhile, or merged the file away.
+      if (added) summary.time_copies_written++;
+      else removeWritten([copy]);
     }
   }
 

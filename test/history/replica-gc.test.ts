@@ -182,6 +182,33 @@ describe("the replica's files no longer listed", () => {
     }
   });
 
+  it("hold a copy in time order added to a file sealed before sql/0037 before it is listed", async () => {
+    const world = worldCopy("time-copies");
+    const replica = historyReplica(world.replica);
+    const db = openDb(world.path);
+    try {
+      await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2, replica });
+      // As sealed at schema 36 (the copies in time order stay on the replica here, unlisted).
+      const old = db.writer
+        .prepare("SELECT time_file FROM history_partitions")
+        .pluck()
+        .all() as string[];
+      db.writer.exec("UPDATE history_partitions SET time_file = NULL, time_bytes = NULL");
+      for (const copy of old) rmSync(join(historyDir(world.path), copy));
+      const added = await compactResolvedMarkets(db, NOW, RETENTION, { replica });
+      expect(added).toMatchObject({ time_copies_written: 3, replica_error: null });
+      const copies = db.reader
+        .prepare("SELECT time_file FROM history_partitions")
+        .pluck()
+        .all() as string[];
+      for (const copy of copies) expect(world.onReplica()).toContain(copy);
+      expect(records(db)).toEqual([]);
+      await restoresWhole(snapshot(db, join(t.dir, "time-copies.db")), world.replica);
+    } finally {
+      db.close();
+    }
+  });
+
   it("are never listed once a run has taken them for deletion", async () => {
     const world = worldCopy("taken");
     const base = historyReplica(world.replica);

@@ -259,6 +259,41 @@ describe("upgrading to sql/0036", () => {
   });
 });
 
+describe("upgrading to sql/0037", () => {
+  it("gives each file sealed before it its copy in time order, a few files a run, the rest as they were", async () => {
+    const path = worldCopy("before-0037.db");
+    const dir = historyDir(path);
+    const db = openDb(path);
+    try {
+      await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
+      // As sealed at schema 36: each file with its copy in wallet order, none in time order.
+      const sealed = partitions(db.reader);
+      for (const p of sealed) rmSync(join(dir, p.time_file!));
+      db.writer.exec("UPDATE history_partitions SET time_file = NULL, time_bytes = NULL");
+      const first = await compactResolvedMarkets(db, NOW, RETENTION, { upgradesPerRun: 2 });
+      expect(first).toMatchObject({ time_copies_written: 2, files_rewritten: 0, files_merged: 0 });
+      expect(partitions(db.reader).map((p) => p.time_file === null)).toEqual([false, false, true]);
+      const second = await compactResolvedMarkets(db, NOW, RETENTION, { upgradesPerRun: 2 });
+      expect(second.time_copies_written).toBe(1);
+      const upgraded = partitions(db.reader);
+      // The files and their copies in wallet order are the same files; each has a new copy.
+      expect(upgraded.map(({ time_file, time_bytes, ...p }) => p)).toEqual(
+        sealed.map(({ time_file, time_bytes, ...p }) => p),
+      );
+      for (const p of upgraded) {
+        expect(p.time_file).toMatch(/^times-\d{13}-[0-9a-f]{12}\.v2\.parquet$/);
+        expect(p.time_bytes).toBe(statSync(join(dir, p.time_file!)).size);
+      }
+      expect(readdirSync(dir).sort()).toEqual(files(db));
+      await expectEveryFillOnce(db);
+      expect((await compactResolvedMarkets(db, NOW, RETENTION)).time_copies_written).toBe(0);
+    } finally {
+      db.close();
+    }
+    await expectPagesAsUnsealed(path);
+  });
+});
+
 describe("the history beside the database", () => {
   it("runs by hand (`jobs run compact`) with its progress on stderr, every fill once", async () => {
     const path = worldCopy("by-hand.db");
