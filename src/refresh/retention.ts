@@ -106,8 +106,9 @@ export const MERGE_FILLS = 1_000_000;
 export const MERGE_MIN_FILES = 4;
 /**
  * Listed files a run brings up to the current layout at most (written again, or given their copy
- * in time order): the scheduled refresh waits for its compaction, and a year's history, upgraded
- * at once, would hold it for most of an hour.
+ * in time order): the scheduled refresh waits for its compaction. On the large world a file of
+ * 1M fills took 2.5 s to write again and 0.6 s to copy, so a year's history (about 275 files) at
+ * once would hold the refresh for 3 to 12 minutes; 8 files, for 5 to 20 seconds.
  */
 export const UPGRADES_PER_RUN = 8;
 
