@@ -71,7 +71,7 @@ export function registerStatus(program: Command): void {
           [
             `database          ${db.path} (schema version ${version}, ${(bytes / 1e6).toFixed(1)} MB, WAL ${(walBytes / 1e6).toFixed(1)} MB)`,
             `fills             ${fills.total.toLocaleString("en-US")} (${recent.total.toLocaleString("en-US")} in the database, ${history.fills.toLocaleString("en-US")} in the history)${fills.newest < 0 ? "" : `, the newest at ${new Date(fills.newest).toISOString()}`}`,
-            `fill history      ${history.partitions} files, ${(history.bytes / 1e6).toFixed(1)} MB in ${historyDir(db.path)}${describeHistoryCheck(historyCheck)}`,
+            `fill history      ${history.partitions} files with their copies, ${(history.bytes / 1e6).toFixed(1)} MB in ${historyDir(db.path)}${describeHistoryCheck(historyCheck)}`,
             `installation key  id ${key.id} from ${describeSource(key.source)}`,
             `webhook secrets   ${secrets.decrypting} of ${secrets.stored} decrypt${secrets.failing.length > 0 ? `; failing: ${secrets.failing.join(", ")}` : ""}`,
             `replication       ${describeReplication(replication)}`,
