@@ -103,20 +103,12 @@ export function partitions(db: Connection): Partition[] {
 
 /** Every file the manifest lists, each sealed file and its copies, with its size. */
 export function listedFiles(db: Connection): { file: string; bytes: number }[] {
-  return partitions(db).flatMap(filesOfPartition);
-}
-
-/** A listed file and its copies in wallet and time order, those it has. */
-export function filesOfPartition(
-  p: Pick<
-    Partition,
-    "file" | "bytes" | "wallet_file" | "wallet_bytes" | "time_file" | "time_bytes"
-  >,
-): { file: string; bytes: number }[] {
-  const files = [{ file: p.file, bytes: p.bytes }];
-  if (p.wallet_file !== null) files.push({ file: p.wallet_file, bytes: p.wallet_bytes ?? 0 });
-  if (p.time_file !== null) files.push({ file: p.time_file, bytes: p.time_bytes ?? 0 });
-  return files;
+  return partitions(db).flatMap((p) => {
+    const files = [{ file: p.file, bytes: p.bytes }];
+    if (p.wallet_file !== null) files.push({ file: p.wallet_file, bytes: p.wallet_bytes ?? 0 });
+    if (p.time_file !== null) files.push({ file: p.time_file, bytes: p.time_bytes ?? 0 });
+    return files;
+  });
 }
 
 export interface HistoryTotals {
@@ -204,11 +196,11 @@ export interface WrittenPartition {
 
 /**
  * Writes `rows()` (PARTITION_COLUMNS' order, sorted as they should be stored) to a new file of
- * the history, and the same rows in wallet order and in time order to two more: each beside its name first,
- * synced, then renamed into place and the folder synced, so a file under its name is whole. The
- * rows are read in one go once DuckDB is ready, with no
- * await in between, so a statement iterating the database's connection is never left open while
- * other work uses it. Returns null for no rows (no file is written).
+ * the history, and the same rows in wallet order and in time order to two more: each beside its
+ * name first, synced, then renamed into place and the folder synced, so a file under its name is
+ * whole. The rows are read in one go once DuckDB is ready, with no await in between, so a
+ * statement iterating the database's connection is never left open while other work uses it.
+ * Returns null for no rows (no file is written).
  */
 export async function writePartition(
   dir: string,
@@ -333,10 +325,10 @@ async function writeCopies(
 }
 
 /**
- * Listed files merged into one (or one file sealed before sql/0037 or WALLET_ID_FILE written
- * again), written as a seal writes a file, in market order, with its copies in wallet and time order; a
- * file of addresses gets its wallets' ids from `wallets`. Neither is listed yet: the caller lists
- * both in place of the old files (src/refresh/retention.ts).
+ * Listed files merged into one (or one file sealed before sql/0034 or WALLET_ID_FILE written
+ * again), written as a seal writes a file, in market order, with its copies in wallet and time
+ * order; a file of addresses gets its wallets' ids from `wallets`. None is listed yet: the caller
+ * lists them in place of the old files (src/refresh/retention.ts).
  */
 export async function mergePartitions(
   dir: string,

@@ -616,9 +616,10 @@ export async function compactResolvedMarkets(
 
   /**
    * Once MERGE_MIN_FILES listed files hold fewer than MERGE_FILLS fills each, they are merged, in
-   * manifest order, into files of up to MERGE_FILLS: each merged file and its copies are written and synced (and put on the replica), then ONE transaction lists them,
-   * points the old files' markets at them and unlists the old files, whose time is set just
-   * before, so they are removed an hour after (as any unlisted file). Killed before the
+   * manifest order, into files of up to MERGE_FILLS: each merged file and its copies are
+   * written and synced (and put on the replica), then ONE transaction lists them, points the old
+   * files' markets at them and unlists the old files, whose time is set just before, so they are
+   * removed an hour after (as any unlisted file). Killed before the
    * transaction, the new files are unlisted and removed alike; a file another run merged or
    * swapped meanwhile leaves its group for the next run.
    */
