@@ -506,7 +506,7 @@ export async function compactResolvedMarkets(
     const older = w
       .prepare(
         `SELECT id, file, wallet_file, time_file FROM history_partitions
-          WHERE wallet_file IS NULL OR file NOT LIKE '%' || ? ORDER BY id LIMIT ?`,
+          WHERE wallet_file IS NULL OR file NOT LIKE '%' || ? ORDER BY id LIMIT +?`,
       )
       .all(WALLET_ID_FILE, options.upgradesPerRun ?? UPGRADES_PER_RUN) as {
       id: number;
@@ -562,7 +562,7 @@ export async function compactResolvedMarkets(
       .prepare(
         `SELECT id, file FROM history_partitions
           WHERE time_file IS NULL AND wallet_file IS NOT NULL AND file LIKE '%' || ?
-          ORDER BY id LIMIT ?`,
+          ORDER BY id LIMIT +?`,
       )
       .all(WALLET_ID_FILE, budget) as { id: number; file: string }[];
     const list = w.prepare<[string, number, number, string]>(
