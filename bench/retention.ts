@@ -4,7 +4,7 @@
  * markets resolved before the window, the free pages that leaves, and the file after VACUUM.
  * With --verify, a full rebuild before the compaction and one after it are compared table by
  * table (wallet_timing is expected to differ: docs/operations.md, "Fill retention"), and timed.
- * The history's bytes a sealed fill are given per copy (market order, wallet order) and per
+ * The history's bytes a sealed fill are given per copy (market, wallet and time order) and per
  * column (Parquet's compressed column chunks, from DuckDB's parquet_metadata).
  *
  *   npm run bench:retention -- [--world small|medium] [--retention 720h] [--verify]
@@ -159,8 +159,9 @@ async function main(): Promise<void> {
 }
 
 /**
- * Bytes a sealed fill in each copy of the history (`market`: the sealed files, `wallet`: their
- * copies in wallet order), the whole file's and each column's compressed chunks'.
+ * Bytes a sealed fill in each copy of the history (`market`: the sealed files, `wallet` and
+ * `time`: their copies in wallet and time order), the whole file's and each column's compressed
+ * chunks'.
  */
 async function bytesByColumn(dbPath: string) {
   const db = openDb(dbPath);
@@ -185,9 +186,11 @@ async function bytesByColumn(dbPath: string) {
       };
     };
     const wallet = listed.flatMap((p) => (p.wallet_file === null ? [] : [p.wallet_file]));
+    const time = listed.flatMap((p) => (p.time_file === null ? [] : [p.time_file]));
     return {
       market: await copy(listed.map((p) => p.file)),
       wallet: wallet.length > 0 ? await copy(wallet) : null,
+      time: time.length > 0 ? await copy(time) : null,
     };
   });
 }
