@@ -588,6 +588,7 @@ describe("a damaged history", () => {
     rmSync(join(historyDir(path), first!.file));
     rmSync(join(historyDir(path), first!.wallet_file!));
     truncateSync(join(historyDir(path), second!.file), 100);
+    rmSync(join(historyDir(path), second!.time_file!));
     const app = createTestApp({ env: { SMARTMONEY_DB: path } });
     try {
       const key = app.key("terminal_pro");
@@ -612,6 +613,18 @@ describe("a damaged history", () => {
       // Files listed before keys were kept may hold any hash: they are read.
       app.db.writer.exec("DELETE FROM history_tx_keys");
       expect((await app.raw(`/v1/trades/${nowhere}`, key)).status).toBe(500);
+      // The trades window over sealed times reads the copies in time order: one is missing.
+      const day = (ms: number) => new Date(ms).toISOString();
+      const window = await app.raw(
+        `/v1/trades?start=${day(NOW - 201 * DAY)}&end=${day(NOW - 199 * DAY)}`,
+        key,
+      );
+      expect(window.status).toBe(500);
+      expect(((await window.json()) as { error: unknown }).error).toMatchObject({
+        code: "internal_error",
+        message: HISTORY_UNREADABLE,
+      });
+      expect(app.logText()).toContain(second!.time_file!);
     } finally {
       app.close();
     }
@@ -619,11 +632,11 @@ describe("a damaged history", () => {
     const status = await runCli(["status", "--json"], env);
     expect(status.code).toBe(1);
     expect(JSON.parse(status.stdout).history).toMatchObject({
-      missing: [first!.file, first!.wallet_file],
+      missing: [first!.file, first!.wallet_file, second!.time_file],
       damaged: [second!.file],
     });
     expect(status.stderr.trim().split("\n")).toHaveLength(1);
-    expect(status.stderr).toContain("3 file(s) of the fill history are missing or damaged");
+    expect(status.stderr).toContain("4 file(s) of the fill history are missing or damaged");
   });
 });
 
