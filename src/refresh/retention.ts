@@ -126,19 +126,15 @@ function filesOf(p: { file: string; wallet_file: string | null; time_file: strin
   return [p.file, p.wallet_file, p.time_file].filter((f) => f !== null);
 }
 
-/** A written file and its copies in wallet and time order. */
-function writtenFiles(written: {
-  file: WrittenFile;
-  wallet: WrittenFile;
-  time: WrittenFile;
-}): WrittenFile[] {
-  return [written.file, written.wallet, written.time];
+/** A written file and its copies in wallet and time order: what one manifest row lists. */
+function withCopies(
+  file: WrittenFile,
+  copies: { wallet: WrittenFile; time: WrittenFile },
+): WrittenFile[] {
+  return [file, copies.wallet, copies.time];
 }
 
-/** A sealed batch's file and its copies. */
-function sealedFiles(sealed: WrittenPartition): WrittenFile[] {
-  return [sealed, sealed.wallet, sealed.time];
-}
+const namesOf = (files: readonly WrittenFile[]) => files.map((f) => f.file);
 
 /** Removes written files, none of them listed. */
 function removeWritten(files: readonly WrittenFile[]): void {
@@ -384,7 +380,7 @@ export async function compactResolvedMarkets(
       break;
     }
     step("written");
-    const refused = sealed && (await putOnReplica(w, replica, sealedFiles(sealed), clock()));
+    const refused = sealed && (await putOnReplica(w, replica, withCopies(sealed, sealed), clock()));
     if (refused) {
       summary.replica_error = refused;
       summary.markets_waiting += markets.length + Math.max(0, ready.length - start - batch);
@@ -393,7 +389,7 @@ export async function compactResolvedMarkets(
     try {
       compactBatch(markets, sealed);
     } catch (error) {
-      if (sealed) removeWritten(sealedFiles(sealed));
+      if (sealed) removeWritten(withCopies(sealed, sealed));
       if (!(error instanceof StaleBatch)) throw error;
       summary.markets_waiting += markets.length;
       continue;
@@ -426,8 +422,9 @@ export async function compactResolvedMarkets(
           throw new StaleBatch(`market ${marketId} took fills while its batch was sealed`);
         }
       }
-      if (sealed && !mayList(sealedFiles(sealed).map((f) => f.file))) {
-        throw new StaleBatch(`${sealed.file} was taken for an orphan on the replica`);
+      const names = sealed ? namesOf(withCopies(sealed, sealed)) : [];
+      if (!mayList(names)) {
+        throw new StaleBatch(`${names[0]} was taken for an orphan on the replica`);
       }
       const id = sealed
         ? Number(
@@ -447,7 +444,7 @@ export async function compactResolvedMarkets(
         : null;
       if (id !== null && sealed) {
         listTxKeys(w, id, sealed.txKeys);
-        listed(sealedFiles(sealed).map((f) => f.file));
+        listed(names);
       }
       step("in-transaction");
       for (const marketId of markets) {
@@ -528,7 +525,8 @@ export async function compactResolvedMarkets(
       const rewritten = await writeReplacement([file], old);
       if (rewritten === null) return;
       const { file: f, wallet, time } = rewritten;
-      const names = writtenFiles(rewritten).map((written) => written.file);
+      const files = withCopies(f, rewritten);
+      const names = namesOf(files);
       const swapped = w
         .transaction(() => {
           if (!mayList(names)) return false;
@@ -544,7 +542,7 @@ export async function compactResolvedMarkets(
         .immediate();
       // Another run may have swapped it meanwhile: these files are then no part of the history.
       if (swapped) summary.files_rewritten++;
-      else removeWritten(writtenFiles(rewritten));
+      else removeWritten(files);
     }
   }
 
@@ -604,7 +602,7 @@ export async function compactResolvedMarkets(
       now: Date.now(),
       wallets: w,
     });
-    const refused = await putOnReplica(w, replica, writtenFiles(written), clock());
+    const refused = await putOnReplica(w, replica, withCopies(written.file, written), clock());
     if (refused !== null) {
       summary.replica_error = refused;
       return null;
@@ -656,13 +654,14 @@ export async function compactResolvedMarkets(
       );
       if (merged === null) return;
       step("merge-written");
+      const files = withCopies(merged.file, merged);
       const ids = group.map((p) => p.id);
       const marks = ids.map(() => "?").join(", ");
       const swapped = w
         .transaction(() => {
           if (group.some((p) => stillListed.get(p.id, p.file, p.wallet_file) === undefined))
             return false;
-          if (!mayList(writtenFiles(merged).map((f) => f.file))) return false;
+          if (!mayList(namesOf(files))) return false;
           const id = list.run(
             merged.file.file,
             group.reduce((n, p) => n + p.fills, 0),
@@ -687,7 +686,7 @@ export async function compactResolvedMarkets(
           ).run(id, ...ids);
           w.prepare(`DELETE FROM history_wallets WHERE partition_id IN (${marks})`).run(...ids);
           w.prepare(`DELETE FROM history_partitions WHERE id IN (${marks})`).run(...ids);
-          listed(writtenFiles(merged).map((f) => f.file));
+          listed(namesOf(files));
           unlisted(old);
           return true;
         })
@@ -695,7 +694,7 @@ export async function compactResolvedMarkets(
       if (swapped) {
         summary.files_merged += group.length;
         step("merge-committed");
-      } else removeWritten(writtenFiles(merged));
+      } else removeWritten(files);
     }
   }
 
