@@ -1,3 +1,4 @@
+import { existsSync, statSync } from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 import { type App, createApp } from "../src/app";
 import { type Clock, systemClock } from "../src/clock";
@@ -96,6 +97,17 @@ export function settingFlag(env: SettingEnv, argument: string, help: string): [s
 }
 
 /** Adds the flags every command shares. */
+/**
+ * An `--out` directory (created when missing), refused in one line when a file has its name:
+ * otherwise mkdir's EEXIST comes out, after the command's work.
+ */
+export function outDirectory(path: string): string {
+  if (existsSync(path) && !statSync(path).isDirectory()) {
+    throw new CliError(`--out ${path}: a file is there; name a directory`);
+  }
+  return path;
+}
+
 export function withDbOption(command: Command): Command {
   return command
     .option(...settingFlag("SMARTMONEY_DB", "path", "SQLite database file"))

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
 import * as v from "valibot";
@@ -15,7 +15,7 @@ import { countFills, loadSealedFills, readFills, readMarkets } from "../../src/b
 import { buildIndex } from "../../src/backtest/point-in-time";
 import { writeReport } from "../../src/backtest/report";
 import { timestamp } from "../../src/ingest/lines";
-import { type CommonOptions, withApp, withDbOption } from "../context";
+import { type CommonOptions, outDirectory, withApp, withDbOption } from "../context";
 import { CliError } from "../errors";
 
 const HORIZON = /^(\d{1,4})(d|h)$/;
@@ -117,10 +117,7 @@ export function registerBacktest(program: Command): void {
         if (options.from !== undefined && options.from > to) {
           throw new CliError(`--from ${iso(options.from)} is after --to ${iso(to)}`);
         }
-        const out = resolve(options.out);
-        if (existsSync(out) && !statSync(out).isDirectory()) {
-          throw new CliError(`--out ${options.out}: a file is there; name a directory`);
-        }
+        const out = resolve(outDirectory(options.out));
         const cases = options.cases === undefined ? null : readCases(options.cases);
         const markets = readMarkets(db.reader);
         // The fills are read once, in order, into the index: mapping the file would only add its pages

@@ -1,9 +1,9 @@
-import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { exportParquet } from "../../src/history/export";
 import {
   type CommonOptions,
   instantArgument,
+  outDirectory,
   print,
   table,
   withApp,
@@ -32,9 +32,7 @@ export function registerExport(program: Command): void {
         if (options.from !== undefined && options.to !== undefined && options.from >= options.to) {
           throw new CliError("--from must be before --to");
         }
-        if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
-          throw new CliError(`--out ${options.out}: a file is there; name a directory`);
-        }
+        outDirectory(options.out);
         const started = performance.now();
         const files = await exportParquet(db.reader, db.path, {
           out: options.out,
