@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDb } from "../../src/db/open";
 import { historyReplica } from "../../src/history/replica";
-import { historyDir, listedFiles, partitions } from "../../src/history/store";
+import { listedFiles, partitions } from "../../src/history/store";
 import {
   compactResolvedMarkets,
   REPLICA_DELETE_AFTER_MS,
@@ -12,7 +12,7 @@ import {
 import type { ReplicaConfig } from "../../src/replication/replica-url";
 import { restoreHistory } from "../../src/replication/restore";
 import { createTestApp, type TestApp } from "../helpers/app";
-import { compactionKilledAt, NOW, RETENTION, sealableWorld } from "./world";
+import { compactionKilledAt, NOW, RETENTION, sealableWorld, withoutCopies } from "./world";
 
 /**
  * The history's files on the replica that no row lists any longer (merged or rewritten away), or
@@ -145,16 +145,7 @@ describe("the replica's files no longer listed", () => {
       const t0 = Date.parse("2026-11-20T08:00:00.000Z");
       await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2, replica, clock: () => t0 });
       // As sealed before sql/0034: no copies (theirs stay on the replica here).
-      const copies = (
-        db.writer
-          .prepare("SELECT wallet_file, time_file FROM history_partitions")
-          .raw()
-          .all() as string[][]
-      ).flat();
-      db.writer.exec(
-        "UPDATE history_partitions SET wallet_file = NULL, wallet_bytes = NULL, time_file = NULL, time_bytes = NULL",
-      );
-      for (const copy of copies) rmSync(join(historyDir(world.path), copy));
+      const copies = withoutCopies(db, ["wallet", "time"]);
       const old = listed(db);
       expect(old).toHaveLength(3);
       const rewritten = await compactResolvedMarkets(db, NOW, RETENTION, {
@@ -189,12 +180,7 @@ describe("the replica's files no longer listed", () => {
     try {
       await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2, replica });
       // As sealed at schema 36 (the copies in time order stay on the replica here, unlisted).
-      const old = db.writer
-        .prepare("SELECT time_file FROM history_partitions")
-        .pluck()
-        .all() as string[];
-      db.writer.exec("UPDATE history_partitions SET time_file = NULL, time_bytes = NULL");
-      for (const copy of old) rmSync(join(historyDir(world.path), copy));
+      withoutCopies(db, ["time"]);
       const added = await compactResolvedMarkets(db, NOW, RETENTION, { replica });
       expect(added).toMatchObject({ time_copies_written: 3, replica_error: null });
       const copies = db.reader

@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb } from "../../src/db/open";
@@ -10,7 +10,7 @@ import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets } from "../../src/refresh/retention";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { newTrade } from "../helpers/trades";
-import { DAY, NOW, RETENTION } from "./world";
+import { DAY, NOW, RETENTION, withoutCopies } from "./world";
 
 /**
  * A wallet's pages over the history read the sealed files' copies in wallet order (sql/0034):
@@ -94,17 +94,7 @@ describe("a wallet's trade pages over the history", () => {
     copyFileSync(sealedPath, legacyPath);
     cpSync(historyDir(sealedPath), historyDir(legacyPath), { recursive: true });
     const legacyDb = openDb(legacyPath);
-    const copies = (
-      legacyDb.writer
-        .prepare("SELECT wallet_file, time_file FROM history_partitions")
-        .raw()
-        .all() as string[][]
-    ).flat();
-    expect(copies).toHaveLength(6);
-    legacyDb.writer.exec(
-      "UPDATE history_partitions SET wallet_file = NULL, wallet_bytes = NULL, time_file = NULL, time_bytes = NULL",
-    );
-    for (const copy of copies) rmSync(join(historyDir(legacyPath), copy));
+    expect(withoutCopies(legacyDb, ["wallet", "time"])).toHaveLength(6);
     legacyDb.close();
     const unsealed = createTestApp({ env: { SMARTMONEY_DB: template } });
     const sealed = createTestApp({ env: { SMARTMONEY_DB: sealedPath } });

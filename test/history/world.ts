@@ -1,6 +1,10 @@
 import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
+import type { Db } from "../../src/db/open";
+import { historyDir } from "../../src/history/store";
 import { createIngest, type NewTrade } from "../../src/ingest/ingest";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import type { SealStep } from "../../src/refresh/retention";
@@ -12,6 +16,25 @@ export const DAY = 86_400_000;
 export const NOW = Date.parse("2026-11-01T12:00:00.000Z");
 /** Markets resolved and last traded before NOW − RETENTION are sealed by a compaction. */
 export const RETENTION = 90 * DAY;
+
+/**
+ * The database's history as a binary of before its copies of `kinds` left it (before sql/0034:
+ * both; before sql/0037: those in time order): the copies unlisted and removed from its folder.
+ * Returns their names.
+ */
+export function withoutCopies(db: Db, kinds: readonly ("wallet" | "time")[]): string[] {
+  const names = (
+    db.writer
+      .prepare(`SELECT ${kinds.map((k) => `${k}_file`).join(", ")} FROM history_partitions`)
+      .raw()
+      .all() as string[][]
+  ).flat();
+  db.writer.exec(
+    `UPDATE history_partitions SET ${kinds.map((k) => `${k}_file = NULL, ${k}_bytes = NULL`).join(", ")}`,
+  );
+  for (const name of names) rmSync(join(historyDir(db.path), name));
+  return names;
+}
 
 /**
  * A world for sealing: `old` markets (old0, old1, …: traded 200 days ago, resolved 150 days ago,
