@@ -251,6 +251,12 @@ export async function compactResolvedMarkets(
   // What a killed seal left: files no manifest row lists, once surely not another seal's.
   removeUnlisted(w, dir, Date.now(), options.unlistedMinAgeMs);
   const dropRecord = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
+  // A file with its copies, in one manifest row: a seal's, or a merge's in place of its files.
+  const listPartition = w.prepare(
+    `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at, wallet_file,
+                                     wallet_bytes, time_file, time_bytes)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
   // Files put on the replica, and kept there, only for the restores that may list them.
   if (replica) await deleteFromReplica(replica);
   const isRecorded = w
@@ -330,11 +336,6 @@ export async function compactResolvedMarkets(
   const compactedAt = w
     .prepare<[number], number | null>("SELECT compacted_at FROM markets WHERE id = ?")
     .pluck();
-  const listPartition = w.prepare(
-    `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at, wallet_file,
-                                     wallet_bytes, time_file, time_bytes)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
   const markSealed = w.prepare<[number, number]>(
     "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
   );
@@ -641,11 +642,6 @@ export async function compactResolvedMarkets(
     const stillListed = w.prepare<[number, string, string | null], number>(
       "SELECT 1 FROM history_partitions WHERE id = ? AND file = ? AND wallet_file IS ?",
     );
-    const list = w.prepare(
-      `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at, wallet_file,
-                                       wallet_bytes, time_file, time_bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
     for (const group of groups.filter((g) => g.length >= 2)) {
       const old = group.flatMap(filesOf);
       const merged = await writeReplacement(
@@ -662,7 +658,7 @@ export async function compactResolvedMarkets(
           if (group.some((p) => stillListed.get(p.id, p.file, p.wallet_file) === undefined))
             return false;
           if (!mayList(namesOf(files))) return false;
-          const id = list.run(
+          const id = listPartition.run(
             merged.file.file,
             group.reduce((n, p) => n + p.fills, 0),
             merged.file.bytes,
