@@ -67,7 +67,7 @@ async function* readRows(
 ): AsyncGenerator<string> {
   const engine = await openEngine({ memoryMb, threads: 1 });
   const connection = await engine.connect();
-  const failed = (error: unknown) => Promise.reject(unreadable(path, format, error));
+  const failed = rejectUnreadable(path, format);
   try {
     const sql = await rowsAsJsonSql(connection, path, format);
     const result = await connection.stream(sql).catch(failed);
@@ -121,6 +121,11 @@ function fromFile(path: string, format: TabularFormat): string {
   return `read_csv(${sqlString(path)}, header = true, all_varchar = true, auto_detect = true, compression = ${sqlString(compression)})`;
 }
 
+/** A `.catch` handler: DuckDB's failure to read the file, as the import reports it (unreadable). */
+function rejectUnreadable(path: string, format: TabularFormat) {
+  return (error: unknown): Promise<never> => Promise.reject(unreadable(path, format, error));
+}
+
 function unreadable(path: string, format: TabularFormat, error: unknown): Error {
   const first = (error instanceof Error ? error.message : String(error)).split("\n")[0];
   return new Error(`${path}: cannot read it as ${format === "csv" ? "CSV" : "Parquet"}: ${first}`);
@@ -140,7 +145,7 @@ async function rowsAsJsonSql(
   const from = fromFile(path, format);
   const described = await connection
     .runAndReadAll(`DESCRIBE SELECT * FROM ${from}`)
-    .catch((error: unknown) => Promise.reject(unreadable(path, format, error)));
+    .catch(rejectUnreadable(path, format));
   const columns = described.getRowObjectsJS().map((row) => ({
     name: String(row.column_name),
     type: String(row.column_type),
