@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { join } from "node:path";
 import { ApiError } from "../errors";
 import type { Log } from "../log";
 import {
@@ -7,8 +8,10 @@ import {
   type DuckDBValue,
   type Engine,
   openEngine,
+  sqlString,
 } from "./engine";
-import { holdsWalletIds, readParquet, type WalletIds } from "./store";
+import { holdsWalletIds, readParquet, TX_BLOCK_ROWS, type WalletIds } from "./store";
+import type { TxFile } from "./tx-keys";
 
 /**
  * Fills read back from the history's Parquet files for the trade pages and the trade by hash
@@ -58,8 +61,11 @@ export interface HistoryReader {
     limit: number,
     options?: { continuing?: boolean },
   ): Promise<SealedFill[]>;
-  /** The fill with this hash and the lowest log index, among `files`. */
-  byTxHash(files: readonly string[], txHash: string): Promise<SealedFill | undefined>;
+  /**
+   * The fill with this hash and the lowest log index, among `files` (in the blocks each names,
+   * src/history/tx-keys.ts).
+   */
+  byTxHash(files: readonly TxFile[], txHash: string): Promise<SealedFill | undefined>;
   close(): void;
 }
 
@@ -259,10 +265,28 @@ export function createHistoryReader(options: {
 
     async byTxHash(files, txHash) {
       if (files.length === 0) return undefined;
+      const hashIs = "tx_hash = unhex($1)";
+      // Files whose blocks are not known, each layout in one read, as a page reads its files.
+      const whole = relation(
+        files.flatMap((f) => (f.blocks === null ? [f.file] : [])),
+        () => [hashIs],
+      );
+      // The others, a read for each run of a file's consecutive blocks: DuckDB skips the row
+      // groups outside one range of row numbers, but reads them all for several ranges OR'd.
+      const placed = files.flatMap(({ file, blocks }) =>
+        runsOf(blocks ?? []).map(
+          ([first, last]) =>
+            `${select(holdsWalletIds(file))}
+               FROM read_parquet(${sqlString(join(options.dir, file))}, file_row_number = true)
+              WHERE ${hashIs} AND file_row_number BETWEEN ${first * TX_BLOCK_ROWS}
+                AND ${(last + 1) * TX_BLOCK_ROWS - 1}`,
+        ),
+      );
       const [fill] = await query(
-        `${relation(files, () => ["tx_hash = unhex($1)"])} ORDER BY log_index LIMIT 1`,
+        `${[whole, ...placed].filter((part) => part !== "").join(" UNION ALL ")}
+          ORDER BY log_index LIMIT 1`,
         [txHash.slice(2)],
-        files,
+        files.map((f) => f.file),
       );
       return fill;
     },
@@ -273,6 +297,17 @@ export function createHistoryReader(options: {
       engine = undefined;
     },
   };
+}
+
+/** Sorted distinct block numbers as runs of consecutive ones: [first, last] each. */
+function runsOf(blocks: readonly number[]): [number, number][] {
+  const runs: [number, number][] = [];
+  for (const block of [...new Set(blocks)].sort((a, b) => a - b)) {
+    const run = runs[runs.length - 1];
+    if (run !== undefined && run[1] + 1 === block) run[1] = block;
+    else runs.push([block, block]);
+  }
+  return runs;
 }
 
 function toSealedFill(

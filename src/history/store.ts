@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { Connection } from "../db/open";
 import { decodedSql } from "../ingest/fill-codec";
 import { type DuckDBConnection, sqlString, withEngine } from "./engine";
-import { txKeyOf } from "./tx-keys";
+import type { TxPlace } from "./tx-keys";
 
 /**
  * The fill history (sql/0031; docs/architecture.md, "Where data lives"): immutable Parquet files
@@ -162,6 +162,12 @@ export const PARTITION_SELECT = `f.id, f.tx_hash, f.log_index, f.wallet_id,
  * CPU at 16,384 rows against 12.8 ms at 122,880, for 67.7 bytes a fill against 66.2.
  */
 export const PARTITION_ROW_GROUP = 16_384;
+/**
+ * Rows of a block of a file in market order, by row number, as its transaction keys place them
+ * (src/history/tx-keys.ts): a row group, so a lookup by hash reads one row group for each block
+ * its key is in (DuckDB skips the others by row number).
+ */
+export const TX_BLOCK_ROWS = PARTITION_ROW_GROUP;
 /** Rows per row group of a file's copy in wallet order: a wallet's page reads one or two. */
 export const WALLET_ROW_GROUP = 16_384;
 /**
@@ -190,8 +196,8 @@ export interface WrittenPartition {
   maxTs: number;
   /** Fills written, by market id. */
   perMarket: Map<number, number>;
-  /** Each fill's transaction key (src/history/tx-keys.ts), in the order written. */
-  txKeys: number[];
+  /** The file's transaction keys and where they sit (src/history/tx-keys.ts). */
+  txPlaces: TxPlace[];
 }
 
 /**
@@ -215,7 +221,6 @@ export async function writePartition(
     );
     const appender = await duck.createAppender("stage");
     const perMarket = new Map<number, number>();
-    const txKeys: number[] = [];
     let fills = 0;
     let minTs = Number.POSITIVE_INFINITY;
     let maxTs = Number.NEGATIVE_INFINITY;
@@ -248,7 +253,6 @@ export async function writePartition(
       appender.endRow();
       fills++;
       perMarket.set(marketId, (perMarket.get(marketId) ?? 0) + 1);
-      txKeys.push(txKeyOf(hash));
       if (ts < minTs) minTs = ts;
       if (ts > maxTs) maxTs = ts;
     }
@@ -257,12 +261,34 @@ export async function writePartition(
     try {
       const written = await copyTo(duck, "stage", dir, file, PARTITION_ROW_GROUP);
       const copies = await writeCopies(duck, "stage", dir, options.now);
-      return { ...written, fills, ...copies, minTs, maxTs, perMarket, txKeys };
+      const txPlaces = await txPlacesOf(duck, written.path);
+      return { ...written, fills, ...copies, minTs, maxTs, perMarket, txPlaces };
     } catch (error) {
       rmSync(path, { force: true });
       throw error;
     }
   });
+}
+
+/**
+ * The transaction keys of a written file in market order, each with the block of rows that holds
+ * it (src/history/tx-keys.ts): read back from the file, so the blocks are its rows' own numbers.
+ */
+async function txPlacesOf(duck: DuckDBConnection, path: string): Promise<TxPlace[]> {
+  const rows = await duck.runAndReadAll(
+    `SELECT DISTINCT ('0x' || left(hex(tx_hash), 8))::UBIGINT, file_row_number // ${TX_BLOCK_ROWS}
+       FROM read_parquet(${sqlString(path)}, file_row_number = true)`,
+  );
+  return rows.getRowsJS().map(([key, block]) => ({ key: Number(key), block: Number(block) }));
+}
+
+/** The transaction keys of a listed file of the history, with their blocks (txPlacesOf). */
+export function readTxPlaces(
+  dir: string,
+  file: string,
+  options: { memoryMb: number },
+): Promise<TxPlace[]> {
+  return withEngine(options, (duck) => txPlacesOf(duck, join(dir, file)));
 }
 
 /**
@@ -334,7 +360,7 @@ export async function mergePartitions(
   dir: string,
   files: readonly string[],
   options: { memoryMb: number; now: number; wallets: Connection },
-): Promise<{ file: WrittenFile; wallet: WrittenFile; time: WrittenFile; txKeys: number[] }> {
+): Promise<{ file: WrittenFile; wallet: WrittenFile; time: WrittenFile; txPlaces: TxPlace[] }> {
   return withEngine({ memoryMb: options.memoryMb }, async (duck) => {
     await duck.run(
       `CREATE TEMP VIEW merged AS ${await withWalletIds(duck, dir, files, options.wallets)}`,
@@ -349,15 +375,7 @@ export async function mergePartitions(
     try {
       const copies = await writeCopies(duck, "merged", dir, options.now);
       try {
-        // The merged file's hash keys (src/history/tx-keys.ts): its fills' first 4 bytes.
-        const txKeys = (
-          await duck.runAndReadAll(
-            "SELECT DISTINCT ('0x' || left(hex(tx_hash), 8))::UBIGINT FROM merged",
-          )
-        )
-          .getRowsJS()
-          .map((r) => Number(r[0]));
-        return { file, ...copies, txKeys };
+        return { file, ...copies, txPlaces: await txPlacesOf(duck, file.path) };
       } catch (error) {
         rmSync(copies.wallet.path, { force: true });
         rmSync(copies.time.path, { force: true });

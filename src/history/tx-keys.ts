@@ -1,69 +1,133 @@
 import type { Connection } from "../db/open";
 
 /**
- * The transaction keys of the history's files (sql/0032): which files may hold a transaction
- * hash, answered from the database without opening a file.
+ * The transaction keys of the history's files (sql/0032) and where each sits in its file
+ * (sql/0038): which files may hold a transaction hash, and which rows of each, answered from the
+ * database without opening a file.
  */
 
-/** Keys a chunk holds at most: 4,000 bytes, one row on one page. */
-export const TX_KEYS_PER_CHUNK = 1_000;
+/**
+ * Entries a chunk holds (a 4-byte key and a 2-byte block each): 3,600 bytes, one row on one page.
+ * A key's entries are never split between chunks, so a chunk may hold a few more.
+ */
+export const TX_KEYS_PER_CHUNK = 600;
+
+/** The largest block a chunk can name (2 bytes): a file of over a billion rows. */
+const MAX_BLOCK = 0xffff;
+
+/**
+ * A fill's hash key in its file, and the block of rows that holds the fill (TX_BLOCK_ROWS in
+ * src/history/store.ts).
+ */
+export interface TxPlace {
+  key: number;
+  block: number;
+}
+
+/** A listed file that may hold a hash, and its blocks that may (null: any row of it). */
+export interface TxFile {
+  file: string;
+  blocks: number[] | null;
+}
 
 /** A hash's key: its first 4 bytes, big-endian, unsigned. */
 export function txKeyOf(hash: Uint8Array): number {
   return ((hash[0]! << 24) | (hash[1]! << 16) | (hash[2]! << 8) | hash[3]!) >>> 0;
 }
 
-/** Lists a file's keys (one a fill, any order) under its manifest id, in the caller's transaction. */
-export function listTxKeys(db: Connection, partitionId: number, keys: readonly number[]): void {
-  // Distinct keys: a key repeated says no more, and each chunk then starts at a key of its own.
-  const sorted = [...new Set(keys)].sort((a, b) => a - b);
-  const insert = db.prepare<[number, number, Buffer]>(
-    "INSERT INTO history_tx_keys (partition_id, first_key, keys) VALUES (?, ?, ?)",
+/**
+ * Lists a file's keys with their blocks (one a fill, any order, repeats allowed) under its
+ * manifest id, in the caller's transaction, in place of any it had.
+ */
+export function listTxKeys(db: Connection, partitionId: number, places: readonly TxPlace[]): void {
+  // Distinct pairs, each as one number (below 2^48): a pair repeated says no more.
+  const pairs = new Set<number>();
+  for (const { key, block } of places) {
+    if (!Number.isInteger(block) || block < 0 || block > MAX_BLOCK) {
+      throw new Error(`a history file's block ${block} is past the ${MAX_BLOCK} a chunk can name`);
+    }
+    pairs.add(key * (MAX_BLOCK + 1) + block);
+  }
+  const sorted = [...pairs].sort((a, b) => a - b);
+  db.prepare("DELETE FROM history_tx_keys WHERE partition_id = ?").run(partitionId);
+  const insert = db.prepare<[number, number, Buffer, Buffer]>(
+    "INSERT INTO history_tx_keys (partition_id, first_key, keys, blocks) VALUES (?, ?, ?, ?)",
   );
-  for (let at = 0; at < sorted.length; at += TX_KEYS_PER_CHUNK) {
-    const chunk = sorted.slice(at, at + TX_KEYS_PER_CHUNK);
-    const blob = Buffer.alloc(chunk.length * 4);
-    for (let i = 0; i < chunk.length; i += 1) blob.writeUInt32LE(chunk[i]!, i * 4);
-    insert.run(partitionId, chunk[0]!, blob);
+  const keyOf = (pair: number) => Math.floor(pair / (MAX_BLOCK + 1));
+  let at = 0;
+  while (at < sorted.length) {
+    // The chunk ends once full, but not inside a key's entries.
+    let end = Math.min(at + TX_KEYS_PER_CHUNK, sorted.length);
+    while (end < sorted.length && keyOf(sorted[end]!) === keyOf(sorted[end - 1]!)) end += 1;
+    const keys = Buffer.alloc((end - at) * 4);
+    const blocks = Buffer.alloc((end - at) * 2);
+    for (let i = at; i < end; i += 1) {
+      const block = sorted[i]! % (MAX_BLOCK + 1);
+      keys.writeUInt32LE(keyOf(sorted[i]!), (i - at) * 4);
+      blocks.writeUInt16LE(block, (i - at) * 2);
+    }
+    insert.run(partitionId, keyOf(sorted[at]!), keys, blocks);
+    at = end;
   }
 }
 
 /**
- * The listed files that may hold a fill of the transaction `hash` (`0x` and 64 hex digits):
- * those whose keys include its key, and those listed before keys were kept (sql/0032), which may
- * hold anything.
+ * The listed files that may hold a fill of the transaction `hash` (`0x` and 64 hex digits), in
+ * manifest order: those whose keys include its key, with the blocks that hold it; and those
+ * listed before keys were kept (sql/0032) or before their blocks were (sql/0038), whose rows may
+ * all hold it.
  */
-export function filesForTx(db: Connection): (hash: string) => string[] {
+export function filesForTx(db: Connection): (hash: string) => TxFile[] {
+  // The one chunk of each file that would hold the key: the last that starts at or below it.
   const candidates = db.prepare<
     { key: number },
-    { file: string; keys: Buffer | null; indexed: number }
+    { file: string; keys: Buffer | null; blocks: Buffer | null; indexed: number }
   >(
-    `SELECT p.file,
-            (SELECT k.keys FROM history_tx_keys k
-              WHERE k.partition_id = p.id AND k.first_key <= @key
-              ORDER BY k.first_key DESC LIMIT 1) AS keys,
-            EXISTS (SELECT 1 FROM history_tx_keys k WHERE k.partition_id = p.id) AS indexed
-       FROM history_partitions p ORDER BY p.id`,
+    `SELECT p.file, k.keys, k.blocks,
+            EXISTS (SELECT 1 FROM history_tx_keys i WHERE i.partition_id = p.id) AS indexed
+       FROM history_partitions p
+       LEFT JOIN history_tx_keys k
+         ON k.partition_id = p.id
+        AND k.first_key = (SELECT max(c.first_key) FROM history_tx_keys c
+                            WHERE c.partition_id = p.id AND c.first_key <= @key)
+      ORDER BY p.id`,
   );
   return (hash) => {
     const key = Number.parseInt(hash.slice(2, 10), 16);
-    return candidates
-      .all({ key })
-      .filter((c) => c.indexed === 0 || (c.keys !== null && chunkHas(c.keys, key)))
-      .map((c) => c.file);
+    const found: TxFile[] = [];
+    for (const c of candidates.all({ key })) {
+      if (c.indexed === 0) {
+        found.push({ file: c.file, blocks: null });
+        continue;
+      }
+      if (c.keys === null) continue;
+      const [from, to] = entriesOf(c.keys, key);
+      if (from === to) continue;
+      if (c.blocks === null) {
+        found.push({ file: c.file, blocks: null });
+        continue;
+      }
+      const blocks: number[] = [];
+      for (let i = from; i < to; i += 1) blocks.push(c.blocks.readUInt16LE(i * 2));
+      found.push({ file: c.file, blocks });
+    }
+    return found;
   };
 }
 
-/** Binary search of a chunk's sorted little-endian keys. */
-function chunkHas(chunk: Buffer, key: number): boolean {
+/** The entries of a chunk's sorted little-endian keys equal to `key`: [first, past the last). */
+function entriesOf(chunk: Buffer, key: number): [number, number] {
+  const at = (i: number) => chunk.readUInt32LE(i * 4);
+  const count = chunk.length / 4;
+  // The first entry at or above the key.
   let low = 0;
-  let high = chunk.length / 4 - 1;
-  while (low <= high) {
+  let high = count;
+  while (low < high) {
     const mid = (low + high) >>> 1;
-    const at = chunk.readUInt32LE(mid * 4);
-    if (at === key) return true;
-    if (at < key) low = mid + 1;
-    else high = mid - 1;
+    if (at(mid) < key) low = mid + 1;
+    else high = mid;
   }
-  return false;
+  let end = low;
+  while (end < count && at(end) === key) end += 1;
+  return [low, end];
 }

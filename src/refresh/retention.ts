@@ -15,6 +15,7 @@ import {
   mergePartitions,
   PARTITION_SELECT,
   type Partition,
+  readTxPlaces,
   removeUnlisted,
   WALLET_ID_FILE,
   type WrittenFile,
@@ -56,6 +57,8 @@ export interface CompactionSummary {
   files_rewritten: number;
   /** Copies in time order written and listed for files sealed before sql/0037. */
   time_copies_written: number;
+  /** Files whose hash keys were listed again with the blocks that hold them (sql/0038). */
+  tx_keys_placed: number;
   /** Files merged into fewer, larger ones (MERGE_FILLS). */
   files_merged: number;
   /** Files no longer listed deleted from the replica (REPLICA_DELETE_AFTER_MS). */
@@ -220,6 +223,7 @@ export async function compactResolvedMarkets(
     history_error: null,
     files_rewritten: 0,
     time_copies_written: 0,
+    tx_keys_placed: 0,
     files_merged: 0,
     replica_files_deleted: 0,
     duration_ms: 0,
@@ -279,6 +283,7 @@ export async function compactResolvedMarkets(
   try {
     await rewriteOlderFiles();
     await addTimeCopies();
+    await placeTxKeys();
     await mergeSmallFiles();
   } catch (error) {
     // The listed files stay as they are, whole: the next run tries again.
@@ -444,7 +449,7 @@ export async function compactResolvedMarkets(
           )
         : null;
       if (id !== null && sealed) {
-        listTxKeys(w, id, sealed.txKeys);
+        listTxKeys(w, id, sealed.txPlaces);
         listed(names);
       }
       step("in-transaction");
@@ -495,8 +500,8 @@ export async function compactResolvedMarkets(
    * Each listed file sealed before sql/0034 (in larger row groups, without copies) or before
    * WALLET_ID_FILE (wallets as addresses) is written again as a seal writes it now, all three
    * files synced (and put on the replica), then swapped in for it in one UPDATE of its
-   * manifest row, in the transaction that lists its hash keys when it has none (listed before
-   * sql/0032). The old files, unlisted, are removed as any unlisted file is, an hour after the
+   * manifest row, in the transaction that lists its hash keys and their blocks (sql/0038) in
+   * place of the old file's. The old files, unlisted, are removed as any unlisted file is, an hour after the
    * swap (their time is set just before, for a page still reading them). Killed before the
    * UPDATE, the new files are unlisted and removed alike.
    */
@@ -517,9 +522,6 @@ export async function compactResolvedMarkets(
           SET file = ?, bytes = ?, wallet_file = ?, wallet_bytes = ?, time_file = ?, time_bytes = ?
         WHERE id = ? AND file = ?`,
     );
-    const keyed = w
-      .prepare<[number], number>("SELECT 1 FROM history_tx_keys WHERE partition_id = ? LIMIT 1")
-      .pluck();
     for (const partition of older) {
       const { id, file } = partition;
       const old = filesOf(partition);
@@ -535,9 +537,9 @@ export async function compactResolvedMarkets(
           if (swap.run(...row, id, file).changes === 0) return false;
           listed(names);
           unlisted(old);
-          // A file listed before sql/0032 has no hash keys, so every lookup by hash opened it:
-          // listed with the rewritten file's, it is opened only for its own hashes.
-          if (keyed.get(id) === undefined) listTxKeys(w, id, rewritten.txKeys);
+          // The rewritten file's hash keys, in place of the old file's: its rows have other
+          // numbers, and a file listed before sql/0032 had none (every lookup by hash opened it).
+          listTxKeys(w, id, rewritten.txPlaces);
           return true;
         })
         .immediate();
@@ -589,6 +591,48 @@ export async function compactResolvedMarkets(
       // Another run may have listed one meanwhile, or merged the file away.
       if (added) summary.time_copies_written++;
       else removeWritten([copy]);
+    }
+  }
+
+  /**
+   * Each listed file as a seal writes it now but whose hash keys were listed before sql/0038,
+   * without the blocks of rows that hold them, has them listed again with their blocks, read from
+   * the file (its hash column: about a fifth of what its copy in time order costs), in one
+   * transaction that checks the file is still listed. At most UPGRADES_PER_RUN files a run, with
+   * those upgraded above.
+   */
+  async function placeTxKeys(): Promise<void> {
+    const budget =
+      (options.upgradesPerRun ?? UPGRADES_PER_RUN) -
+      summary.files_rewritten -
+      summary.time_copies_written;
+    if (budget <= 0) return;
+    const unplaced = w
+      .prepare(
+        `SELECT p.id, p.file FROM history_partitions p
+          WHERE p.file LIKE '%' || ?
+            AND (EXISTS (SELECT 1 FROM history_tx_keys k
+                          WHERE k.partition_id = p.id AND k.blocks IS NULL)
+                 OR NOT EXISTS (SELECT 1 FROM history_tx_keys k WHERE k.partition_id = p.id))
+          ORDER BY p.id LIMIT +?`,
+      )
+      .all(WALLET_ID_FILE, budget) as { id: number; file: string }[];
+    const stillListed = w
+      .prepare<[number, string], number>(
+        "SELECT 1 FROM history_partitions WHERE id = ? AND file = ?",
+      )
+      .pluck();
+    for (const { id, file } of unplaced) {
+      const places = await readTxPlaces(dir, file, { memoryMb: options.memoryMb ?? 256 });
+      const placed = w
+        .transaction(() => {
+          // Merged away meanwhile by another run: its keys went with it.
+          if (stillListed.get(id, file) === undefined) return false;
+          listTxKeys(w, id, places);
+          return true;
+        })
+        .immediate();
+      if (placed) summary.tx_keys_placed++;
     }
   }
 
@@ -670,7 +714,7 @@ export async function compactResolvedMarkets(
             merged.time.file,
             merged.time.bytes,
           ).lastInsertRowid;
-          listTxKeys(w, Number(id), merged.txKeys);
+          listTxKeys(w, Number(id), merged.txPlaces);
           w.prepare(
             `UPDATE history_markets SET partition_id = ? WHERE partition_id IN (${marks})`,
           ).run(id, ...ids);

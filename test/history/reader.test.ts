@@ -82,7 +82,12 @@ describe("the history reader", () => {
           );
         }
       }
-      expect(await reader.byTxHash([file], fills[7]!.tx_hash)).toEqual(fills[7]);
+      const hash = fills[7]!.tx_hash;
+      expect(await reader.byTxHash([{ file, blocks: null }], hash)).toEqual(fills[7]);
+      // With its blocks named (sql/0038), only those rows are read: the file's one block finds
+      // it, a block past its rows does not.
+      expect(await reader.byTxHash([{ file, blocks: [0] }], hash)).toEqual(fills[7]);
+      expect(await reader.byTxHash([{ file, blocks: [1, 2] }], hash)).toBeUndefined();
     } finally {
       reader.close();
     }

@@ -240,14 +240,17 @@ describe("upgrading to sql/0036", () => {
     const db = openDb(path);
     try {
       await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
-      // The database as sealed at schema 35: no history_wallets, no copies in time order.
+      // The database as sealed at schema 35: no history_wallets, no copies in time order, no
+      // blocks for the hash keys.
       db.writer.exec(`DROP TABLE history_wallets; DROP INDEX history_partitions_by_time_file;
         ALTER TABLE history_partitions DROP COLUMN time_file;
-        ALTER TABLE history_partitions DROP COLUMN time_bytes;`);
+        ALTER TABLE history_partitions DROP COLUMN time_bytes;
+        ALTER TABLE history_tx_keys DROP COLUMN blocks;`);
       db.writer.pragma("user_version = 35");
       expect(migrate(db.writer).applied).toEqual([
         "0036_history_wallets.sql",
         "0037_history_time_files.sql",
+        "0038_history_tx_places.sql",
       ]);
       expect(
         db.reader.prepare("SELECT count(DISTINCT partition_id) FROM history_wallets").pluck().get(),

@@ -13,7 +13,7 @@ const hashOf = (key: number, tail = "00") =>
   `0x${key.toString(16).padStart(8, "0")}${tail.repeat(28)}`;
 
 describe("the history's transaction keys", () => {
-  it("find every listed key in its file and no other, across chunks and repeats", () => {
+  it("find every listed key in its file and blocks and no other, across chunks and repeats", () => {
     const db = openConnection(":memory:");
     migrate(db);
     const list = db.prepare(
@@ -22,34 +22,74 @@ describe("the history's transaction keys", () => {
     );
     const a = Number(list.run("a.parquet").lastInsertRowid);
     const b = Number(list.run("b.parquet").lastInsertRowid);
-    // File a: 3,500 keys spread over the range, each fourth one three times (a transaction's
-    // several fills), with 0 and the largest key at the ends; file b: a few, one shared with a.
+    const old = Number(list.run("old.parquet").lastInsertRowid);
+    list.run("unkeyed.parquet");
+    // File a: 3,500 keys spread over the range, with 0 and the largest key at the ends, each in
+    // block i % 7; each fourth also in the next block, twice (a transaction's several fills in
+    // two markets); file b: a few, one shared with a. File old: keys listed without blocks
+    // (before sql/0038); file unkeyed: none (before sql/0032).
     const inA = Array.from({ length: 3_500 }, (_, i) => Math.floor((i * 0xffffffff) / 3_499));
-    const written = inA.flatMap((k, i) => (i % 4 === 0 ? [k, k, k] : [k]));
+    const blocksOf = (i: number) => (i % 4 === 0 ? [i % 7, (i % 7) + 1] : [i % 7]);
+    const written = inA.flatMap((key, i) =>
+      blocksOf(i).flatMap((block) => [
+        { key, block },
+        { key, block },
+      ]),
+    );
     const inB = [7, inA[10]!, 0xfffffff0];
     db.transaction(() => {
       listTxKeys(db, a, written.reverse());
-      listTxKeys(db, b, inB);
+      listTxKeys(
+        db,
+        b,
+        inB.map((key) => ({ key, block: 0 })),
+      );
+      const keys = Buffer.alloc(8);
+      keys.writeUInt32LE(inA[20]!, 0);
+      keys.writeUInt32LE(inA[21]!, 4);
+      db.prepare(
+        "INSERT INTO history_tx_keys (partition_id, first_key, keys) VALUES (?, ?, ?)",
+      ).run(old, inA[20]!, keys);
     })();
+    // Chunks are full but for the last, and no key's entries are split between two.
     const chunks = db
-      .prepare("SELECT count(*) FROM history_tx_keys WHERE partition_id = ?")
-      .pluck()
-      .get(a);
-    expect(chunks).toBe(Math.ceil(3_500 / TX_KEYS_PER_CHUNK));
+      .prepare("SELECT keys, blocks FROM history_tx_keys WHERE partition_id = ? ORDER BY first_key")
+      .all(a) as { keys: Buffer; blocks: Buffer }[];
+    const entries = inA.reduce((n, _, i) => n + blocksOf(i).length, 0);
+    expect(chunks.reduce((n, c) => n + c.keys.length / 4, 0)).toBe(entries);
+    for (const [i, chunk] of chunks.entries()) {
+      expect(chunk.blocks.length * 2).toBe(chunk.keys.length);
+      if (i < chunks.length - 1)
+        expect(chunk.keys.length / 4).toBeGreaterThanOrEqual(TX_KEYS_PER_CHUNK);
+      if (i > 0) {
+        const before = chunks[i - 1]!.keys;
+        expect(chunk.keys.readUInt32LE(0)).toBeGreaterThan(before.readUInt32LE(before.length - 4));
+      }
+    }
 
     const files = filesForTx(db);
-    for (const key of inA) {
-      expect(files(hashOf(key)), String(key)).toEqual(
-        inB.includes(key) ? ["a.parquet", "b.parquet"] : ["a.parquet"],
-      );
+    const unkeyed = { file: "unkeyed.parquet", blocks: null };
+    for (const [i, key] of inA.entries()) {
+      expect(files(hashOf(key)), String(key)).toEqual([
+        { file: "a.parquet", blocks: blocksOf(i) },
+        ...(inB.includes(key) ? [{ file: "b.parquet", blocks: [0] }] : []),
+        ...(i === 20 || i === 21 ? [{ file: "old.parquet", blocks: null }] : []),
+        unkeyed,
+      ]);
     }
-    expect(files(hashOf(7))).toEqual(["b.parquet"]);
+    expect(files(hashOf(7))).toEqual([{ file: "b.parquet", blocks: [0] }, unkeyed]);
     for (const key of [1, inA[100]! + 1, inA[3_499]! - 1, 0xfffffff1]) {
-      expect(files(hashOf(key)), String(key)).toEqual([]);
+      expect(files(hashOf(key)), String(key)).toEqual([unkeyed]);
     }
     // Only the first 4 bytes make the key.
-    expect(files(hashOf(inA[5]!, "ff"))).toEqual(["a.parquet"]);
+    expect(files(hashOf(inA[5]!, "ff"))[0]).toEqual({ file: "a.parquet", blocks: blocksOf(5) });
     expect(txKeyOf(Buffer.from(hashOf(inA[5]!).slice(2), "hex"))).toBe(inA[5]);
+
+    // Listed again (a file written again), a file's keys replace those it had.
+    db.transaction(() => listTxKeys(db, b, [{ key: 7, block: 3 }]))();
+    expect(files(hashOf(7))).toEqual([{ file: "b.parquet", blocks: [3] }, unkeyed]);
+    expect(files(hashOf(0xfffffff0))).toEqual([unkeyed]);
+    expect(() => listTxKeys(db, b, [{ key: 7, block: 65_536 }])).toThrow(/past the 65535/);
   });
 });
 
@@ -77,7 +117,7 @@ describe("a file listed before the history kept hash keys (sql/0032)", () => {
       for (const copy of copies as string[]) rmSync(join(historyDir(t.db.path), copy));
       const unknown = `0x${"e".repeat(64)}`;
       const listed = partitions(w);
-      expect(filesForTx(w)(unknown)).toEqual(listed.map((p) => p.file));
+      expect(filesForTx(w)(unknown)).toEqual(listed.map((p) => ({ file: p.file, blocks: null })));
 
       const summary = await compactResolvedMarkets(t.db, NOW, RETENTION);
       expect(summary).toMatchObject({ files_rewritten: 2, files_merged: 0 });
@@ -100,11 +140,14 @@ describe("a file listed before the history kept hash keys (sql/0032)", () => {
         expect(keys).toEqual(expected);
         for (const key of keys) byKey.set(key, [...(byKey.get(key) ?? []), p.file]);
       }
-      // A hash no file holds opens none; one of a sealed fill opens the files with its key.
+      // A hash no file holds opens none; one of a sealed fill opens the files with its key, in
+      // their one block.
       const files = filesForTx(w);
       expect(files(unknown)).toEqual([]);
       for (const [key, holders] of byKey) {
-        expect(files(`0x${key.toString(16).padStart(8, "0")}${"00".repeat(28)}`)).toEqual(holders);
+        expect(files(`0x${key.toString(16).padStart(8, "0")}${"00".repeat(28)}`)).toEqual(
+          holders.map((file) => ({ file, blocks: [0] })),
+        );
       }
     } finally {
       t.close();
