@@ -9,14 +9,15 @@
  * each binary serves its copy pinned to one core, at the world's time, and wrk loads it from the
  * other core with `--connections` connections, walking distinct pages (bench/lib/load.ts): the
  * answer caches never see a page twice unless a run asks for more pages than were drawn, which
- * the report says (`wrapped`). Three kinds of page:
+ * the report says (`wrapped`). Four kinds of page (`--kinds`, default all):
  *
  * - market: /v1/trades?market=… of a sealed market, its first page or a page from a cursor at
  *   one of its sealed fills drawn at random;
  * - wallet: /v1/wallets/…/trades from a cursor at a sealed fill drawn at random, so a wallet
  *   is drawn as often as it traded in the sealed markets;
  * - window: /v1/trades, every market, in the hour up to a sealed fill drawn at random: the
- *   trades window reaching back into the history.
+ *   trades window reaching back into the history;
+ * - hash: /v1/trades/{txHash} of a sealed fill drawn at random.
  *
  * Cursors are made with the installation key the copies share. Before the load, a sample of
  * pages is asked of every binary and the answers compared: the same bodies, or the bench fails.
@@ -26,6 +27,7 @@
  *   npm run bench:history-pages -- [--world medium|large] [--retention 720h]
  *     [--binary label=PATH ...] [--pages 20000] [--seconds 20] [--warmup 3] [--runs 2]
  *     [--connections 10] [--adopt] [--db SEALED ...] [--cpu-prof]
+ *     [--kinds market,wallet,window,hash]
  *
  * --db serves databases already sealed (copies of the world's, each with its history beside it)
  * instead of sealing a copy for each binary: one for all, or one per --binary in their order.
@@ -60,9 +62,9 @@ import { isScale, WORLD_NOW, worldFor } from "./lib/world";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
-const KINDS = ["market", "wallet", "window"] as const;
+const ALL_KINDS = ["market", "wallet", "window", "hash"] as const;
 const HOUR_MS = 3_600_000;
-type Kind = (typeof KINDS)[number];
+type Kind = (typeof ALL_KINDS)[number];
 const MARKET_LIMIT = 25;
 const WALLET_LIMIT = 20;
 /** Pages asked of every binary before the load, and compared. */
@@ -83,8 +85,11 @@ const { values: flags } = parseArgs({
     adopt: { type: "boolean", default: false },
     db: { type: "string", multiple: true },
     "cpu-prof": { type: "boolean", default: false },
+    kinds: { type: "string", default: ALL_KINDS.join(",") },
   },
 });
+/** The kinds of page measured (--kinds), in ALL_KINDS' order. */
+const KINDS = kindsOf(flags.kinds);
 const PROFILE_DIR = join(ROOT, "bench", "results", "profiles", "history-pages");
 const settings = {
   pages: wholeFlag("pages", flags.pages, 100),
@@ -93,6 +98,16 @@ const settings = {
   runs: wholeFlag("runs", flags.runs, 1),
   connections: wholeFlag("connections", flags.connections, 1),
 };
+
+function kindsOf(given: string): Kind[] {
+  const named = given.split(",").map((k) => k.trim());
+  for (const kind of named) {
+    if (!(ALL_KINDS as readonly string[]).includes(kind)) {
+      throw new Error(`--kinds: ${kind} is not one of ${ALL_KINDS.join(", ")}`);
+    }
+  }
+  return ALL_KINDS.filter((kind) => named.includes(kind));
+}
 
 interface Binary {
   label: string;
@@ -214,14 +229,15 @@ async function drawPages(dbPath: string, count: number): Promise<Record<Kind, st
     const wanted = count + 2_000;
     const sample = await withHistory(db.writer, dbPath, 512, async (duck, relation) => {
       const rows = await duck.runAndReadAll(
-        `SELECT market_id, wallet, ts, id FROM ${relation} h
+        `SELECT market_id, wallet, ts, id, '0x' || lower(hex(tx_hash)) FROM ${relation} h
           USING SAMPLE ${wanted} ROWS (reservoir, 41)`,
       );
-      return rows.getRowsJS().map(([m, w, ts, id]) => ({
+      return rows.getRowsJS().map(([m, w, ts, id, hash]) => ({
         market: Number(m),
         wallet: String(w),
         ts: Number(ts),
         id: Number(id),
+        hash: String(hash),
       }));
     });
     const rand = uniform(41);
@@ -231,7 +247,9 @@ async function drawPages(dbPath: string, count: number): Promise<Record<Kind, st
       market.add(`/v1/trades?market=${condition}&limit=${MARKET_LIMIT}`);
     const wallet = new Set<string>();
     const window = new Set<string>();
+    const hash = new Set<string>();
     for (const fill of shuffle(sample, rand)) {
+      hash.add(`/v1/trades/${fill.hash}`);
       const condition = conditionOf.get(fill.market);
       if (condition !== undefined && market.size < wanted) {
         const cursor = cursors.encode("trades", [fill.ts, fill.id]);
@@ -247,6 +265,7 @@ async function drawPages(dbPath: string, count: number): Promise<Record<Kind, st
       market: shuffle([...market], rand),
       wallet: shuffle([...wallet], rand),
       window: shuffle([...window], rand),
+      hash: shuffle([...hash], rand),
     };
   } finally {
     db.close();
@@ -337,7 +356,7 @@ async function main(): Promise<void> {
     const pages = Object.fromEntries(
       KINDS.map((k) => [k, drawn[k].slice(0, settings.pages)]),
     ) as Record<Kind, string[]>;
-    say(`${pages.market.length} market pages, ${pages.wallet.length} wallet pages drawn`);
+    say(`pages drawn: ${KINDS.map((k) => `${pages[k].length} ${k}`).join(", ")}`);
 
     if (flags["cpu-prof"]) rmSync(PROFILE_DIR, { recursive: true, force: true });
     for (const [i, binary] of binaries.entries()) {
@@ -359,7 +378,7 @@ async function main(): Promise<void> {
         pid: server.child.pid!,
         port,
         key: keys.terminal!,
-        next: { market: 0, wallet: 0, window: 0 },
+        next: { market: 0, wallet: 0, window: 0, hash: 0 },
       });
     }
 
@@ -375,7 +394,9 @@ async function main(): Promise<void> {
     say(`${COMPARED_PAGES} pages of each kind answered alike by ${servers.length} binaries`);
 
     const figures: Record<string, Record<Kind, RunFigures[]>> = {};
-    for (const s of servers) figures[s.binary.label] = { market: [], wallet: [], window: [] };
+    for (const s of servers) {
+      figures[s.binary.label] = { market: [], wallet: [], window: [], hash: [] };
+    }
     for (const kind of KINDS) {
       for (const s of servers) {
         if (settings.warmup === 0) continue;
@@ -484,7 +505,7 @@ async function main(): Promise<void> {
       world: flags.world,
       retention: flags.retention,
       settings,
-      pages: { market: pages.market.length, wallet: pages.wallet.length },
+      pages: Object.fromEntries(KINDS.map((k) => [k, pages[k].length])),
       summary: summary.map(({ dbPath: _dbPath, ...rest }) => rest),
       runs: figures,
     };
