@@ -16,12 +16,12 @@ export const TX_KEYS_PER_CHUNK = 600;
 const MAX_BLOCK = 0xffff;
 
 /**
- * A fill's hash key in its file, and the block of rows that holds the fill (TX_BLOCK_ROWS in
- * src/history/store.ts).
+ * A file's hash keys, each with a block of rows that holds a fill with it (TX_BLOCK_ROWS in
+ * src/history/store.ts): `keys[i]` is in block `blocks[i]`. Any order, repeats allowed.
  */
-export interface TxPlace {
-  key: number;
-  block: number;
+export interface TxPlaces {
+  keys: Uint32Array;
+  blocks: Uint32Array;
 }
 
 /** A listed file that may hold a hash, and its blocks that may (null: any row of it). */
@@ -36,37 +36,38 @@ export function txKeyOf(hash: Uint8Array): number {
 }
 
 /**
- * Lists a file's keys with their blocks (one a fill, any order, repeats allowed) under its
- * manifest id, in the caller's transaction, in place of any it had.
+ * Lists a file's keys with their blocks under its manifest id, in the caller's transaction, in
+ * place of any it had.
  */
-export function listTxKeys(db: Connection, partitionId: number, places: readonly TxPlace[]): void {
-  // Distinct pairs, each as one number (below 2^48): a pair repeated says no more.
-  const pairs = new Set<number>();
-  for (const { key, block } of places) {
-    if (!Number.isInteger(block) || block < 0 || block > MAX_BLOCK) {
+export function listTxKeys(db: Connection, partitionId: number, places: TxPlaces): void {
+  // Each pair as one number (below 2^48), sorted, so a pair repeated is skipped.
+  const pairs = new Float64Array(places.keys.length);
+  for (let i = 0; i < pairs.length; i += 1) {
+    const block = places.blocks[i]!;
+    if (block > MAX_BLOCK) {
       throw new Error(`a history file's block ${block} is past the ${MAX_BLOCK} a chunk can name`);
     }
-    pairs.add(key * (MAX_BLOCK + 1) + block);
+    pairs[i] = places.keys[i]! * (MAX_BLOCK + 1) + block;
   }
-  const sorted = [...pairs].sort((a, b) => a - b);
+  pairs.sort();
+  const distinct = pairs.filter((pair, i) => i === 0 || pair !== pairs[i - 1]);
   db.prepare("DELETE FROM history_tx_keys WHERE partition_id = ?").run(partitionId);
   const insert = db.prepare<[number, number, Buffer, Buffer]>(
     "INSERT INTO history_tx_keys (partition_id, first_key, keys, blocks) VALUES (?, ?, ?, ?)",
   );
-  const keyOf = (pair: number) => Math.floor(pair / (MAX_BLOCK + 1));
+  const keyOf = (at: number) => Math.floor(distinct[at]! / (MAX_BLOCK + 1));
   let at = 0;
-  while (at < sorted.length) {
+  while (at < distinct.length) {
     // The chunk ends once full, but not inside a key's entries.
-    let end = Math.min(at + TX_KEYS_PER_CHUNK, sorted.length);
-    while (end < sorted.length && keyOf(sorted[end]!) === keyOf(sorted[end - 1]!)) end += 1;
+    let end = Math.min(at + TX_KEYS_PER_CHUNK, distinct.length);
+    while (end < distinct.length && keyOf(end) === keyOf(end - 1)) end += 1;
     const keys = Buffer.alloc((end - at) * 4);
     const blocks = Buffer.alloc((end - at) * 2);
     for (let i = at; i < end; i += 1) {
-      const block = sorted[i]! % (MAX_BLOCK + 1);
-      keys.writeUInt32LE(keyOf(sorted[i]!), (i - at) * 4);
-      blocks.writeUInt16LE(block, (i - at) * 2);
+      keys.writeUInt32LE(keyOf(i), (i - at) * 4);
+      blocks.writeUInt16LE(distinct[i]! % (MAX_BLOCK + 1), (i - at) * 2);
     }
-    insert.run(partitionId, keyOf(sorted[at]!), keys, blocks);
+    insert.run(partitionId, keyOf(at), keys, blocks);
     at = end;
   }
 }

@@ -3,11 +3,23 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openConnection } from "../../src/db/open";
 import { historyDir, partitions } from "../../src/history/store";
-import { filesForTx, listTxKeys, TX_KEYS_PER_CHUNK, txKeyOf } from "../../src/history/tx-keys";
+import {
+  filesForTx,
+  listTxKeys,
+  TX_KEYS_PER_CHUNK,
+  type TxPlaces,
+  txKeyOf,
+} from "../../src/history/tx-keys";
 import { migrate } from "../../src/migrations/migrate";
 import { compactResolvedMarkets } from "../../src/refresh/retention";
 import { createTestApp } from "../helpers/app";
 import { NOW, RETENTION, sealableWorld } from "./world";
+
+/** Pairs of a key and its block, as TxPlaces. */
+const placed = (pairs: readonly { key: number; block: number }[]): TxPlaces => ({
+  keys: Uint32Array.from(pairs, (p) => p.key),
+  blocks: Uint32Array.from(pairs, (p) => p.block),
+});
 
 const hashOf = (key: number, tail = "00") =>
   `0x${key.toString(16).padStart(8, "0")}${tail.repeat(28)}`;
@@ -38,12 +50,8 @@ describe("the history's transaction keys", () => {
     );
     const inB = [7, inA[10]!, 0xfffffff0];
     db.transaction(() => {
-      listTxKeys(db, a, written.reverse());
-      listTxKeys(
-        db,
-        b,
-        inB.map((key) => ({ key, block: 0 })),
-      );
+      listTxKeys(db, a, placed(written.reverse()));
+      listTxKeys(db, b, placed(inB.map((key) => ({ key, block: 0 }))));
       const keys = Buffer.alloc(8);
       keys.writeUInt32LE(inA[20]!, 0);
       keys.writeUInt32LE(inA[21]!, 4);
@@ -86,10 +94,10 @@ describe("the history's transaction keys", () => {
     expect(txKeyOf(Buffer.from(hashOf(inA[5]!).slice(2), "hex"))).toBe(inA[5]);
 
     // Listed again (a file written again), a file's keys replace those it had.
-    db.transaction(() => listTxKeys(db, b, [{ key: 7, block: 3 }]))();
+    db.transaction(() => listTxKeys(db, b, placed([{ key: 7, block: 3 }])))();
     expect(files(hashOf(7))).toEqual([{ file: "b.parquet", blocks: [3] }, unkeyed]);
     expect(files(hashOf(0xfffffff0))).toEqual([unkeyed]);
-    expect(() => listTxKeys(db, b, [{ key: 7, block: 65_536 }])).toThrow(/past the 65535/);
+    expect(() => listTxKeys(db, b, placed([{ key: 7, block: 65_536 }]))).toThrow(/past the 65535/);
   });
 });
 
