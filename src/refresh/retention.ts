@@ -59,7 +59,7 @@ export interface CompactionSummary {
   time_copies_written: number;
   /** Files whose hash keys were listed again with the blocks that hold them (sql/0038). */
   tx_keys_placed: number;
-  /** Files merged into fewer, larger ones (MERGE_FILLS). */
+  /** Files merged into fewer, larger ones (MERGE_TIERS). */
   files_merged: number;
   /** Files no longer listed deleted from the replica (REPLICA_DELETE_AFTER_MS). */
   replica_files_deleted: number;
@@ -87,8 +87,8 @@ export interface CompactionOptions {
   replica?: HistoryReplica;
   /** Markets gone through (compacted, or left for later) of those due, after each batch. */
   onProgress?: (done: number, total: number) => void;
-  /** Fills a merged file holds at most (MERGE_FILLS). */
-  mergeFills?: number;
+  /** When files are merged, and into what (MERGE_TIERS). */
+  mergeTiers?: readonly MergeTier[];
   /** The clock the replica's unlisted files are recorded and aged by (Date.now). */
   clock?: () => number;
   /** Listed files brought up to the current layout at most (UPGRADES_PER_RUN). */
@@ -99,14 +99,30 @@ export interface CompactionOptions {
 class StaleBatch extends Error {}
 
 /**
- * Fills a merged file holds at most. A wallet's page reads each file that holds some of the
- * wallet's fills around the page's time (about 1.5 ms a file, found or not), and batches of
- * markets sealed apart overlap in time: fewer, larger files are fewer reads. Merging stops here,
- * so a merge rewrites a bounded amount.
+ * Files merged into one, tier by tier: once `minFiles` listed files hold from `from` to under
+ * `below` fills each, they are merged in manifest order into files of up to `below` fills.
+ *
+ * A page reads each file that may hold its rows, about a millisecond a file found or not (a
+ * window's page reads every file with fills at its moment, a wallet's every file with its
+ * fills), and batches of markets sealed apart overlap in time: fewer, larger files are fewer
+ * reads. Within a file a read costs the same at any size: DuckDB skips row groups by market, by
+ * wallet, by time and (a hash's blocks, sql/0038) by row number. The first tier gathers the
+ * small files a seal writes into files of about 1M fills; the second gathers ten of those into
+ * one, so a year (about 275M sealed fills) is some 40 files instead of 275, for one more write of
+ * each fill. Merging stops at 10M, so a merge rewrites a bounded amount: writing 1.87M fills
+ * with their copies took 5 s on the large world, so a merge of 10M takes about half a minute,
+ * once every ten million sealed fills.
  */
-export const MERGE_FILLS = 1_000_000;
-/** Files under MERGE_FILLS are merged once there are at least this many. */
-export const MERGE_MIN_FILES = 4;
+export interface MergeTier {
+  from: number;
+  below: number;
+  minFiles: number;
+}
+
+export const MERGE_TIERS: readonly MergeTier[] = [
+  { from: 0, below: 1_000_000, minFiles: 4 },
+  { from: 500_000, below: 10_000_000, minFiles: 10 },
+];
 /**
  * Listed files a run brings up to the current layout at most (written again, or given their copy
  * in time order): the scheduled refresh waits for its compaction. On the large world a file of
@@ -284,7 +300,7 @@ export async function compactResolvedMarkets(
     await rewriteOlderFiles();
     await addTimeCopies();
     await placeTxKeys();
-    await mergeSmallFiles();
+    for (const tier of options.mergeTiers ?? MERGE_TIERS) await mergeFiles(tier);
   } catch (error) {
     // The listed files stay as they are, whole: the next run tries again.
     if (!isDiskFull(error)) throw error;
@@ -658,29 +674,29 @@ export async function compactResolvedMarkets(
   }
 
   /**
-   * Once MERGE_MIN_FILES listed files hold fewer than MERGE_FILLS fills each, they are merged, in
-   * manifest order, into files of up to MERGE_FILLS: each merged file and its copies are
-   * written and synced (and put on the replica), then ONE transaction lists them, points the old
-   * files' markets at them and unlists the old files, whose time is set just before, so they are
-   * removed an hour after (as any unlisted file). Killed before the
+   * Once `tier.minFiles` listed files hold from `tier.from` to under `tier.below` fills each, they
+   * are merged, in manifest order, into files of up to `tier.below`: each merged file and its
+   * copies are written and synced (and put on the replica), then ONE transaction lists them,
+   * points the old files' markets at them and unlists the old files, whose time is set just
+   * before, so they are removed an hour after (as any unlisted file). Killed before the
    * transaction, the new files are unlisted and removed alike; a file another run merged or
    * swapped meanwhile leaves its group for the next run.
    */
-  async function mergeSmallFiles(): Promise<void> {
-    const mergeFills = options.mergeFills ?? MERGE_FILLS;
+  async function mergeFiles(tier: MergeTier): Promise<void> {
     const small = w
       .prepare(
         `SELECT id, file, fills, bytes, min_ts, max_ts, wallet_file, wallet_bytes, time_file,
                 time_bytes
            FROM history_partitions
-          WHERE fills < ? AND wallet_file IS NOT NULL AND time_file IS NOT NULL ORDER BY id`,
+          WHERE fills >= ? AND fills < ? AND wallet_file IS NOT NULL AND time_file IS NOT NULL
+          ORDER BY id`,
       )
-      .all(mergeFills) as Partition[];
-    if (small.length < MERGE_MIN_FILES) return;
+      .all(tier.from, tier.below) as Partition[];
+    if (small.length < tier.minFiles) return;
     const groups: Partition[][] = [[]];
     for (const p of small) {
       const group = groups[groups.length - 1]!;
-      if (group.reduce((n, q) => n + q.fills, 0) + p.fills > mergeFills) groups.push([p]);
+      if (group.reduce((n, q) => n + q.fills, 0) + p.fills > tier.below) groups.push([p]);
       else group.push(p);
     }
     const stillListed = w.prepare<[number, string, string | null], number>(

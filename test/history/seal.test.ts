@@ -737,6 +737,45 @@ describe("merging the history's small files", () => {
     }
   });
 
+  it("merges the first tier's files into the second's once enough of them are listed", async () => {
+    const path = worldCopy("tiers.db");
+    // Each market's file holds about 100 fills: the first tier makes files of two markets, the
+    // second of two such files.
+    const mergeTiers = [
+      { from: 0, below: 250, minFiles: 4 },
+      { from: 180, below: 10_000, minFiles: 2 },
+    ];
+    await withDb(path, async (db) => {
+      const sealed = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 1, mergeTiers });
+      expect(sealed.files_merged).toBe(0);
+      const perMarket = partitions(db.reader).map((p) => p.fills);
+      expect(perMarket).toHaveLength(5);
+      for (const fills of perMarket) expect(fills).toBeGreaterThan(90);
+      for (const fills of perMarket) expect(fills).toBeLessThan(125);
+      const run = await compactResolvedMarkets(db, NOW, RETENTION, { mergeTiers });
+      // Markets 1 and 2, and 3 and 4, in the first tier; those two files in the second; market
+      // 5's file, alone in the first tier, as it was.
+      expect(run.files_merged).toBe(6);
+      const [lone, merged, ...none] = partitions(db.reader);
+      expect(none).toEqual([]);
+      expect([lone!.fills, merged!.fills]).toEqual([
+        perMarket[4],
+        perMarket.slice(0, 4).reduce((a, b) => a + b, 0),
+      ]);
+      const marketsOf = (id: number) =>
+        db.reader
+          .prepare("SELECT count(*) FROM history_markets WHERE partition_id = ?")
+          .pluck()
+          .get(id);
+      expect(marketsOf(merged!.id)).toBe(4);
+      await expectEveryFillOnce(db);
+      expect((await compactResolvedMarkets(db, NOW, RETENTION, { mergeTiers })).files_merged).toBe(
+        0,
+      );
+    });
+    await expectPagesAsUnsealed(path);
+  });
+
   it.each(["merge-written", "merge-committed"] as const)(
     "loses and doubles nothing when the process is killed at %s",
     async (step) => {
