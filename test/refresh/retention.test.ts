@@ -180,6 +180,46 @@ describe("fill retention", () => {
     ).toEqual(["politics"]);
   });
 
+  it("keeps the timing buckets of a wallet with more trades than they count, batch after batch", async () => {
+    const { ids, ingest, wallets } = world(11);
+    // A wallet with 600 trades in the old markets and 150 in a recent one: the buckets count its
+    // 500 newest, of which the old markets' sealed trades hold the older 350.
+    const busy = wallets[7]!;
+    const old = ["old0", "old1", "old2", "old3"].map((slug) => ids[slug]!);
+    t.db.writer.transaction(() => {
+      ingest.insertTrades([
+        ...Array.from({ length: 600 }, (_, i) =>
+          trade(
+            busy,
+            old[i % 4]!,
+            i % 3 ? "YES" : "NO",
+            "BUY",
+            0.4,
+            20,
+            NOW - 199 * DAY + i * HOUR,
+          ),
+        ),
+        ...Array.from({ length: 150 }, (_, i) =>
+          trade(busy, ids.new0!, "NO", "BUY", 0.5, 20, NOW - 100 * DAY + i * HOUR),
+        ),
+      ]);
+    })();
+    refreshReadModels(t.db, NOW);
+    const before = snapshot();
+    expect((await compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 1 })).markets).toBe(4);
+    const sealed = t.db.writer
+      .prepare(
+        "SELECT length(trades) FROM wallet_sealed_trades WHERE wallet_id = (SELECT id FROM wallet_ids WHERE address = ?)",
+      )
+      .pluck()
+      .get(busy) as number;
+    expect(sealed).toBeGreaterThan(0);
+    const compacted = snapshot();
+    expect(compacted.wallet_timing).toEqual(before.wallet_timing);
+    refreshReadModels(t.db, NOW, { full: true });
+    for (const [table] of TABLES) expect(snapshot()[table], table).toEqual(compacted[table]);
+  });
+
   it("leaves every market whole when a batch fails, and the next run finishes the work", async () => {
     const { ids } = world(17);
     refreshReadModels(t.db, NOW);
