@@ -241,16 +241,17 @@ describe("upgrading to sql/0036", () => {
     try {
       await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 });
       // The database as sealed at schema 35: no history_wallets, no copies in time order, no
-      // blocks for the hash keys.
+      // blocks for the hash keys, no index of signals by fill.
       db.writer.exec(`DROP TABLE history_wallets; DROP INDEX history_partitions_by_time_file;
         ALTER TABLE history_partitions DROP COLUMN time_file;
         ALTER TABLE history_partitions DROP COLUMN time_bytes;
-        ALTER TABLE history_tx_keys DROP COLUMN blocks;`);
+        ALTER TABLE history_tx_keys DROP COLUMN blocks; DROP INDEX signals_by_trade;`);
       db.writer.pragma("user_version = 35");
       expect(migrate(db.writer).applied).toEqual([
         "0036_history_wallets.sql",
         "0037_history_time_files.sql",
         "0038_history_tx_places.sql",
+        "0039_signals_by_trade.sql",
       ]);
       expect(
         db.reader.prepare("SELECT count(DISTINCT partition_id) FROM history_wallets").pluck().get(),

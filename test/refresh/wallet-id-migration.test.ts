@@ -65,10 +65,10 @@ beforeAll(async () => {
       INSERT INTO wallet_timing SELECT * FROM timing_by_address;
       DROP TABLE category_by_address;
       DROP TABLE timing_by_address;`);
-    // Tables of later migrations, which create them again.
+    // Tables and indexes of later migrations, which create them again.
     old.exec(`DROP TABLE wallet_sealed_trades; DROP TABLE history_tx_keys;
       DROP TABLE history_wallets; DROP TABLE history_markets; DROP TABLE history_partitions;
-      DROP TABLE history_replica_unlisted;`);
+      DROP TABLE history_replica_unlisted; DROP INDEX signals_by_trade;`);
     old.pragma(`user_version = ${BEFORE}`);
   })();
   old.close();
