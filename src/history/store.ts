@@ -164,10 +164,11 @@ export const PARTITION_SELECT = `f.id, f.tx_hash, f.log_index, f.wallet_id,
 export const PARTITION_ROW_GROUP = 16_384;
 /**
  * Rows of a block of a file in market order, by row number, as its transaction keys place them
- * (src/history/tx-keys.ts): a row group, so a lookup by hash reads one row group for each block
- * its key is in (DuckDB skips the others by row number).
+ * (src/history/tx-keys.ts): a row group (PARTITION_ROW_GROUP), so a lookup by hash reads one row
+ * group for each block its key is in (DuckDB skips the others by row number). Stored in every
+ * listed key's block (sql/0038): changed, every file's keys would have to be listed again.
  */
-export const TX_BLOCK_ROWS = PARTITION_ROW_GROUP;
+export const TX_BLOCK_ROWS = 16_384;
 /** Rows per row group of a file's copy in wallet order: a wallet's page reads one or two. */
 export const WALLET_ROW_GROUP = 16_384;
 /**

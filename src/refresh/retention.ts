@@ -535,9 +535,9 @@ async function compact(
    * WALLET_ID_FILE (wallets as addresses) is written again as a seal writes it now, all three
    * files synced (and put on the replica), then swapped in for it in one UPDATE of its
    * manifest row, in the transaction that lists its hash keys and their blocks (sql/0038) in
-   * place of the old file's. The old files, unlisted, are removed as any unlisted file is, an hour after the
-   * swap (their time is set just before, for a page still reading them). Killed before the
-   * UPDATE, the new files are unlisted and removed alike.
+   * place of the old file's. The old files, unlisted, are removed as any unlisted file is, an
+   * hour after the swap (their time is set just before, for a page still reading them). Killed
+   * before the UPDATE, the new files are unlisted and removed alike.
    */
   async function rewriteOlderFiles(): Promise<void> {
     const older = w
@@ -631,7 +631,7 @@ async function compact(
   /**
    * Each listed file as a seal writes it now but whose hash keys were listed before sql/0038,
    * without the blocks of rows that hold them, has them listed again with their blocks, read from
-   * the file (its hash column: about a fifth of what its copy in time order costs), in one
+   * the file (its hash column: 1.2 s for the large world's two files of 0.94M fills), in one
    * transaction that checks the file is still listed. At most UPGRADES_PER_RUN files a run, with
    * those upgraded above.
    */
