@@ -106,6 +106,36 @@ describe("migrate", () => {
     db.close();
   });
 
+  it("checks the foreign keys of the tables a migration names and of those referring to them", () => {
+    const db = connection();
+    const first = {
+      name: "0001_a.sql",
+      sql: `CREATE TABLE p (id INTEGER PRIMARY KEY);
+        CREATE TABLE c (id INTEGER PRIMARY KEY, p_id INTEGER REFERENCES p (id));
+        CREATE TABLE q (id INTEGER PRIMARY KEY);
+        CREATE TABLE u (id INTEGER PRIMARY KEY, q_id INTEGER REFERENCES q (id));
+        INSERT INTO p VALUES (1); INSERT INTO c VALUES (1, 1);`,
+    };
+    migrate(db, [first]);
+    // A key broken before, in tables the next migrations do not name.
+    db.pragma("foreign_keys = OFF");
+    db.exec("INSERT INTO u VALUES (1, 99)");
+    db.pragma("foreign_keys = ON");
+    const next = (name: string, sql: string) => [first, { name, sql }];
+    // Named in a whole-line comment only: not checked.
+    expect(migrate(db, next("0002_b.sql", "-- u and q\nCREATE TABLE b (x);")).current).toBe(2);
+    // Deleting a parent breaks the table referring to it, which the migration does not name.
+    const deleting = [...next("0002_b.sql", ""), { name: "0003_c.sql", sql: "DELETE FROM p;" }];
+    expect(() => migrate(db, deleting)).toThrow("migration 0003_c.sql broke 1 foreign keys");
+    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    // A data step may write anywhere: every key is checked.
+    const stepping = [...next("0002_b.sql", ""), { name: "0003_c.sql", sql: "-- @step noop" }];
+    expect(() => migrate(db, { files: stepping, steps: { noop: () => {} } })).toThrow(
+      "migration 0003_c.sql broke 1 foreign keys",
+    );
+    db.close();
+  });
+
   it("refuses a database newer than every file it knows", () => {
     const db = connection();
     migrate(db, [
