@@ -5,7 +5,8 @@
  *
  * For each binary given (`--binary label=PATH`, repeatable; default `after=dist/smartmoney`) the
  * world (bench/lib/world.ts) is copied and sealed by that binary itself (`jobs run compact` with
- * SMARTMONEY_FILL_RETENTION), so each binary is measured on the files its own seal writes. Then
+ * SMARTMONEY_FILL_RETENTION), then compacted once more, which merges the files the seal wrote, as
+ * the next scheduled run would: each binary is measured on the history its own runs leave. Then
  * each binary serves its copy pinned to one core, at the world's time, and wrk loads it from the
  * other core with `--connections` connections, walking distinct pages (bench/lib/load.ts): the
  * answer caches never see a page twice unless a run asks for more pages than were drawn, which
@@ -128,7 +129,14 @@ function binariesOf(given: string[] | undefined): Binary[] {
 interface Sealed {
   dbPath: string;
   /** The seal this bench ran, or null for a database given sealed (--db). */
-  seal: { seconds: number; markets: number; fills: number } | null;
+  seal: {
+    seconds: number;
+    markets: number;
+    fills: number;
+    /** The next run's: the seal's files merged. */
+    mergeSeconds: number;
+    filesMerged: number;
+  } | null;
   history: { files: number; fills: number; bytes: number; bytes_per_fill: number };
 }
 
@@ -168,27 +176,39 @@ function sealWith(binary: Binary, worldDb: string, now: number, scratch: string)
   const dbPath = join(scratch, `${binary.label}.db`);
   copyToDisk(worldDb, dbPath);
   if (existsSync(`${worldDb}.key`)) copyFileSync(`${worldDb}.key`, `${dbPath}.key`);
-  const started = performance.now();
-  const out = execFileSync(
-    binary.path,
-    ["jobs", "run", "compact", "--db", dbPath, "--now", new Date(now).toISOString(), "--json"],
-    {
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024,
-      env: {
-        ...process.env,
-        SMARTMONEY_FILL_RETENTION: flags.retention,
-        SMARTMONEY_LOG_LEVEL: "warn",
+  /** One `jobs run compact` by the binary: its summary and how long it took. */
+  const compact = () => {
+    const started = performance.now();
+    const out = execFileSync(
+      binary.path,
+      ["jobs", "run", "compact", "--db", dbPath, "--now", new Date(now).toISOString(), "--json"],
+      {
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+        env: {
+          ...process.env,
+          SMARTMONEY_FILL_RETENTION: flags.retention,
+          SMARTMONEY_LOG_LEVEL: "warn",
+        },
       },
-    },
-  );
-  const seconds = (performance.now() - started) / 1000;
-  const compaction = JSON.parse(out) as { markets: number; fills_deleted: number };
-  if (!(compaction.markets > 0)) throw new Error(`${binary.label}: the seal compacted nothing`);
+    );
+    const seconds = +((performance.now() - started) / 1000).toFixed(1);
+    const summary = JSON.parse(out) as {
+      markets: number;
+      fills_deleted: number;
+      files_merged?: number;
+    };
+    return { seconds, summary };
+  };
+  const seal = compact();
+  if (!(seal.summary.markets > 0)) throw new Error(`${binary.label}: the seal compacted nothing`);
+  const merge = compact();
   return describeSealed(dbPath, {
-    seconds: +seconds.toFixed(1),
-    markets: compaction.markets,
-    fills: compaction.fills_deleted,
+    seconds: seal.seconds,
+    markets: seal.summary.markets,
+    fills: seal.summary.fills_deleted,
+    mergeSeconds: merge.seconds,
+    filesMerged: merge.summary.files_merged ?? 0,
   });
 }
 
@@ -345,7 +365,7 @@ async function main(): Promise<void> {
       say(`sealing a copy of the ${flags.world} world with ${binary.label} (${binary.path})`);
       const s = sealWith(binary, world.dbPath, world.now, scratch);
       say(
-        `  ${s.seal!.fills.toLocaleString("en-US")} fills of ${s.seal!.markets} markets in ${s.seal!.seconds} s: ${s.history.files} files, ${s.history.bytes_per_fill} B/fill`,
+        `  ${s.seal!.fills.toLocaleString("en-US")} fills of ${s.seal!.markets} markets in ${s.seal!.seconds} s, then ${s.seal!.filesMerged} files merged in ${s.seal!.mergeSeconds} s: ${s.history.files} files, ${s.history.bytes_per_fill} B/fill`,
       );
       return s;
     });
