@@ -261,8 +261,8 @@ export async function writePartition(
     if (fills === 0) return null;
     try {
       const written = await copyTo(duck, "stage", dir, file, PARTITION_ROW_GROUP);
-      const copies = await writeCopies(duck, "stage", dir, options.now);
       const txPlaces = await txPlacesOf(duck, written.path);
+      const copies = await writeCopies(duck, "stage", dir, options.now);
       return { ...written, fills, ...copies, minTs, maxTs, perMarket, txPlaces };
     } catch (error) {
       rmSync(path, { force: true });
@@ -378,14 +378,8 @@ export async function mergePartitions(
       PARTITION_ROW_GROUP,
     );
     try {
-      const copies = await writeCopies(duck, "merged", dir, options.now);
-      try {
-        return { file, ...copies, txPlaces: await txPlacesOf(duck, file.path) };
-      } catch (error) {
-        rmSync(copies.wallet.path, { force: true });
-        rmSync(copies.time.path, { force: true });
-        throw error;
-      }
+      const txPlaces = await txPlacesOf(duck, file.path);
+      return { file, ...(await writeCopies(duck, "merged", dir, options.now)), txPlaces };
     } catch (error) {
       rmSync(file.path, { force: true });
       throw error;
