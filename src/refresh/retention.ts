@@ -123,8 +123,8 @@ export const MERGE_TIERS: readonly MergeTier[] = [
   { from: 500_000, below: 10_000_000, minFiles: 10 },
 ];
 /**
- * Listed files a run brings up to the current layout at most (written again, or given their copy
- * in time order): the scheduled refresh waits for its compaction. On the large world a file of
+ * Listed files a run brings up to the current layout at most (written again, given their copy
+ * in time order, or their hash keys' blocks): the scheduled refresh waits for its compaction. On the large world a file of
  * 1M fills took 2.5 s to write again and 0.6 s to copy, so a year's history (about 275 files) at
  * once would hold the refresh for 3 to 12 minutes; 8 files, for 5 to 20 seconds.
  */
@@ -174,11 +174,7 @@ async function putOnReplica(
   at: number,
 ): Promise<string | null> {
   if (!replica) return null;
-  recordUnlisted(
-    w,
-    files.map((f) => f.file),
-    at,
-  );
+  recordUnlisted(w, namesOf(files), at);
   try {
     for (const file of files) await replica.put(file.file, file.path);
     return null;
@@ -278,6 +274,14 @@ async function compact(
   summary.markets_waiting = due.length - ready.length;
   const dir = historyDir(db.path);
   const step = options.onStep ?? (() => {});
+  // DuckDB's memory cap for every file this run writes or reads.
+  const duckMemoryMb = options.memoryMb ?? 256;
+  /** Listed files this run may still bring up to the current layout (UPGRADES_PER_RUN). */
+  const upgradesLeft = () =>
+    (options.upgradesPerRun ?? UPGRADES_PER_RUN) -
+    summary.files_rewritten -
+    summary.time_copies_written -
+    summary.tx_keys_placed;
   const clock = options.clock ?? Date.now;
   const { replica } = options;
   // What a killed seal left: files no manifest row lists, once surely not another seal's.
@@ -384,8 +388,8 @@ async function compact(
   );
   mkdirSync(dir, { recursive: true });
   const batch = options.batch ?? COMPACTION_BATCH;
-  // Read once: each market is flagged compacted in it as it is, so the timing buckets below
-  // leave its kept fills out.
+  // Read once, for the markets' resolutions that the sealed trades keep; each batch's markets are
+  // flagged compacted in it as the batch commits.
   const ctx = contextFor(db, now, "seek");
   const progress = options.onProgress ?? (() => {});
   progress(0, ready.length);
@@ -403,7 +407,7 @@ async function compact(
     let sealed: WrittenPartition | null;
     try {
       sealed = await writePartition(dir, () => sealable(markets), {
-        memoryMb: options.memoryMb ?? 256,
+        memoryMb: duckMemoryMb,
         now: Date.now(),
       });
     } catch (error) {
@@ -545,7 +549,7 @@ async function compact(
         `SELECT id, file, wallet_file, time_file FROM history_partitions
           WHERE wallet_file IS NULL OR file NOT LIKE '%' || ? ORDER BY id LIMIT +?`,
       )
-      .all(WALLET_ID_FILE, options.upgradesPerRun ?? UPGRADES_PER_RUN) as {
+      .all(WALLET_ID_FILE, upgradesLeft()) as {
       id: number;
       file: string;
       wallet_file: string | null;
@@ -591,7 +595,7 @@ async function compact(
    * again by rewriteOlderFiles.
    */
   async function addTimeCopies(): Promise<void> {
-    const budget = (options.upgradesPerRun ?? UPGRADES_PER_RUN) - summary.files_rewritten;
+    const budget = upgradesLeft();
     if (budget <= 0) return;
     const lacking = w
       .prepare(
@@ -606,7 +610,7 @@ async function compact(
     );
     for (const { id, file } of lacking) {
       const copy = await writeTimeCopy(dir, file, {
-        memoryMb: options.memoryMb ?? 256,
+        memoryMb: duckMemoryMb,
         now: Date.now(),
       });
       const refused = await putOnReplica(w, replica, [copy], clock());
@@ -636,10 +640,7 @@ async function compact(
    * those upgraded above.
    */
   async function placeTxKeys(): Promise<void> {
-    const budget =
-      (options.upgradesPerRun ?? UPGRADES_PER_RUN) -
-      summary.files_rewritten -
-      summary.time_copies_written;
+    const budget = upgradesLeft();
     if (budget <= 0) return;
     const unplaced = w
       .prepare(
@@ -657,7 +658,7 @@ async function compact(
       )
       .pluck();
     for (const { id, file } of unplaced) {
-      const places = await readTxPlaces(dir, file, { memoryMb: options.memoryMb ?? 256 });
+      const places = await readTxPlaces(dir, file, { memoryMb: duckMemoryMb });
       const placed = w
         .transaction(() => {
           // Merged away meanwhile by another run: its keys went with it.
@@ -677,7 +678,7 @@ async function compact(
    */
   async function writeReplacement(files: readonly string[], unlisting: readonly string[]) {
     const written = await mergePartitions(dir, files, {
-      memoryMb: options.memoryMb ?? 256,
+      memoryMb: duckMemoryMb,
       now: Date.now(),
       wallets: w,
     });
