@@ -96,7 +96,6 @@ export function settingFlag(env: SettingEnv, argument: string, help: string): [s
   return [`${flag.name} <${argument}>`, `${help} (${env})`];
 }
 
-/** Adds the flags every command shares. */
 /**
  * An `--out` directory (created when missing), refused in one line when a file has its name:
  * otherwise mkdir's EEXIST comes out, after the command's work.
@@ -108,6 +107,7 @@ export function outDirectory(path: string): string {
   return path;
 }
 
+/** Adds the flags every command shares. */
 export function withDbOption(command: Command): Command {
   return command
     .option(...settingFlag("SMARTMONEY_DB", "path", "SQLite database file"))
