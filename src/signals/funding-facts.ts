@@ -14,6 +14,9 @@ export interface FundingTransfer {
   token: string;
 }
 
+/** First fundings one scope remembers (about 100 bytes of heap each). */
+export const MAX_CACHED_WALLETS = 250_000;
+
 export type FundingFacts = ReturnType<ReturnType<typeof createFundingFacts>>;
 
 /**
@@ -27,8 +30,12 @@ export type FundingFacts = ReturnType<ReturnType<typeof createFundingFacts>>;
  * once per batch: an import of 1M fills asked the same wallets' first funding again in every
  * batch of 2,048, and that was a third of its time. The refresh's tables (wallet_stats,
  * investigations) only change between scopes.
+ *
+ * A scope remembers at most MAX_CACHED_WALLETS first fundings, then starts again: an import
+ * meets every wallet it names, and a cache of all of them grew with the world (a third of an
+ * import's live heap on the large world).
  */
-export function createFundingFacts(db: Db) {
+export function createFundingFacts(db: Db, maxCachedWallets = MAX_CACHED_WALLETS) {
   const w = db.writer;
   // `+?`, not `?`: bound to a plain parameter, this statement (ORDER BY on an index that
   // already gives the order) cost 8.8 µs of CPU a call against 3.9 µs; with a literal in its
@@ -70,9 +77,19 @@ export function createFundingFacts(db: Db) {
     const firsts = new Map<string, { sender: string; ts: number } | null>();
     const labels = new Map<string, boolean>();
     const clusters = new Map<string, ClusterFacts>();
+    /** Times the caches were cleared: a cluster read across a clearing is not cached. */
+    let cleared = 0;
     const first = (wallet: string) => {
       let found = firsts.get(wallet);
       if (found === undefined) {
+        // The clusters go with the first fundings: a cached cluster's members must all be in
+        // `firsts` for transfersStored to find it.
+        if (firsts.size >= maxCachedWallets) {
+          firsts.clear();
+          clusters.clear();
+          labels.clear();
+          cleared++;
+        }
         found = firstInbound.get(wallet) ?? null;
         firsts.set(wallet, found);
       }
@@ -98,6 +115,7 @@ export function createFundingFacts(db: Db) {
         if (funder === null) return NO_CLUSTER;
         let facts = clusters.get(funder);
         if (!facts) {
+          const clearedBefore = cleared;
           const members = fundedBy
             .all(funder)
             .map((r) => r.wallet)
@@ -117,7 +135,7 @@ export function createFundingFacts(db: Db) {
             wins,
             underInvestigation,
           };
-          clusters.set(funder, facts);
+          if (cleared === clearedBefore) clusters.set(funder, facts);
         }
         return facts;
       },
