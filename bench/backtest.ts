@@ -9,7 +9,7 @@
  *
  * Prints one JSON report and writes it to bench/results/backtest.json. It runs in a child with
  * V8's heap held as the jobs process holds it within the memory cap (SMARTMONEY_MEMORY_MB,
- * default 1024: src/jobs/heap.ts): with V8's defaults most of a run's resident memory is garbage
+ * default 1024: src/heap.ts): with V8's defaults most of a run's resident memory is garbage
  * not yet collected, which says nothing about what the backtest needs.
  */
 
@@ -30,7 +30,7 @@ import { countFills, loadSealedFills, readFills, readMarkets } from "../src/back
 import { buildIndex } from "../src/backtest/point-in-time";
 import { writeReport } from "../src/backtest/report";
 import { openDb } from "../src/db/open";
-import { jobsEnv } from "../src/jobs/heap";
+import { sizedHeapEnv } from "../src/heap";
 import { peakRssMb } from "./lib/peak-rss";
 import { recordResults } from "./lib/results";
 import { isScale, worldFor } from "./lib/world";
@@ -145,7 +145,7 @@ if (process.env.SMARTMONEY_BENCH_BACKTEST_CHILD === "1") {
   const memoryMb = Number(process.env.SMARTMONEY_MEMORY_MB ?? "1024");
   const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",
-    env: { ...jobsEnv(memoryMb), SMARTMONEY_BENCH_BACKTEST_CHILD: "1" },
+    env: { ...sizedHeapEnv(memoryMb), SMARTMONEY_BENCH_BACKTEST_CHILD: "1" },
   });
   process.exitCode = child.status ?? 1;
 }

@@ -43,6 +43,7 @@ import { openConnection } from "../src/db/open";
 import { sqlString, withEngine } from "../src/history/engine";
 import { copyToDisk } from "./lib/copy";
 import { objectSizes } from "./lib/dbstat";
+import { childPids } from "./lib/procs";
 import { formatProfile, profilesIn, summariseProfile } from "./lib/profile";
 import { randomHex, uniform } from "./lib/random";
 import { alignColumns } from "./lib/report";
@@ -60,16 +61,22 @@ interface Seeded {
   peakRssMb: number;
 }
 
-/** Runs the built binary, polling its peak RSS (VmHWM only grows, so the last poll is near it). */
+/**
+ * Runs the built binary, polling its peak RSS (VmHWM only grows, so the last poll is near it):
+ * the sum over it and the process it starts for the work (cli/sized-heap.ts), both resident.
+ */
 function runBinary(binary: string, args: string[]): Promise<Seeded> {
   return new Promise((done, fail) => {
     const started = performance.now();
     const child = spawn(binary, args, { stdio: ["ignore", "inherit", "inherit"] });
-    let peak = 0;
+    const peaks = new Map<number, number>();
     const poll = setInterval(() => {
       try {
-        const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1];
-        if (kb) peak = Math.max(peak, Number(kb) / 1024);
+        for (const pid of [child.pid!, ...childPids(child.pid!)]) {
+          const status = readFileSync(`/proc/${pid}/status`, "utf8");
+          const kb = /VmHWM:\s+(\d+)/.exec(status)?.[1];
+          if (kb) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, Number(kb) / 1024));
+        }
       } catch {
         // Exited between polls.
       }
@@ -77,6 +84,7 @@ function runBinary(binary: string, args: string[]): Promise<Seeded> {
     child.on("error", fail);
     child.on("exit", (code) => {
       clearInterval(poll);
+      const peak = [...peaks.values()].reduce((sum, mb) => sum + mb, 0);
       if (code !== 0) fail(new Error(`${binary} ${args.join(" ")} exited with ${code}`));
       else done({ seconds: (performance.now() - started) / 1000, peakRssMb: peak });
     });

@@ -3,7 +3,7 @@
  *
  * For each world (bench/lib/world.ts, seeded once and cached) it copies the database to a scratch
  * folder and measures, each in a child process of its own so its peak RSS is its own (started
- * with the heap limits `serve` gives its jobs process, src/jobs/heap.ts):
+ * with the heap limits `serve` gives its jobs process, src/heap.ts):
  *   full         refreshNow(app, {full: true}), the job's full rebuild, then the funding graph
  *                (clusters, connections, coordinated timing, investigations) rebuilt in full,
  *                unless the refresh already ran it as an extension;
@@ -56,8 +56,8 @@ import { parseArgs } from "node:util";
 import type { App } from "../src/app";
 import { loadConfig } from "../src/config";
 import { type Connection, openConnection, openDb } from "../src/db/open";
+import { heapFlags } from "../src/heap";
 import { createIngest } from "../src/ingest/ingest";
-import { jobsHeapFlags } from "../src/jobs/heap";
 import { refreshNow } from "../src/jobs/refresh";
 import { migrate } from "../src/migrations/migrate";
 import type { RefreshSummary } from "../src/refresh/refresh";
@@ -271,11 +271,11 @@ function runChild(
 ): Measured {
   const self = fileURLToPath(import.meta.url);
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  // The heap limits `serve` gives its jobs process (src/jobs/heap.ts), for the memory cap
+  // The heap limits `serve` gives its jobs process (src/heap.ts), for the memory cap
   // configured here ($SMARTMONEY_MEMORY_MB, default 1024).
   const config = loadConfig(process.env);
   if (!config.ok) throw new Error(config.problems.join("; "));
-  const heap = jobsHeapFlags(config.config.memoryMb);
+  const heap = heapFlags(config.config.memoryMb);
   // This script again, as the child that writes the trades and (without --binary) refreshes.
   const ownChild = (nodeFlags: string[], mode: "wal-pages" | "ingest-only" | "") =>
     childOutput(process.execPath, [

@@ -7,7 +7,7 @@ import * as sea from "node:sea";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Db } from "../src/db/open";
 import { isStorageFull, type StorageStatus } from "../src/db/storage";
-import { jobsEnv } from "../src/jobs/heap";
+import { sizedHeapEnv } from "../src/heap";
 import type { Log } from "../src/log";
 
 /**
@@ -118,7 +118,7 @@ export function startBackgroundJobs(options: {
   dbPath: string;
   publicUrl: string;
   logLevel: string;
-  /** The memory cap, MB (`SMARTMONEY_MEMORY_MB`): the jobs' V8 heap is sized from it (src/jobs/heap.ts). */
+  /** The memory cap, MB (`SMARTMONEY_MEMORY_MB`): the jobs' V8 heap is sized from it (src/heap.ts). */
   memoryMb: number;
   /** The server's clock reading when it is not the system's (`serve --now`), or null. */
   now: number | null;
@@ -158,7 +158,7 @@ export function startBackgroundJobs(options: {
     // however the server ended (src/jobs: `jobs schedule` stops on disconnect).
     const current = spawn(self.command, args, {
       env: {
-        ...jobsEnv(options.memoryMb),
+        ...sizedHeapEnv(options.memoryMb),
         ...(options.replicaUrl ? { SMARTMONEY_REPLICA_URL: options.replicaUrl } : {}),
       },
       stdio: ["ignore", "ignore", "inherit", "ipc"],

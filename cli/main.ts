@@ -1,6 +1,9 @@
-import { main } from "./program";
+import { runInSizedHeap } from "./sized-heap";
 
-main(process.argv.slice(2)).then(
+const argv = process.argv.slice(2);
+// The commands are loaded only where they run: a process that starts itself again in a sized
+// heap only waits, and stays small (the bundle inlines this import).
+(runInSizedHeap(argv) ?? import("./program").then(({ main }) => main(argv))).then(
   (code) => {
     process.exitCode = code;
   },

@@ -270,10 +270,10 @@ export const SETTINGS = [
   setting({
     env: "SMARTMONEY_MEMORY_MB",
     // The memory, MB, a bulk load (import, seed) plans its page cache within (src/db/cache.ts),
-    // and serve's jobs process its V8 heap (src/jobs/heap.ts).
+    // and the bulk commands and serve's jobs process their V8 heap (src/heap.ts).
     field: "memoryMb",
     default: "1024",
-    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is a quarter of it (at most a quarter of the machine), with the memory map off; serve's jobs process (the refresh) caps V8's old generation at half of it (operations.md)",
+    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is a quarter of it (at most a quarter of the machine), with the memory map off; the bulk commands (import, seed, ingest, jobs, migrate, export, backtest) and serve's jobs process cap V8's old generation at half of it (operations.md)",
     value: (label) =>
       v.pipe(
         v.string(),

@@ -1,0 +1,95 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { sizedHeapLaunch } from "../../cli/sized-heap";
+import { until } from "../helpers/until";
+
+const root = new URL("../..", import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), "smartmoney-heap-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** `smartmoney ARGS` as a process, from the checkout, with the environment given and no other. */
+function start(args: string[], env: NodeJS.ProcessEnv) {
+  const { NODE_OPTIONS: _, ...inherited } = process.env;
+  return spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
+    cwd: root,
+    env: { ...inherited, SMARTMONEY_LOG_LEVEL: "warn", ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+}
+
+function ended(child: ReturnType<typeof start>) {
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  return new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.once("exit", (code) => resolve({ code, stderr })),
+  );
+}
+
+describe("the CLI's bulk commands in a heap sized from the memory cap", () => {
+  it("starts itself again for a bulk command only, and only when nothing sized the heap yet", () => {
+    const env = { SMARTMONEY_MEMORY_MB: "2048", NODE_OPTIONS: "--require probe.cjs" };
+    const launch = sizedHeapLaunch(["import", "fills.jsonl", "--db", "x.db"], env, []);
+    expect(launch?.args.slice(-4)).toEqual(["import", "fills.jsonl", "--db", "x.db"]);
+    expect(launch?.env.NODE_OPTIONS).toBe(
+      "--max-old-space-size=1024 --max-semi-space-size=16 --require probe.cjs",
+    );
+    expect(launch?.env.SMARTMONEY_MEMORY_MB).toBe("2048");
+    for (const argv of [["keys", "list"], ["serve"], ["mcp"], [], ["import", "--help"]]) {
+      expect(sizedHeapLaunch(argv, env, []), argv.join(" ")).toBeNull();
+    }
+    expect(sizedHeapLaunch(["seed"], env, ["--max-old-space-size=300"])).toBeNull();
+    expect(sizedHeapLaunch(["seed"], { NODE_OPTIONS: "--max-old-space-size=300" }, [])).toBeNull();
+    // A memory cap the command refuses: it runs here, and refuses it in its own words.
+    expect(sizedHeapLaunch(["seed"], { SMARTMONEY_MEMORY_MB: "12" }, [])).toBeNull();
+  });
+
+  it("runs the command in a process whose V8 heap is half the memory cap, and ends as it ends", async () => {
+    const probe = join(dir, "probe.cjs");
+    const heaps = join(dir, "heaps.jsonl");
+    writeFileSync(
+      probe,
+      `require("node:fs").appendFileSync(${JSON.stringify(heaps)}, JSON.stringify({ pid: process.pid, mb: require("node:v8").getHeapStatistics().heap_size_limit / 2 ** 20 }) + "\\n");`,
+    );
+    const db = join(dir, "sized.db");
+    const run = ended(
+      start(["migrate", "--db", db], {
+        SMARTMONEY_MEMORY_MB: "1024",
+        NODE_OPTIONS: `--require ${probe}`,
+      }),
+    );
+    expect((await run).code).toBe(0);
+    const seen = readFileSync(heaps, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { pid: number; mb: number });
+    // This process, then the one it started: only the second is sized (512 MB of old space).
+    expect(seen, JSON.stringify(seen)).toHaveLength(2);
+    expect(seen[1]!.mb).toBeGreaterThanOrEqual(512);
+    expect(seen[1]!.mb).toBeLessThan(640);
+
+    const refused = await ended(start(["import", join(dir, "missing.jsonl"), "--db", db], {}));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split("\n")).toEqual([
+      `smartmoney: ${join(dir, "missing.jsonl")}: no such file`,
+    ]);
+  });
+
+  it("passes a SIGTERM sent to it alone on to the command, and ends with the command's status", async () => {
+    // `import -` waits for standard input, which the test never closes.
+    const child = start(["import", "-", "--db", join(dir, "term.db")], {});
+    const run = ended(child);
+    const children = () =>
+      readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim();
+    await until("the command's process", () => (children() === "" ? null : true));
+    const command = Number(children().split(" ")[0]);
+    child.kill("SIGTERM");
+    const { code } = await run;
+    expect(code).toBe(128 + 15);
+    expect(() => process.kill(command, 0)).toThrow();
+  });
+});
