@@ -87,6 +87,7 @@ describe("the replica's files no longer listed", () => {
       // Five files and their copies in wallet and time order, each put before it was listed.
       const sealed = await compactResolvedMarkets(db, NOW, RETENTION, {
         batch: 1,
+        mergeTiers: [],
         replica,
         clock: () => t0,
       });
@@ -231,7 +232,9 @@ describe("the replica's files no longer listed", () => {
     const db = openDb(world.path);
     try {
       const t0 = Date.parse("2026-11-20T08:00:00.000Z");
-      await compactResolvedMarkets(db, NOW, RETENTION, { batch: 1, replica, clock: () => t0 });
+      // Sealed a file a market, then merged, by two runs.
+      const sealOnly = { batch: 1, mergeTiers: [], replica, clock: () => t0 };
+      await compactResolvedMarkets(db, NOW, RETENTION, sealOnly);
       await compactResolvedMarkets(db, NOW, RETENTION, { replica, clock: () => t0 });
       expect(records(db)).toHaveLength(15);
       const later = () => t0 + REPLICA_DELETE_AFTER_MS + 1;
@@ -271,7 +274,7 @@ describe("a seal or merge killed with the replica", () => {
     async (step) => {
       const world = worldCopy(`killed-${step}`);
       compactionKilledAt(world.path, step, {
-        merge: step.startsWith("merge-"),
+        merge: step.startsWith("merge-") ? "next-run" : undefined,
         replicaDir: world.folder,
       });
       const replica = historyReplica(world.replica);

@@ -688,8 +688,11 @@ describe("merging the history's small files", () => {
     const dir = historyDir(path);
     const db = openDb(path);
     try {
-      // Five files (a market each) and their copies.
-      const summary = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 1 });
+      // Five files (a market each) and their copies, merged by the next run.
+      const summary = await compactResolvedMarkets(db, NOW, RETENTION, {
+        batch: 1,
+        mergeTiers: [],
+      });
       expect(partitions(db.reader)).toHaveLength(5);
       // Sealed two hours ago: the merge unlists them now, and they stay an hour from now.
       const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
@@ -747,8 +750,8 @@ describe("merging the history's small files", () => {
       { from: 180, below: 10_000, minFiles: 2 },
     ];
     await withDb(path, async (db) => {
-      const sealed = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 1, mergeTiers });
-      expect(sealed.files_merged).toBe(0);
+      const sealOnly = { batch: 1, mergeTiers: [] };
+      expect((await compactResolvedMarkets(db, NOW, RETENTION, sealOnly)).files_merged).toBe(0);
       const perMarket = partitions(db.reader).map((p) => p.fills);
       expect(perMarket).toHaveLength(5);
       for (const fills of perMarket) expect(fills).toBeGreaterThan(90);
@@ -777,12 +780,32 @@ describe("merging the history's small files", () => {
     await expectPagesAsUnsealed(path);
   });
 
-  it.each(["merge-written", "merge-committed"] as const)(
-    "loses and doubles nothing when the process is killed at %s",
-    async (step) => {
-      const path = worldCopy(`killed-${step}.db`);
-      // The child seals five files, then is killed in the next run's merge.
-      compactionKilledAt(path, step, { merge: true });
+  it("merges the files a run seals in that same run", async () => {
+    const path = worldCopy("sealed-and-merged.db");
+    await withDb(path, async (db) => {
+      // Five files (a market each), merged into one before the run ends.
+      const run = await compactResolvedMarkets(db, NOW, RETENTION, { batch: 1 });
+      expect(run).toMatchObject({ markets: 5, files_merged: 5 });
+      const [only, ...others] = partitions(db.reader);
+      expect(others).toEqual([]);
+      expect(only!.fills).toBe(run.fills_deleted);
+      await expectEveryFillOnce(db);
+    });
+    await expectPagesAsUnsealed(path);
+  });
+
+  it.each([
+    ["merge-written", "next-run"],
+    ["merge-committed", "next-run"],
+    ["merge-written", "same-run"],
+    ["merge-committed", "same-run"],
+  ] as const)(
+    "loses and doubles nothing when the process is killed at %s (merging in the %s)",
+    async (step, merge) => {
+      const path = worldCopy(`killed-${step}-${merge}.db`);
+      // The child seals five files, then is killed merging them: in the run after, or in the
+      // run that sealed them.
+      compactionKilledAt(path, step, { merge });
       await withDb(path, async (db) => {
         await expectEveryFillOnce(db);
         expect(partitions(db.reader)).toHaveLength(step === "merge-committed" ? 1 : 5);

@@ -114,7 +114,10 @@ describe("the blocks of the history's transaction keys", () => {
   it("name where each hash is in a file of several blocks, through a seal, a merge and an upgrade", async () => {
     const sample = world();
     // A file a market: each under a block, sealed apart.
-    const sealed = await compactResolvedMarkets(t.db, NOW, RETENTION, { batch: 1 });
+    const sealed = await compactResolvedMarkets(t.db, NOW, RETENTION, {
+      batch: 1,
+      mergeTiers: [],
+    });
     expect(sealed.markets).toBe(MARKETS);
     // All but the few fills signals name, which stay in `fills`.
     expect(sealed.fills_deleted).toBeGreaterThan(0.99 * MARKETS * PER_MARKET);

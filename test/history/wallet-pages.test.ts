@@ -171,7 +171,8 @@ describe("merging the history's small files", () => {
     const db = openDb(path);
     try {
       // Twelve markets in batches of two: six files, then the next run merges them into one.
-      expect((await compactResolvedMarkets(db, NOW, RETENTION, { batch: 2 })).markets).toBe(OLD);
+      const sealOnly = { batch: 2, mergeTiers: [] };
+      expect((await compactResolvedMarkets(db, NOW, RETENTION, sealOnly)).markets).toBe(OLD);
       const before = listedFiles(db.reader).map((f) => f.file);
       expect(before).toHaveLength(18);
       const fills = db.reader.prepare("SELECT sum(fills) FROM history_partitions").pluck().get();

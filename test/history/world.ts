@@ -86,13 +86,15 @@ export function sealableWorld(
 
 /**
  * Runs a compaction of the database at `path` at NOW in a child process (seal-child.ts) killed
- * the first time it reaches `step`; with `merge`, after a first run that seals a file a market,
- * so the killed run starts by merging them; with `replicaDir`, putting files on that folder.
+ * the first time it reaches `step`. With `merge: "next-run"`, after a first run that seals a
+ * file a market, so the killed run starts by merging them; with `merge: "same-run"`, one run
+ * seals a file a market and is killed merging them. With `replicaDir`, putting files on that
+ * folder.
  */
 export function compactionKilledAt(
   path: string,
   step: SealStep,
-  options: { merge?: boolean; replicaDir?: string } = {},
+  options: { merge?: "next-run" | "same-run"; replicaDir?: string } = {},
 ): void {
   const child = spawnSync(
     process.execPath,
@@ -103,7 +105,7 @@ export function compactionKilledAt(
       path,
       String(NOW),
       step,
-      options.merge ? "merge" : "seal",
+      { "next-run": "merge", "same-run": "seal-merge", none: "seal" }[options.merge ?? "none"],
       ...(options.replicaDir ? [options.replicaDir] : []),
     ],
     { encoding: "utf8", env: { ...process.env, SMARTMONEY_LOG_LEVEL: "error" } },
