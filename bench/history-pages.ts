@@ -5,8 +5,9 @@
  *
  * For each binary given (`--binary label=PATH`, repeatable; default `after=dist/smartmoney`) the
  * world (bench/lib/world.ts) is copied and sealed by that binary itself (`jobs run compact` with
- * SMARTMONEY_FILL_RETENTION), then compacted once more, which merges the files the seal wrote, as
- * the next scheduled run would: each binary is measured on the history its own runs leave. Then
+ * SMARTMONEY_FILL_RETENTION), then compacted once more, as the next scheduled run would: the
+ * seal's run merges the files it wrote, and an older binary's next run merges them. Each binary
+ * is measured on the history its own runs leave. Then
  * each binary serves its copy pinned to one core, at the world's time, and wrk loads it from the
  * other core with `--connections` connections, walking distinct pages (bench/lib/load.ts): the
  * answer caches never see a page twice unless a run asks for more pages than were drawn, which
@@ -133,7 +134,7 @@ interface Sealed {
     seconds: number;
     markets: number;
     fills: number;
-    /** The next run's: the seal's files merged. */
+    /** The next run's, which merged the seal's files before the seal's own run did. */
     mergeSeconds: number;
     filesMerged: number;
   } | null;
@@ -208,7 +209,7 @@ function sealWith(binary: Binary, worldDb: string, now: number, scratch: string)
     markets: seal.summary.markets,
     fills: seal.summary.fills_deleted,
     mergeSeconds: merge.seconds,
-    filesMerged: merge.summary.files_merged ?? 0,
+    filesMerged: (seal.summary.files_merged ?? 0) + (merge.summary.files_merged ?? 0),
   });
 }
 
@@ -365,7 +366,7 @@ async function main(): Promise<void> {
       say(`sealing a copy of the ${flags.world} world with ${binary.label} (${binary.path})`);
       const s = sealWith(binary, world.dbPath, world.now, scratch);
       say(
-        `  ${s.seal!.fills.toLocaleString("en-US")} fills of ${s.seal!.markets} markets in ${s.seal!.seconds} s, then ${s.seal!.filesMerged} files merged in ${s.seal!.mergeSeconds} s: ${s.history.files} files, ${s.history.bytes_per_fill} B/fill`,
+        `  ${s.seal!.fills.toLocaleString("en-US")} fills of ${s.seal!.markets} markets in ${s.seal!.seconds} s and the next run ${s.seal!.mergeSeconds} s, ${s.seal!.filesMerged} files merged: ${s.history.files} files, ${s.history.bytes_per_fill} B/fill`,
       );
       return s;
     });
