@@ -186,6 +186,9 @@ export function createIngest(
   const knownWalletIds = options.oneTransaction ? new Map<string, number>() : null;
   const markedWallets = options.oneTransaction ? new Set<string>() : null;
   const markedMarkets = options.oneTransaction ? new Set<number>() : null;
+  // Whether a market is compacted changes only in a compaction's transaction, never inside this
+  // one: a market's answer holds for the whole import (a query a fill, 7% of its time, before).
+  const knownRefusals = options.oneTransaction ? new Map<number, string | null>() : null;
   /** The keys not marked dirty yet in this transaction (all of them without a memory). */
   const unmarked = <K>(keys: Iterable<K>, marked: Set<K> | null): K[] => {
     if (!marked) return [...keys];
@@ -335,8 +338,9 @@ export function createIngest(
         }
       }
       const wallets = new Set<string>();
-      /** Per market of this call: the reason its fills are refused, null when they are not. */
-      const refusal = new Map<number, string | null>();
+      /** Per market: the reason its fills are refused, null when they are not. */
+      const refusal = knownRefusals ?? new Map<number, string | null>();
+      if (refusal.size > MAX_REMEMBERED) refusal.clear();
       const refused = new Map<number, NewTrade[]>();
       for (const r of rows) {
         const hash = hashBytes(r.tx_hash);

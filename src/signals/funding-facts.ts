@@ -14,8 +14,11 @@ export interface FundingTransfer {
   token: string;
 }
 
-/** First fundings one scope remembers (about 100 bytes of heap each). */
-export const MAX_CACHED_WALLETS = 250_000;
+/**
+ * First fundings one scope remembers (about 100 bytes of heap each): every wallet of a 1M-fill
+ * import into the large world (400,000); each one forgotten is asked of the database again.
+ */
+export const MAX_CACHED_WALLETS = 500_000;
 
 export type FundingFacts = ReturnType<ReturnType<typeof createFundingFacts>>;
 
