@@ -312,7 +312,10 @@ async function compact(
   const unlisted = (files: readonly string[]) => {
     if (replica) recordUnlisted(w, files, clock());
   };
-  /** Older files brought up to the current layout, then merged; `merge` alone after a seal. */
+  /**
+   * Older files brought up to the current layout (`upgrade`), then merged: before a seal, and
+   * the merge alone again after it.
+   */
   const tidyHistory = async (upgrade: boolean) => {
     try {
       if (upgrade) {
