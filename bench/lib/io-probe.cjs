@@ -15,6 +15,7 @@
  */
 const { existsSync, readFileSync, writeFileSync } = require("node:fs");
 const { performance } = require("node:perf_hooks");
+const { isMainThread } = require("node:worker_threads");
 
 const out = process.env.SMARTMONEY_BENCH_IO_OUT;
 const started = performance.now();
@@ -25,7 +26,8 @@ function field(text, name) {
 }
 
 process.on("exit", () => {
-  if (!out) return;
+  // A worker thread loads it too (NODE_OPTIONS), and its figures are the whole process's.
+  if (!out || !isMainThread) return;
   const io = readFileSync("/proc/self/io", "utf8");
   const status = readFileSync("/proc/self/status", "utf8");
   const cpu = process.cpuUsage();
