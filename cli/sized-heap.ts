@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import { loadConfig } from "../src/config";
-import { heapIsSized, sizedHeapEnv } from "../src/heap";
+import { heapIsSized, oldSpaceMb, sizedHeapEnv } from "../src/heap";
 import { selfCommand } from "./background";
 
 /**
@@ -20,12 +20,20 @@ const BULK_COMMANDS = new Set([
   "backtest",
 ]);
 
+/** How the CLI starts itself again: the command, and the memory cap its heap is sized from. */
+export interface SizedLaunch {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  memoryMb: number;
+}
+
 /** How to start the CLI again for `argv` in a sized heap, or null when it runs as it is. */
 export function sizedHeapLaunch(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
   execArgv: readonly string[],
-): { command: string; args: string[]; env: NodeJS.ProcessEnv } | null {
+): SizedLaunch | null {
   const name = argv[0];
   if (name === undefined || !BULK_COMMANDS.has(name)) return null;
   if (argv.includes("--help") || argv.includes("-h")) return null;
@@ -34,22 +42,31 @@ export function sizedHeapLaunch(
   const config = loadConfig(env);
   if (!config.ok) return null;
   const self = selfCommand();
+  const { memoryMb } = config.config;
   return {
     command: self.command,
     args: [...self.args, ...argv],
-    env: sizedHeapEnv(config.config.memoryMb, env),
+    env: sizedHeapEnv(memoryMb, env),
+    memoryMb,
   };
 }
 
 /**
  * Runs `argv` in a child started with a sized heap and answers its exit status, or null when
- * the command runs in this process. The child shares the terminal: a Ctrl-C reaches it as it
- * reaches this process, which waits for the child to end; a signal sent to this process alone
- * (a service manager's SIGTERM) is passed on to it.
+ * the command runs in this process.
  */
 export function runInSizedHeap(argv: readonly string[]): Promise<number> | null {
   const launch = sizedHeapLaunch(argv, process.env, process.execArgv);
-  if (launch === null) return null;
+  return launch === null ? null : runSized(launch);
+}
+
+/**
+ * Runs the launch and ends as it ends. The child shares the terminal: a Ctrl-C reaches it as it
+ * reaches this process, which waits for the child to end; a signal sent to this process alone
+ * (a service manager's SIGTERM) is passed on to it. V8 aborts a process whose heap is full
+ * (SIGABRT, after its own report): the last line then says which setting to raise.
+ */
+export function runSized(launch: SizedLaunch): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(launch.command, launch.args, { env: launch.env, stdio: "inherit" });
     const forward = (signal: NodeJS.Signals) => () => {
@@ -68,9 +85,14 @@ export function runInSizedHeap(argv: readonly string[]): Promise<number> | null 
       process.stderr.write(`smartmoney: cannot start itself again: ${error.message}\n`);
       done(1);
     });
-    // Ended by a signal: the status a shell gives for it (128 + its number).
-    child.once("exit", (code, signal) =>
-      done(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0)),
-    );
+    child.once("exit", (code, signal) => {
+      if (signal === "SIGABRT") {
+        process.stderr.write(
+          `smartmoney: stopped by SIGABRT, most likely out of memory: its V8 heap is capped at ${oldSpaceMb(launch.memoryMb)} MB, half of SMARTMONEY_MEMORY_MB (${launch.memoryMb}); raise SMARTMONEY_MEMORY_MB and run it again\n`,
+        );
+      }
+      // Ended by a signal: the status a shell gives for it (128 + its number).
+      done(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
+    });
   });
 }

@@ -2,8 +2,8 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { sizedHeapLaunch } from "../../cli/sized-heap";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { runSized, sizedHeapLaunch } from "../../cli/sized-heap";
 import { until } from "../helpers/until";
 
 const root = new URL("../..", import.meta.url).pathname;
@@ -39,6 +39,7 @@ describe("the CLI's bulk commands in a heap sized from the memory cap", () => {
       "--max-old-space-size=1024 --max-semi-space-size=16 --require probe.cjs",
     );
     expect(launch?.env.SMARTMONEY_MEMORY_MB).toBe("2048");
+    expect(launch?.memoryMb).toBe(2048);
     for (const argv of [["keys", "list"], ["serve"], ["mcp"], [], ["import", "--help"]]) {
       expect(sizedHeapLaunch(argv, env, []), argv.join(" ")).toBeNull();
     }
@@ -53,7 +54,8 @@ describe("the CLI's bulk commands in a heap sized from the memory cap", () => {
     const heaps = join(dir, "heaps.jsonl");
     writeFileSync(
       probe,
-      `require("node:fs").appendFileSync(${JSON.stringify(heaps)}, JSON.stringify({ pid: process.pid, mb: require("node:v8").getHeapStatistics().heap_size_limit / 2 ** 20 }) + "\\n");`,
+      // The main thread only: tsx's module hooks run on a thread of their own, which loads it too.
+      `if (require("node:worker_threads").isMainThread) require("node:fs").appendFileSync(${JSON.stringify(heaps)}, JSON.stringify({ pid: process.pid, mb: require("node:v8").getHeapStatistics().heap_size_limit / 2 ** 20 }) + "\\n");`,
     );
     const db = join(dir, "sized.db");
     const run = ended(
@@ -91,5 +93,36 @@ describe("the CLI's bulk commands in a heap sized from the memory cap", () => {
     const { code } = await run;
     expect(code).toBe(128 + 15);
     expect(() => process.kill(command, 0)).toThrow();
+  });
+
+  it("says which setting to raise when the command ends out of memory (V8 aborts it)", async () => {
+    const lines: string[] = [];
+    const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      const code = await runSized({
+        command: process.execPath,
+        args: ["-e", "process.abort()"],
+        env: {},
+        memoryMb: 1024,
+      });
+      expect(code).toBe(128 + 6);
+      expect(lines).toEqual([
+        "smartmoney: stopped by SIGABRT, most likely out of memory: its V8 heap is capped at 512 MB, half of SMARTMONEY_MEMORY_MB (1024); raise SMARTMONEY_MEMORY_MB and run it again\n",
+      ]);
+      lines.length = 0;
+      const ok = await runSized({
+        command: process.execPath,
+        args: ["-e", "process.exitCode = 3"],
+        env: {},
+        memoryMb: 1024,
+      });
+      expect(ok).toBe(3);
+      expect(lines).toEqual([]);
+    } finally {
+      err.mockRestore();
+    }
   });
 });
