@@ -106,12 +106,13 @@ export function registerJobs(program: Command): void {
 /**
  * Resolves on the first SIGTERM or SIGINT, or, when `serve` started this process, once the IPC
  * channel to it closes: a server that was killed outright leaves no jobs running behind it.
+ * Later signals are ignored, not left to end the process mid-stop: a service manager signals
+ * every process of the service, and the CLI that started this one in a sized heap
+ * (cli/sized-heap.ts) passes the same signal on. SIGKILL stops it at once.
  */
 function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
     const on = (reason: string) => {
-      process.off("SIGTERM", onTerm);
-      process.off("SIGINT", onInt);
       process.off("disconnect", onDisconnect);
       resolve(reason);
     };

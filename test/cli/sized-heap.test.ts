@@ -95,6 +95,26 @@ describe("the CLI's bulk commands in a heap sized from the memory cap", () => {
     expect(() => process.kill(command, 0)).toThrow();
   });
 
+  it("stops the jobs in order when a service manager signals both processes", async () => {
+    const child = start(["jobs", "schedule", "--db", join(dir, "jobs.db")], {
+      SMARTMONEY_LOG_LEVEL: "info",
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += String(chunk);
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    await until("the jobs scheduled", () => (stderr.includes("jobs scheduled") ? true : null));
+    const jobs = Number(
+      readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(" ")[0],
+    );
+    // As systemd stops a service: SIGTERM to every process of it, and this one passes it on.
+    process.kill(jobs, "SIGTERM");
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(stderr).toContain("jobs stopped");
+  });
+
   it("says which setting to raise when the command ends out of memory (V8 aborts it)", async () => {
     const lines: string[] = [];
     const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
