@@ -7,8 +7,8 @@ import { selfCommand } from "./background";
 /**
  * The commands whose memory grows with the data they read or write: each runs in a V8 heap
  * sized from the memory cap (src/heap.ts), as serve's jobs process does. V8's heap limits are
- * fixed when a process starts, so the CLI starts itself again with them, once; the rest only
- * waits for it and ends as it ends.
+ * fixed when a process starts, so the CLI starts itself again with them, once; the first
+ * process only waits for the second and ends as it ends.
  */
 const BULK_COMMANDS = new Set([
   "import",
