@@ -124,9 +124,10 @@ export const MERGE_TIERS: readonly MergeTier[] = [
 ];
 /**
  * Listed files a run brings up to the current layout at most (written again, given their copy
- * in time order, or their hash keys' blocks): the scheduled refresh waits for its compaction. On the large world a file of
- * 1M fills took 2.5 s to write again and 0.6 s to copy, so a year's history (about 275 files) at
- * once would hold the refresh for 3 to 12 minutes; 8 files, for 5 to 20 seconds.
+ * in time order, or their hash keys' blocks): the scheduled refresh waits for its compaction.
+ * On the large world a file of 1M fills took 2.5 s to write again and 0.6 s to copy, so a year's
+ * history (about 275 files) at once would hold the refresh for 3 to 12 minutes; 8 files, for 5
+ * to 20 seconds.
  */
 export const UPGRADES_PER_RUN = 8;
 
