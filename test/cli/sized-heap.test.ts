@@ -20,6 +20,14 @@ function start(args: string[], env: NodeJS.ProcessEnv) {
   });
 }
 
+/** The pid of the process `child` started for the command, once it has (Linux's /proc). */
+async function commandPid(child: ReturnType<typeof start>): Promise<number> {
+  const children = () =>
+    readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim();
+  await until("the command's process", () => (children() === "" ? null : true));
+  return Number(children().split(" ")[0]);
+}
+
 function ended(child: ReturnType<typeof start>) {
   let stderr = "";
   child.stderr?.on("data", (chunk) => {
@@ -85,10 +93,7 @@ describe("the CLI's bulk commands in a heap sized from the memory cap", () => {
     // `import -` waits for standard input, which the test never closes.
     const child = start(["import", "-", "--db", join(dir, "term.db")], {});
     const run = ended(child);
-    const children = () =>
-      readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim();
-    await until("the command's process", () => (children() === "" ? null : true));
-    const command = Number(children().split(" ")[0]);
+    const command = await commandPid(child);
     child.kill("SIGTERM");
     const { code } = await run;
     expect(code).toBe(128 + 15);
@@ -105,9 +110,7 @@ describe("the CLI's bulk commands in a heap sized from the memory cap", () => {
     });
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     await until("the jobs scheduled", () => (stderr.includes("jobs scheduled") ? true : null));
-    const jobs = Number(
-      readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(" ")[0],
-    );
+    const jobs = await commandPid(child);
     // As systemd stops a service: SIGTERM to every process of it, and this one passes it on.
     process.kill(jobs, "SIGTERM");
     child.kill("SIGTERM");
