@@ -207,10 +207,20 @@ export function createIngest(
   // lookup and then a plain insert, not one `INSERT … SELECT … WHERE NOT EXISTS`: a SELECT that
   // reads the table it inserts into is first copied into a temporary table, on every call, and
   // that cost more than the second call (measured in docs/architecture.md, "The bulk path").
-  const insertFill = w.prepare<[Buffer, number, number, number, number, Num, Num, Num, number]>(
-    `INSERT INTO fills (tx_hash, log_index, wallet_id, market_id, kind, price, size, usd_value, ts)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  // The id is null, which SQLite makes max(id) + 1, but for the first fill stored after a
+  // compaction deleted the fills with the highest ids: no fill takes an id below fill_id_floor
+  // (sql/0040), and SQLite's max(id) + 1 goes on from the floor's.
+  const insertFill = w.prepare<
+    [number | null, Buffer, number, number, number, number, Num, Num, Num, number]
+  >(
+    `INSERT INTO fills (id, tx_hash, log_index, wallet_id, market_id, kind, price, size, usd_value, ts)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const floorAbove = w
+    .prepare(
+      "SELECT next_id FROM fill_id_floor WHERE next_id > (SELECT coalesce(max(id), 0) + 1 FROM fills)",
+    )
+    .pluck() as Statement<[], number>;
   const fillIdByKey = w.prepare(FILL_ID_BY_KEY_SQL).pluck() as Statement<
     [Buffer, Buffer, number, Buffer],
     number
@@ -342,6 +352,7 @@ export function createIngest(
       const refusal = knownRefusals ?? new Map<number, string | null>();
       if (refusal.size > MAX_REMEMBERED) refusal.clear();
       const refused = new Map<number, NewTrade[]>();
+      let floor = floorAbove.get();
       for (const r of rows) {
         const hash = hashBytes(r.tx_hash);
         if (storedFillId(hash, r.log_index) !== undefined) continue;
@@ -357,6 +368,7 @@ export function createIngest(
           continue;
         }
         const info = insertFill.run(
+          floor ?? null,
           hash,
           r.log_index,
           walletIds.get(r.wallet)!,
@@ -367,6 +379,7 @@ export function createIngest(
           units(r.usd_value),
           r.ts,
         );
+        floor = undefined;
         const id = Number(info.lastInsertRowid);
         deferred?.add(hash, r.log_index, id);
         inserted.push({

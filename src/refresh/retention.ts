@@ -349,6 +349,10 @@ async function compact(
     `DELETE FROM fills WHERE id IN
        (SELECT f.id FROM fills f INDEXED BY fills_by_market WHERE f.market_id = ? AND NOT ${named})`,
   );
+  // No later fill may take the id of one sealed here (sql/0040): SQLite gives max(id) + 1.
+  const raiseIdFloor = w.prepare(
+    "UPDATE fill_id_floor SET next_id = max(next_id, (SELECT coalesce(max(id), 0) + 1 FROM fills))",
+  );
   const stillDirty = w
     .prepare<[number], number>("SELECT 1 FROM dirty_markets WHERE market_id = ?")
     .pluck();
@@ -525,6 +529,7 @@ async function compact(
           if (trades.length > 0) storeSealed.run(walletId, packSealedTrades(trades));
           at = end;
         }
+        raiseIdFloor.run();
         for (const marketId of markets) {
           kept += keptFills.get(marketId) ?? 0;
           deleted += deleteFills.run(marketId).changes;

@@ -245,13 +245,15 @@ describe("upgrading to sql/0036", () => {
       db.writer.exec(`DROP TABLE history_wallets; DROP INDEX history_partitions_by_time_file;
         ALTER TABLE history_partitions DROP COLUMN time_file;
         ALTER TABLE history_partitions DROP COLUMN time_bytes;
-        ALTER TABLE history_tx_keys DROP COLUMN blocks; DROP INDEX signals_by_trade;`);
+        ALTER TABLE history_tx_keys DROP COLUMN blocks; DROP INDEX signals_by_trade;
+        DROP TABLE fill_id_floor;`);
       db.writer.pragma("user_version = 35");
       expect(migrate(db.writer).applied).toEqual([
         "0036_history_wallets.sql",
         "0037_history_time_files.sql",
         "0038_history_tx_places.sql",
         "0039_signals_by_trade.sql",
+        "0040_fill_id_floor.sql",
       ]);
       expect(
         db.reader.prepare("SELECT count(DISTINCT partition_id) FROM history_wallets").pluck().get(),

@@ -68,7 +68,7 @@ beforeAll(async () => {
     // Tables and indexes of later migrations, which create them again.
     old.exec(`DROP TABLE wallet_sealed_trades; DROP TABLE history_tx_keys;
       DROP TABLE history_wallets; DROP TABLE history_markets; DROP TABLE history_partitions;
-      DROP TABLE history_replica_unlisted; DROP INDEX signals_by_trade;`);
+      DROP TABLE history_replica_unlisted; DROP INDEX signals_by_trade; DROP TABLE fill_id_floor;`);
     old.pragma(`user_version = ${BEFORE}`);
   })();
   old.close();
