@@ -3,7 +3,7 @@
  * resolutions and time since then change (refreshReadModels says what that is).
  */
 import { DAY_MS, type Fill, HOUR_MS, type Outcome } from "../analytics/fill";
-import type { Db } from "../db/open";
+import type { Connection, Db } from "../db/open";
 import { decodedSql } from "../ingest/fill-codec";
 import {
   type WalletChanges,
@@ -452,7 +452,18 @@ function refreshMarkets(
 }
 
 function moveBaseRates(db: Db, baseRateDelta: WalletPass["baseRateDelta"]): void {
-  const w = db.writer;
+  addToBaseRates(db.writer, baseRateDelta);
+  db.writer.exec("DELETE FROM dirty_wallets; DELETE FROM dirty_markets;");
+}
+
+/**
+ * Moves category_base_rates by resolved bets and wins counted (or, negative, no longer counted)
+ * per category: the incremental refresh's, and the bulk path's frozen bets (past-markets.ts).
+ */
+export function addToBaseRates(
+  w: Connection,
+  baseRateDelta: ReadonlyMap<string, { bets: number; wins: number }>,
+): void {
   const upsertRate = w.prepare<[{ category: string; bets: number; wins: number }]>(
     `INSERT INTO category_base_rates (category, resolved_bets, wins, base_rate)
      VALUES (@category, @bets, @wins, NULL)
@@ -461,5 +472,4 @@ function moveBaseRates(db: Db, baseRateDelta: WalletPass["baseRateDelta"]): void
   for (const [category, d] of baseRateDelta) upsertRate.run({ category, ...d });
   w.exec(`DELETE FROM category_base_rates WHERE resolved_bets <= 0;
     UPDATE category_base_rates SET base_rate = CAST(wins AS REAL) / resolved_bets;`);
-  w.exec("DELETE FROM dirty_wallets; DELETE FROM dirty_markets;");
 }

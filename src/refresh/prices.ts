@@ -123,6 +123,26 @@ export function readPriceSeries(db: Pick<Db, "writer">): Map<number, PriceSeries
   return series;
 }
 
+/**
+ * One market's series from its fills in (ts, id) order, as readPriceSeries reads it from the
+ * stored ones: for fills that are not in `fills` (src/ingest/past-markets.ts).
+ */
+export function seriesOfFills(
+  fills: readonly { outcome: Outcome; price: number; ts: number }[],
+): PriceSeries {
+  const ts = new Float64Array(fills.length);
+  const yes = new Float64Array(fills.length);
+  let lastYes: number | null = null;
+  let lastNo: number | null = null;
+  fills.forEach((fill, i) => {
+    ts[i] = fill.ts;
+    yes[i] = yesEquivalent(fill.outcome, fill.price);
+    if (fill.outcome === "YES") lastYes = fill.price;
+    else lastNo = fill.price;
+  });
+  return { ts, yes, lastYes, lastNo };
+}
+
 /** A market's fills read in id order, put in (ts, id) order: by time, ties kept in id order. */
 function inTimeOrder(
   ts: Float64Array<ArrayBuffer>,

@@ -140,13 +140,54 @@ export const UPGRADES_PER_RUN = 8;
  */
 export const REPLICA_DELETE_AFTER_MS = 25 * 3_600_000;
 
+/** A file with its copies, in one manifest row: a seal's, or a merge's in place of its files. */
+const LIST_PARTITION = `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts,
+    created_at, wallet_file, wallet_bytes, time_file, time_bytes)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/**
+ * Where each wallet's sealed fills are (sql/0036), from the frozen bets of the file's markets:
+ * bound to the file's id and its markets' ids as a JSON array.
+ */
+export const LIST_WALLET_SPANS = `INSERT INTO history_wallets (wallet_id, partition_id, first_ts,
+    last_ts, fills)
+  SELECT b.wallet_id, ?, min(b.first_ts), max(b.last_ts), sum(b.trade_count)
+    FROM wallet_bets b INDEXED BY wallet_bets_by_market
+   WHERE b.market_id IN (SELECT value FROM json_each(?))
+   GROUP BY b.wallet_id`;
+
+/**
+ * Lists a sealed file and its copies in the manifest (sql/0031, sql/0034, sql/0037), with its
+ * hash keys (sql/0032, sql/0038), in the caller's transaction; gives the file's id.
+ */
+export function listSealed(w: Connection, sealed: WrittenPartition, now: number): number {
+  const id = Number(
+    w
+      .prepare(LIST_PARTITION)
+      .run(
+        sealed.file,
+        sealed.fills,
+        sealed.bytes,
+        sealed.minTs,
+        sealed.maxTs,
+        now,
+        sealed.wallet.file,
+        sealed.wallet.bytes,
+        sealed.time.file,
+        sealed.time.bytes,
+      ).lastInsertRowid,
+  );
+  listTxKeys(w, id, sealed.txPlaces);
+  return id;
+}
+
 /** A listed file and its copies (sql/0034, sql/0037), those it has. */
 function filesOf(p: { file: string; wallet_file: string | null; time_file: string | null }) {
   return [p.file, p.wallet_file, p.time_file].filter((f) => f !== null);
 }
 
 /** A written file and its copies in wallet and time order: what one manifest row lists. */
-function withCopies(
+export function withCopies(
   file: WrittenFile,
   copies: { wallet: WrittenFile; time: WrittenFile },
 ): WrittenFile[] {
@@ -156,7 +197,7 @@ function withCopies(
 const namesOf = (files: readonly WrittenFile[]) => files.map((f) => f.file);
 
 /** Removes written files, none of them listed. */
-function removeWritten(files: readonly WrittenFile[]): void {
+export function removeWritten(files: readonly WrittenFile[]): void {
   for (const file of files) rmSync(file.path, { force: true });
 }
 
@@ -288,12 +329,7 @@ async function compact(
   // What a killed seal left: files no manifest row lists, once surely not another seal's.
   removeUnlisted(w, dir, Date.now(), options.unlistedMinAgeMs);
   const dropRecord = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
-  // A file with its copies, in one manifest row: a seal's, or a merge's in place of its files.
-  const listPartition = w.prepare(
-    `INSERT INTO history_partitions (file, fills, bytes, min_ts, max_ts, created_at, wallet_file,
-                                     wallet_bytes, time_file, time_bytes)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const listPartition = w.prepare(LIST_PARTITION);
   // Files put on the replica, and kept there, only for the restores that may list them.
   if (replica) await deleteFromReplica(replica);
   const isRecorded = w
@@ -392,14 +428,7 @@ async function compact(
   const markSealed = w.prepare<[number, number]>(
     "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
   );
-  // Where each wallet's sealed fills are (sql/0036), from the frozen bets of the file's markets.
-  const listWallets = w.prepare<[number, string]>(
-    `INSERT INTO history_wallets (wallet_id, partition_id, first_ts, last_ts, fills)
-     SELECT b.wallet_id, ?, min(b.first_ts), max(b.last_ts), sum(b.trade_count)
-       FROM wallet_bets b INDEXED BY wallet_bets_by_market
-      WHERE b.market_id IN (SELECT value FROM json_each(?))
-      GROUP BY b.wallet_id`,
-  );
+  const listWallets = w.prepare<[number, string]>(LIST_WALLET_SPANS);
   mkdirSync(dir, { recursive: true });
   const batch = options.batch ?? COMPACTION_BATCH;
   // Read once, for the markets' resolutions that the sealed trades keep; each batch's markets are
@@ -482,26 +511,8 @@ async function compact(
       if (!mayList(names)) {
         throw new StaleBatch(`${names[0]} was taken for an orphan on the replica`);
       }
-      const id = sealed
-        ? Number(
-            listPartition.run(
-              sealed.file,
-              sealed.fills,
-              sealed.bytes,
-              sealed.minTs,
-              sealed.maxTs,
-              now,
-              sealed.wallet.file,
-              sealed.wallet.bytes,
-              sealed.time.file,
-              sealed.time.bytes,
-            ).lastInsertRowid,
-          )
-        : null;
-      if (id !== null && sealed) {
-        listTxKeys(w, id, sealed.txPlaces);
-        listed(names);
-      }
+      const id = sealed ? listSealed(w, sealed, now) : null;
+      if (id !== null) listed(names);
       step("in-transaction");
       for (const marketId of markets) {
         // One bet per wallet in the market: its holders are its frozen bets.
