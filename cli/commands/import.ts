@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
+import type { Config } from "../../src/config";
 import { bulkCacheMb } from "../../src/db/cache";
 import { isStorageFull } from "../../src/db/storage";
 import {
@@ -10,6 +11,7 @@ import {
   type LineError,
 } from "../../src/ingest/import";
 import { LINE_TYPES } from "../../src/ingest/lines";
+import type { PastMarketsOptions } from "../../src/ingest/past-markets";
 import { fileSource, type ImportSource, spoolStream } from "../../src/ingest/sources";
 import { tabularFormatOf, tabularSource } from "../../src/ingest/tabular";
 import { type CommonOptions, table, withApp, withDbOption } from "../context";
@@ -29,6 +31,8 @@ interface FileReport {
   reason: string | null;
   rows: number;
   counts: Record<string, { new: number; updated: number; present: number }> | null;
+  /** Of the new trades, past markets' written straight to the fill history. */
+  history: { markets: number; fills: number } | null;
   rejected: number;
   rejects_path: string | null;
   error_count: number;
@@ -70,6 +74,7 @@ export function registerImport(program: Command): void {
                 clock: app.deps.clock,
                 hooks: app.ingestHooks,
                 cacheMb: bulkCacheMb(app.deps.config.memoryMb),
+                pastMarkets: pastMarketsOf(app.deps.config),
               },
               source,
               {
@@ -94,6 +99,20 @@ export function registerImport(program: Command): void {
       }),
     );
 }
+
+/**
+ * With fill retention on, an import writes the markets it would compact at once straight to the
+ * fill history (src/ingest/past-markets.ts). Not with a replica: a file must be on the replica
+ * before it is listed, and the import's one transaction cannot record it there first; those
+ * fills are stored, and the next compaction seals them with the replica's protocol.
+ */
+function pastMarketsOf(config: Config): PastMarketsOptions | null {
+  if (config.fillRetentionMs === null || config.replica !== null) return null;
+  return { retentionMs: config.fillRetentionMs, memoryMb: HISTORY_WRITE_MB };
+}
+
+/** DuckDB's memory cap while an import writes its file of the history (as a compaction's). */
+const HISTORY_WRITE_MB = 256;
 
 async function importOne(
   file: string,
@@ -140,6 +159,7 @@ async function importOne(
       reason: null,
       rows: s.rows,
       counts: s.counts,
+      history: s.history,
       rejected: s.rejected,
       rejects_path: s.rejectsPath,
       error_count: s.rejected,
@@ -166,6 +186,7 @@ function refusedReport(
     reason,
     rows: 0,
     counts: null,
+    history: null,
     rejected: 0,
     rejects_path: null,
     error_count: errorCount,
@@ -194,6 +215,12 @@ function printHuman(r: FileReport, severalFiles: boolean): void {
     `${r.file}: ${r.rows.toLocaleString("en-US")} rows in ${r.seconds!.toFixed(2)} s (${rate} rows/s)`,
     indent(table(rows, ["type", "new", "updated", "present"])),
   ];
+  if (r.history && r.history.fills > 0) {
+    const { markets, fills } = r.history;
+    lines.push(
+      `  ${fills.toLocaleString("en-US")} of the new trades, in ${markets.toLocaleString("en-US")} past market(s), went straight to the fill history`,
+    );
+  }
   if (r.rejected > 0) {
     lines.push(`  skipped ${r.rejected} invalid line(s); copied to ${r.rejects_path}`);
   }

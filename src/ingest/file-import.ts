@@ -4,6 +4,7 @@ import type { DeferredFillIndexes } from "./deferred-fill-indexes";
 import type { ImportDeps, LineError } from "./import";
 import { createIngest, type NewTrade, type NewTransfer } from "./ingest";
 import { LINE_TYPES, type Line, type LineType, parseLine } from "./lines";
+import type { PastMarkets, PastMarketsSummary } from "./past-markets";
 import { type ImportSource, MAX_LINE_CHARS } from "./sources";
 
 /**
@@ -18,8 +19,13 @@ export interface FileImport {
   handle(text: string, line: number): void;
   /** Writes the batched trades and transfers. */
   flush(): void;
-  /** Second looks at the file: lines waiting for a later market, where duplicates first were. */
+  /**
+   * Second looks at the file: lines waiting for a later market, where duplicates first were;
+   * past markets' trades no longer past stored.
+   */
   finish(source: ImportSource): Promise<void>;
+  /** Writes past markets' trades to the fill history: once the file is accepted. */
+  writePast(): Promise<PastMarketsSummary>;
   /** Leaves nothing of the import's bookkeeping behind; call just before COMMIT. */
   close(): void;
   readonly rows: number;
@@ -36,6 +42,8 @@ interface FileImportOptions {
   maxErrors: number;
   /** The fill indexes an import into an empty store builds after the load, or null. */
   deferred: DeferredFillIndexes | null;
+  /** Where past markets' trades are held for the fill history, or null (src/ingest/past-markets.ts). */
+  past: PastMarkets | null;
 }
 
 /** Rows per ingest call: large enough to amortise a call, small enough to stay bounded. */
@@ -212,7 +220,7 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
           sealedLines.push({ line, text, marketId, key, reason: refused });
           return;
         }
-        trades.rows.push({
+        const trade: NewTrade = {
           tx_hash: l.tx_hash,
           log_index: l.log_index,
           wallet: l.wallet,
@@ -223,7 +231,19 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
           size: l.size,
           usd_value: l.usd_value ?? l.price * l.size,
           ts: l.timestamp,
-        });
+        };
+        if (options.past?.holds(marketId)) {
+          const earlier = options.past.hold(trade, line);
+          if (earlier !== undefined) {
+            reject(
+              line,
+              text,
+              `duplicate trade: tx_hash ${l.tx_hash} log_index ${l.log_index} is also on line ${earlier}`,
+            );
+          }
+          return;
+        }
+        trades.rows.push(trade);
         trades.lines.push(line);
         trades.texts.push(text);
         if (trades.rows.length >= BATCH) flushTrades();
@@ -354,8 +374,24 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     async finish(source) {
       flush();
       if (waiting.length > 0) await revisitWaiting(source);
+      // A held trade's text is not kept: it is refused only when another market's line of this
+      // file has its key (its market has no stored fill, and repeats were refused as held).
+      options.past?.release((held) => {
+        for (const { trade, line } of held) {
+          trades.rows.push(trade);
+          trades.lines.push(line);
+          trades.texts.push("");
+          if (trades.rows.length >= BATCH) flushTrades();
+        }
+        flushTrades();
+      });
       if (sealedLines.length > 0) await checkSealed();
       if (duplicates.size > 0) await locateDuplicates(source);
+    },
+    async writePast() {
+      const written = (await options.past?.write()) ?? { markets: 0, fills: 0 };
+      counts.trade.new += written.fills;
+      return written;
     },
     close() {
       writer.prepare("DELETE FROM import_seen").run();

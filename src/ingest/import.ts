@@ -4,6 +4,11 @@ import type { Db } from "../db/open";
 import { deferFillIndexes } from "./deferred-fill-indexes";
 import { createFileImport, type ImportCounts } from "./file-import";
 import type { IngestHooks } from "./ingest";
+import {
+  createPastMarkets,
+  type PastMarketsOptions,
+  type PastMarketsSummary,
+} from "./past-markets";
 import { createRejectsFile, type RejectsFile } from "./rejects";
 import type { ImportSource } from "./sources";
 
@@ -46,6 +51,11 @@ export interface ImportDeps {
   /** The writer's page cache during the import, MB (bulkCacheMb); the connection's otherwise. */
   cacheMb?: number;
   /**
+   * With fill retention on: fills of markets it would compact at once go straight to the fill
+   * history (src/ingest/past-markets.ts). Null or absent: every fill is stored in `fills`.
+   */
+  pastMarkets?: PastMarketsOptions | null;
+  /**
    * Into an empty store, build `fills_by_tx` and `fills_by_time` after the load (default true).
    * False keeps every index for the whole file: the tests compare the two.
    */
@@ -82,6 +92,8 @@ export interface ImportSummary {
   rows: number;
   /** Per line type: stored as new, changed a stored row, or already stored as given. */
   counts: ImportCounts;
+  /** Of the new trades, those of past markets written straight to the fill history. */
+  history: PastMarketsSummary;
   /** Invalid lines skipped (only with skipInvalid). */
   rejected: number;
   /** The file the skipped lines were copied to, or null when none were skipped. */
@@ -145,6 +157,9 @@ async function importFile(
       onReject: (_line, text) => rejects?.write(text),
       maxErrors: MAX_REPORTED_ERRORS,
       deferred,
+      past: deps.pastMarkets
+        ? createPastMarkets(deps.db, deps.clock.now(), deps.pastMarkets)
+        : null,
     });
     let lines = 0;
     let bytes = 0;
@@ -175,6 +190,7 @@ async function importFile(
         count,
       );
     }
+    const history = await file.writePast();
     file.close();
     if (deferred?.active) {
       options.onProgress?.({ ...progress(), building: "the fill indexes" });
@@ -189,6 +205,7 @@ async function importFile(
         source: source.name,
         rows: file.rows,
         counts: file.counts,
+        history,
         rejected: file.errorCount,
         rejectsPath,
         errors: file.errors(),

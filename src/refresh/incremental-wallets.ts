@@ -150,7 +150,10 @@ export function walletRecompute(
     }
     const changed: WalletBetRow[] = [];
     const oldBets = new Map<number, WalletBetRow>();
-    let resolvedChanged = before === undefined;
+    // A market whose facts changed marks its holders (`timingChanged`): its bets may have come
+    // resolved and frozen, written by the bulk path (src/ingest/past-markets.ts), with no fill
+    // for the loop below to find, and the wins test counts them.
+    let resolvedChanged = before === undefined || timingChanged.has(wallet);
     // A new wallet has no timing row yet; others change only with trades in resolved markets.
     let timing = before === undefined || timingChanged.has(wallet);
     for (const marketId of pairs.get(wallet) ?? []) {

@@ -1,0 +1,287 @@
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Connection } from "../../src/db/open";
+import { withEngine } from "../../src/history/engine";
+import { historyDir } from "../../src/history/store";
+import { type ImportResult, importJsonl } from "../../src/ingest/import";
+import type { PastMarketsOptions } from "../../src/ingest/past-markets";
+import type { ImportSource } from "../../src/ingest/sources";
+import { refreshReadModels } from "../../src/refresh/refresh";
+import { compactResolvedMarkets } from "../../src/refresh/retention";
+import { createTestApp, type TestApp } from "../helpers/app";
+import { runCli } from "../helpers/cli";
+import { FakeClock } from "../helpers/clock";
+import { readModelSnapshot } from "../helpers/read-models";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const NOW = Date.parse("2026-11-01T12:00:00.000Z");
+const RETENTION = 90 * DAY;
+const PAST: PastMarketsOptions = { retentionMs: RETENTION, memoryMb: 64 };
+const CATEGORIES = ["politics", "crypto", "sports"];
+
+const apps: TestApp[] = [];
+afterEach(() => {
+  for (const app of apps.splice(0)) app.close();
+});
+
+function app(): TestApp {
+  const made = createTestApp({ clock: new FakeClock(NOW) });
+  apps.push(made);
+  return made;
+}
+
+const conditionOf = (slug: string) => `0x${Buffer.from(slug).toString("hex").padStart(64, "0")}`;
+const walletOf = (i: number) => `0x${(i + 1).toString(16).padStart(40, "0")}`;
+const hashOf = (n: number) =>
+  `0x${(n * 2654435761).toString(16).padStart(12, "0")}${"ab".repeat(26)}`;
+
+/**
+ * A dump of past markets, as a user would start from: each market's line with its resolution,
+ * then the trades of every market in time order. Old markets were traded 200 to 160 days ago
+ * and resolved 150 days ago (past a 90-day retention); `recent` is traded up to 2 days ago.
+ * Some trades share a time, and wallet 0 trades big (a whale), so ties and whale volume count.
+ */
+function dump(
+  options: { recent?: boolean; markets?: number; trades?: number; firstHash?: number } = {},
+): string[] {
+  let s = 7;
+  const rand = () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+  const slugs = Array.from({ length: options.markets ?? 5 }, (_, i) => `old${i}`);
+  if (options.recent) slugs.push("recent");
+  const lines = slugs.map((slug, i) =>
+    JSON.stringify({
+      type: "market",
+      slug,
+      title: slug,
+      category: CATEGORIES[i % CATEGORIES.length],
+      condition_id: conditionOf(slug),
+      end_date: new Date(NOW - 150 * DAY).toISOString(),
+      created_at: new Date(NOW - 220 * DAY).toISOString(),
+      ...(slug === "recent"
+        ? {}
+        : { resolved_outcome: i % 2 === 0 ? "YES" : "NO", resolved_at: NOW - 150 * DAY }),
+    }),
+  );
+  const trades: { line: string; ts: number }[] = [];
+  const count = options.trades ?? 600;
+  for (let n = 0; n < count; n++) {
+    const slug = slugs[Math.floor(rand() * slugs.length)]!;
+    const walletIndex = Math.floor(rand() * 30);
+    const to = slug === "recent" ? NOW - 2 * DAY : NOW - 160 * DAY;
+    // Whole hours, so some trades share their time.
+    const ts = NOW - 200 * DAY + Math.floor((rand() * (to - NOW + 200 * DAY)) / HOUR) * HOUR;
+    const price = Math.round((0.05 + rand() * 0.9) * 100) / 100;
+    trades.push({
+      ts,
+      line: JSON.stringify({
+        type: "trade",
+        tx_hash: hashOf(n + (options.firstHash ?? 1)),
+        log_index: n % 3,
+        wallet: walletOf(walletIndex),
+        condition_id: conditionOf(slug),
+        outcome: rand() < 0.5 ? "YES" : "NO",
+        side: rand() < 0.75 ? "BUY" : "SELL",
+        price,
+        size: walletIndex === 0 ? 40_000 : Math.round(10 + rand() * 500),
+        timestamp: ts,
+      }),
+    });
+  }
+  trades.sort((a, b) => a.ts - b.ts);
+  return [...lines, ...trades.map((t) => t.line)];
+}
+
+const sourceOf = (lines: readonly string[]): ImportSource => ({
+  name: "dump.jsonl",
+  // biome-ignore lint/suspicious/useAwait: an async generator of the lines, as a file gives them
+  open: async function* () {
+    yield* lines;
+  },
+});
+
+async function load(t: TestApp, lines: readonly string[], past: PastMarketsOptions | null) {
+  const result = await importJsonl(
+    { db: t.db, clock: t.clock, pastMarkets: past },
+    sourceOf(lines),
+  );
+  if (!result.ok) throw new Error(`${result.reason}: ${JSON.stringify(result.errors.slice(0, 3))}`);
+  return result.value;
+}
+
+/** What the bulk path writes besides the read models: the history's manifest and each wallet's sealed trades. */
+function historyRows(db: Connection) {
+  return {
+    markets: db.prepare("SELECT id, compacted_at FROM markets ORDER BY id").all(),
+    historyMarkets: db.prepare("SELECT * FROM history_markets ORDER BY market_id").all(),
+    historyWallets: db
+      .prepare("SELECT wallet_id, first_ts, last_ts, fills FROM history_wallets ORDER BY wallet_id")
+      .all(),
+    sealedTrades: db.prepare("SELECT * FROM wallet_sealed_trades ORDER BY wallet_id").all(),
+    partitions: db.prepare("SELECT fills, min_ts, max_ts FROM history_partitions").all(),
+    walletIds: db.prepare("SELECT * FROM wallet_ids ORDER BY id").all(),
+  };
+}
+
+/** Every fill of the history's files, as stored, in id order. */
+async function sealedFills(t: TestApp): Promise<unknown[][]> {
+  const dir = historyDir(t.db.path);
+  const files = t.db.reader.prepare("SELECT file FROM history_partitions").pluck().all();
+  if (files.length === 0) return [];
+  return withEngine({ memoryMb: 64 }, async (duck) => {
+    const list = files.map((f) => `'${dir}/${f}'`).join(", ");
+    const reader = await duck.runAndReadAll(
+      `SELECT * EXCLUDE (tx_hash), hex(tx_hash) FROM read_parquet([${list}]) ORDER BY id`,
+    );
+    return reader.getRowsJS() as unknown[][];
+  });
+}
+
+describe("an import's past markets", () => {
+  it("go straight to the fill history, with the rows importing, refreshing and compacting them leaves", async () => {
+    // An installation with a market traded lately, the old markets known, and a refresh run: the
+    // next one is incremental, and only the trades are new.
+    const dumped = dump();
+    const isTrade = (line: string) => line.startsWith('{"type":"trade"');
+    const before = [
+      ...dump({ markets: 0, recent: true, trades: 50, firstHash: 10_000 }),
+      ...dumped.filter((line) => !isTrade(line)),
+    ];
+    const lines = dumped.filter(isTrade);
+    const stored = app();
+    await load(stored, before, null);
+    refreshReadModels(stored.db, NOW);
+    await load(stored, lines, null);
+    expect(refreshReadModels(stored.db, NOW).kind).toBe("incremental");
+    const compaction = await compactResolvedMarkets(stored.db, NOW, RETENTION);
+    expect(compaction.markets).toBe(5);
+
+    const bulk = app();
+    await load(bulk, before, null);
+    refreshReadModels(bulk.db, NOW);
+    const summary = await load(bulk, lines, PAST);
+    expect(summary.counts.trade).toEqual({ new: 600, updated: 0, present: 0 });
+    expect(bulk.db.reader.prepare("SELECT count(*) FROM fills").pluck().get()).toBe(50);
+    expect(refreshReadModels(bulk.db, NOW).kind).toBe("incremental");
+
+    expect(readModelSnapshot(bulk.db.reader)).toEqual(readModelSnapshot(stored.db.reader));
+    expect(historyRows(bulk.db.reader)).toEqual(historyRows(stored.db.reader));
+    const fills = await sealedFills(bulk);
+    expect(fills).toHaveLength(600);
+    expect(fills).toEqual(await sealedFills(stored));
+
+    // A full rebuild gives the same tables.
+    const incremental = readModelSnapshot(bulk.db.reader);
+    refreshReadModels(bulk.db, NOW, { full: true });
+    expect(readModelSnapshot(bulk.db.reader)).toEqual(incremental);
+  });
+
+  it("stores a market still traded after the cut, beside the past ones, as any other", async () => {
+    const lines = dump({ recent: true });
+    const stored = app();
+    await load(stored, lines, null);
+    refreshReadModels(stored.db, NOW);
+    await compactResolvedMarkets(stored.db, NOW, RETENTION);
+
+    const bulk = app();
+    await load(bulk, lines, PAST);
+    const recentFills = bulk.db.reader.prepare("SELECT count(*) FROM fills").pluck().get();
+    expect(recentFills).toBeGreaterThan(0);
+    expect(recentFills).toBe(stored.db.reader.prepare("SELECT count(*) FROM fills").pluck().get());
+    refreshReadModels(bulk.db, NOW);
+    // The recent market's fills came last, so their ids differ: compare what ids do not key.
+    const byAddress = (t: TestApp) =>
+      t.db.reader
+        .prepare(
+          `SELECT address, trade_count, total_bets, resolved_bets, wins, total_volume, ledger_pnl,
+                  smart_money_score, wallet_type FROM wallet_stats ORDER BY address`,
+        )
+        .all();
+    expect(byAddress(bulk)).toEqual(byAddress(stored));
+    expect(readModelSnapshot(bulk.db.reader).market_stats).toEqual(
+      readModelSnapshot(stored.db.reader).market_stats,
+    );
+  });
+
+  it("finds every line of the same file present when it is imported again", async () => {
+    const lines = dump();
+    const t = app();
+    await load(t, lines, PAST);
+    const again = await load(t, lines, PAST);
+    expect(again.counts.trade).toEqual({ new: 0, updated: 0, present: 600 });
+    expect(await sealedFills(t)).toHaveLength(600);
+  });
+
+  it("refuses a file repeating a past market's trade, naming both lines, and keeps nothing of it", async () => {
+    const lines = dump();
+    const repeated = [...lines, lines[lines.length - 1]!];
+    const t = app();
+    const result: ImportResult = await importJsonl(
+      { db: t.db, clock: t.clock, pastMarkets: PAST },
+      sourceOf(repeated),
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors).toEqual([
+      {
+        line: repeated.length,
+        reason: expect.stringMatching(/^duplicate trade: .* is also on line \d+$/),
+      },
+    ]);
+    expect(t.db.reader.prepare("SELECT count(*) FROM history_partitions").pluck().get()).toBe(0);
+    expect(t.db.reader.prepare("SELECT count(*) FROM markets").pluck().get()).toBe(0);
+    // No file was written for a refused import.
+    expect(
+      readdirSync(t.db.path.replace(/[^/]+$/, "")).filter((f) => f.endsWith("-history")),
+    ).toEqual([]);
+  });
+
+  it("take this path in `smartmoney import` with fill retention on, and not with a replica", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "smartmoney-past-"));
+    const file = join(dir, "dump.jsonl");
+    writeFileSync(file, `${dump().join("\n")}\n`);
+    const retention = { SMARTMONEY_FILL_RETENTION: "2160h" };
+    const report = (stdout: string) => JSON.parse(stdout)[0];
+
+    const bulk = await runCli(["import", file, "--db", join(dir, "bulk.db"), "--json"], retention);
+    expect(bulk.code).toBe(0);
+    expect(report(bulk.stdout).history).toEqual({ markets: 5, fills: 600 });
+    const human = await runCli(["import", file, "--db", join(dir, "again.db")], retention);
+    expect(human.stdout).toContain(
+      "600 of the new trades, in 5 past market(s), went straight to the fill history",
+    );
+    const status = await runCli(["status", "--db", join(dir, "bulk.db"), "--json"]);
+    expect(JSON.parse(status.stdout).fills.total).toBe(600);
+
+    const replicated = await runCli(
+      ["import", file, "--db", join(dir, "replicated.db"), "--json"],
+      {
+        ...retention,
+        SMARTMONEY_REPLICA_URL: `file://${join(dir, "replica")}`,
+      },
+    );
+    expect(report(replicated.stdout).history).toEqual({ markets: 0, fills: 0 });
+    expect(report(replicated.stdout).counts.trade.new).toBe(600);
+  });
+
+  it("leaves nothing, not even the file, when listing it fails, and the next try writes it", async () => {
+    const t = app();
+    t.db.writer.exec(`CREATE TRIGGER fail_listing BEFORE INSERT ON history_markets
+      BEGIN SELECT RAISE(ABORT, 'listing failed'); END`);
+    await expect(load(t, dump(), PAST)).rejects.toThrow("listing failed");
+    const count = (table: string) =>
+      t.db.reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+    expect([count("markets"), count("history_partitions"), count("wallet_bets")]).toEqual([
+      0, 0, 0,
+    ]);
+    expect(readdirSync(historyDir(t.db.path))).toEqual([]);
+    t.db.writer.exec("DROP TRIGGER fail_listing");
+    expect((await load(t, dump(), PAST)).history).toEqual({ markets: 5, fills: 600 });
+    expect(await sealedFills(t)).toHaveLength(600);
+  });
+});
