@@ -12,7 +12,9 @@
  *           time and VmHWM as it exits; once per input variant (`--variants`, default all):
  *           `time` (JSONL in time order, random hashes), `shuffled` (the same, lines shuffled),
  *           `sequential` (counter hashes 0x…01, 0x…02), `parquet` (the time-ordered fills as a
- *           Parquet file), each into a fresh copy
+ *           Parquet file), `past` and `past-parquet` (fills of 10,000 markets resolved long ago,
+ *           imported with SMARTMONEY_FILL_RETENTION on: the bulk path into the fill history), each
+ *           into a fresh copy
  * (--binary PATH: the build to run, default dist/smartmoney, so an old build kept aside and a new
  * one can be measured turn about; --cpu-prof: the import under --cpu-prof, and prints where its
  * time went; --keep-fills keeps the file of new fills beside the world) and prints fills/s (by
@@ -20,7 +22,8 @@
  * processes' turns), bytes written per byte of growth (in used pages: what the kernel wrote to
  * the disk for the import, /proc/self/io write_bytes, and what SQLite handed it, wchar; the copy
  * is cached page by page first, bench/lib/copy.ts), bytes per fill all-in
- * (dbstat's used pages over fills), peak RSS, and a year at 1M fills a day at that density.
+ * (dbstat's used pages and the fill history's files, over fills stored in both), the history's
+ * bytes per fill, peak RSS, and a year at 1M fills a day at that density.
  * `--days N` then imports N successive days of new fills into one copy of each world, one file a
  * day, and prints the same figures for each: how an import's cost moves as the store grows.
  *
@@ -95,31 +98,59 @@ function runBinary(binary: string, args: string[]): Promise<Seeded> {
  * The ways the new fills are given to the import (`--variants`): the same fills each time, in
  * time order or shuffled, with random transaction hashes or counter ones (0x…01, 0x…02: test
  * data's habit, whose shared prefixes once made each duplicate check scan), as JSONL or as a
- * Parquet file (converted from the JSONL by DuckDB).
+ * Parquet file (converted from the JSONL by DuckDB); or fills of past markets (PAST_MARKETS).
  */
 const VARIANTS = {
-  time: { order: "time", hashes: "random", format: "jsonl" },
-  shuffled: { order: "shuffled", hashes: "random", format: "jsonl" },
-  sequential: { order: "time", hashes: "sequential", format: "jsonl" },
-  parquet: { order: "time", hashes: "random", format: "parquet" },
+  time: { order: "time", hashes: "random", format: "jsonl", past: false },
+  shuffled: { order: "shuffled", hashes: "random", format: "jsonl", past: false },
+  sequential: { order: "time", hashes: "sequential", format: "jsonl", past: false },
+  parquet: { order: "time", hashes: "random", format: "parquet", past: false },
+  past: { order: "time", hashes: "random", format: "jsonl", past: true },
+  "past-parquet": { order: "time", hashes: "random", format: "parquet", past: true },
 } as const;
+
+/**
+ * The `past` variants: a dump of PAST_MARKETS new markets, resolved 150 days before the world's
+ * newest fill and traded 250 to 160 days before it, then their fills, imported with
+ * PAST_RETENTION: the bulk path into the fill history (src/ingest/past-markets.ts).
+ */
+const PAST_MARKETS = 10_000;
+const PAST_RETENTION = "2160h";
 type Variant = keyof typeof VARIANTS;
 
-/** 1M new fills over the world's markets and wallets, in the day after its newest fill. */
+/**
+ * 1M new fills over the world's markets and wallets, in the day after its newest fill; or, with
+ * `past`, over PAST_MARKETS new markets (their lines first), 250 to 160 days before it.
+ */
 async function writeNewFills(
   dbPath: string,
   file: string,
   count: number,
   hashes: "random" | "sequential",
   seed = 20,
+  past = false,
 ): Promise<void> {
   const db = openConnection(dbPath, { readonly: true });
-  const markets = db.prepare("SELECT condition_id FROM markets").pluck().all() as string[];
+  let markets = db.prepare("SELECT condition_id FROM markets").pluck().all() as string[];
   const wallets = db.prepare("SELECT address FROM wallet_ids").pluck().all() as string[];
-  const from = (db.prepare("SELECT max(ts) FROM fills").pluck().get() as number) + 1;
+  const newest = (db.prepare("SELECT max(ts) FROM fills").pluck().get() as number) + 1;
   db.close();
   const rand = uniform(seed);
   const out = createWriteStream(file);
+  const from = past ? newest - 250 * DAY : newest;
+  const span = past ? 90 * DAY : DAY;
+  if (past) {
+    markets = Array.from({ length: PAST_MARKETS }, () => randomHex(rand, 64));
+    const resolved = new Date(newest - 150 * DAY).toISOString();
+    const created = new Date(from - DAY).toISOString();
+    for (const [i, condition] of markets.entries()) {
+      const line =
+        `{"type":"market","slug":"past-${i}","title":"Past market ${i}","category":"${["politics", "crypto", "sports"][i % 3]}"` +
+        `,"condition_id":"${condition}","end_date":"${resolved}","created_at":"${created}"` +
+        `,"resolved_outcome":"${rand() < 0.5 ? "YES" : "NO"}","resolved_at":"${resolved}"}\n`;
+      if (!out.write(line)) await new Promise((r) => out.once("drain", r));
+    }
+  }
   let txCount = 1;
   const nextTx = () =>
     hashes === "random" ? randomHex(rand, 64) : `0x${(txCount++).toString(16).padStart(64, "0")}`;
@@ -135,7 +166,7 @@ async function writeNewFills(
     const price = Math.max(0.001, Math.round(rand() * 1000) / 1000);
     const size = Math.max(0.01, Math.round((5 + rand() * 2000) * 100) / 100);
     const usd = Math.round(price * size * 100) / 100;
-    const ts = new Date(from + Math.floor((i / count) * DAY)).toISOString();
+    const ts = new Date(from + Math.floor((i / count) * span)).toISOString();
     const line =
       `{"type":"trade","tx_hash":"${tx}","log_index":${logIndex},"wallet":"${wallet}"` +
       `,"condition_id":"${markets[Math.floor(rand() * markets.length)]}"` +
@@ -179,9 +210,9 @@ async function variantFile(
   variant: Variant,
   count: number,
 ): Promise<string> {
-  const { order, hashes, format } = VARIANTS[variant];
+  const { order, hashes, format, past } = VARIANTS[variant];
   const file = join(dir, `${scale}-new-fills-${variant}.jsonl`);
-  await writeNewFills(dbPath, file, count, hashes);
+  await writeNewFills(dbPath, file, count, hashes, 20, past);
   if (order === "shuffled") shuffleLines(file);
   if (format === "jsonl") return file;
   const parquet = await toParquet(file);
@@ -211,6 +242,7 @@ function importChild(
   file: string,
   dbPath: string,
   profileDir: string | null,
+  env: NodeJS.ProcessEnv = {},
 ): Imported {
   const out = `${dbPath}.io.json`;
   rmSync(out, { force: true });
@@ -221,6 +253,7 @@ function importChild(
       ...process.env,
       NODE_OPTIONS: `--require ${IO_PROBE}${profile}`,
       SMARTMONEY_BENCH_IO_OUT: out,
+      ...env,
     },
   });
   if (run.status !== 0) throw new Error(`${binary} import failed (status ${run.status})`);
@@ -243,10 +276,23 @@ function contentBytes(path: string): number {
   }
 }
 
-function fillCount(path: string): number {
+/** The fills stored, in `fills` and in the fill history, and the history's files' bytes. */
+function storedFills(path: string): { fills: number; historyFills: number; historyBytes: number } {
   const db = openConnection(path, { readonly: true });
   try {
-    return db.prepare("SELECT count(*) FROM fills").pluck().get() as number;
+    const history = db
+      .prepare<[], { fills: number; bytes: number }>(
+        `SELECT coalesce(sum(fills), 0) AS fills,
+                coalesce(sum(bytes + coalesce(wallet_bytes, 0) + coalesce(time_bytes, 0)), 0) AS bytes
+           FROM history_partitions`,
+      )
+      .get()!;
+    const recent = db.prepare("SELECT count(*) FROM fills").pluck().get() as number;
+    return {
+      fills: recent + history.fills,
+      historyFills: history.fills,
+      historyBytes: history.bytes,
+    };
   } finally {
     db.close();
   }
@@ -307,12 +353,16 @@ async function main(): Promise<void> {
       return copy;
     };
     /** Imports `file` into `copy` and adds its row of figures. */
-    const measure = (copy: string, file: string, input: string) => {
-      const before = { bytes: contentBytes(copy), fills: fillCount(copy) };
+    const measure = (copy: string, file: string, input: string, env: NodeJS.ProcessEnv = {}) => {
+      const stored = () => {
+        const { fills, historyFills, historyBytes } = storedFills(copy);
+        return { bytes: contentBytes(copy) + historyBytes, fills, historyFills, historyBytes };
+      };
+      const before = stored();
       console.error(`importing ${count} new fills (${input}) into the ${scale} world ...`);
       const profileDir = values["cpu-prof"] ? join(PROFILE_DIR, `${scale}-${input}`) : null;
       if (profileDir) rmSync(profileDir, { recursive: true, force: true });
-      const imported = importChild(binary, file, copy, profileDir);
+      const imported = importChild(binary, file, copy, profileDir, env);
       if (profileDir) {
         for (const path of profilesIn(profileDir)) {
           console.error(
@@ -320,9 +370,9 @@ async function main(): Promise<void> {
           );
         }
       }
-      const after = { bytes: contentBytes(copy), fills: fillCount(copy) };
+      const after = stored();
       const { usedBytes } = objectSizes(copy);
-      const perFill = usedBytes / after.fills;
+      const perFill = (usedBytes + after.historyBytes) / after.fills;
       const growth = after.bytes - before.bytes;
       rows.push({
         world: `${scale} (${(before.fills / 1e6).toFixed(2)}M fills)`,
@@ -335,13 +385,16 @@ async function main(): Promise<void> {
         "SQLite wrote/growth": (imported.writeCalls / growth).toFixed(2),
         "import RSS MB": imported.peakRssMb.toFixed(0),
         "B/fill all-in": perFill.toFixed(0),
+        "history B/fill":
+          after.historyFills > 0 ? (after.historyBytes / after.historyFills).toFixed(0) : "-",
         "year at 1M/day GB": ((perFill * 365e6) / 1e9).toFixed(0),
       });
       if (!values["keep-fills"]) rmSync(file, { force: true });
     };
     for (const variant of variants) {
       const copy = freshCopy("import");
-      measure(copy, await variantFile(copy, dir, scale, variant, count), variant);
+      const env = VARIANTS[variant].past ? { SMARTMONEY_FILL_RETENTION: PAST_RETENTION } : {};
+      measure(copy, await variantFile(copy, dir, scale, variant, count), variant, env);
     }
     if (days > 0) {
       // One copy grows a day at a time: each day's fills come after the last day's, with hashes

@@ -112,7 +112,7 @@ function pastMarketsOf(config: Config): PastMarketsOptions | null {
 }
 
 /** DuckDB's memory cap while an import writes its file of the history (as a compaction's). */
-const HISTORY_WRITE_MB = 256;
+const HISTORY_WRITE_MB = 128;
 
 async function importOne(
   file: string,

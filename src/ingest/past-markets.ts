@@ -16,25 +16,20 @@ import { mkdirSync } from "node:fs";
 import type { Db } from "../db/open";
 import { WHALE_VOLUME_USD } from "../domain";
 import { historyDir, type WrittenPartition, writePartition } from "../history/store";
+import { fullTableWriter, newRowPack, packValues } from "../refresh/full-rows";
 import { addToBaseRates } from "../refresh/incremental";
-import {
-  type MarketHourRow,
-  type MarketStatsRow,
-  marketModel,
-  type WalletStanding,
-} from "../refresh/market-model";
+import { marketModel, type WalletStanding } from "../refresh/market-model";
 import { contextFor } from "../refresh/pass";
 import { type PriceSeries, seriesLookup, seriesOfFills } from "../refresh/prices";
-import { LIST_WALLET_SPANS, listSealed, removeWritten, withCopies } from "../refresh/retention";
+import { listSealed, removeWritten, withCopies } from "../refresh/retention";
 import { keepRecent, packSealedTrades, sealedTradesReader } from "../refresh/sealed-trades";
 import {
   betFromFills,
   type TradeFill,
   tradesToSeal,
   type WalletBetRow,
-  type WalletContext,
 } from "../refresh/wallet-model";
-import { createModelWriter } from "../refresh/writer";
+import { betValues, createModelWriter, FULL_REBUILD_TABLES } from "../refresh/writer";
 import { doubled } from "../typed-arrays";
 import { hashBytes } from "./fill-codec";
 import { FillKeyTable } from "./fill-key-table";
@@ -61,15 +56,15 @@ export interface HeldTrade {
 
 const INITIAL = 1 << 14;
 
-/** A held trade as the models read it, with its place in the held columns. */
-type HeldFill = TradeFill & { at: number };
+/** Bets per multi-row batch handed to the table writer. */
+const BET_ROWS_PER_PACK = 4096;
 
-const inTimeOrder = (a: TradeFill, b: TradeFill) => a.ts - b.ts || a.id - b.id;
-
-function append<T>(map: Map<string, T[]>, key: string, values: readonly T[]): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [...values]);
-  else list.push(...values);
+/** Where one wallet's fills are in the file (history_wallets, sql/0036). */
+interface WalletSpan {
+  walletId: number;
+  firstTs: number;
+  lastTs: number;
+  fills: number;
 }
 
 export type PastMarkets = ReturnType<typeof createPastMarkets>;
@@ -242,6 +237,13 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     },
   };
 
+  /**
+   * Two passes over the sealed trades, so that only one wallet's or one market's fills are
+   * objects at a time. By wallet, in wallet_bets' key order (so the bets are inserted in runs,
+   * not all over the table): each bet, the wallet's standing, its sealed trades and its span in
+   * the file. Then by market: its stats and hours, with every wallet's standing known. Then the
+   * file, and its listing.
+   */
   async function writeToHistory(sealing: ReadonlySet<number>): Promise<PastMarketsSummary> {
     // Ids in file order, from the first no fill has had (sql/0040), as insertTrades gives them.
     const first = w
@@ -250,135 +252,200 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       )
       .pluck()
       .get() as number;
-    const order: number[] = [];
-    for (let i = 0; i < count; i++) if (sealing.has(markets[i]!)) order.push(i);
-    w.prepare("UPDATE fill_id_floor SET next_id = ?").run(first + order.length);
-    const walletIds = storeWalletIds(order);
+    const ids = new Float64Array(count);
+    let sealed = 0;
+    for (let i = 0; i < count; i++) if (sealing.has(markets[i]!)) ids[i] = first + sealed++;
+    w.prepare("UPDATE fill_id_floor SET next_id = ?").run(first + sealed);
+    const walletIdAt = storeWalletIds(sealing);
 
-    // Each market's fills in (ts, id) order, the order every model reads them in; `at` is the
-    // held trade's place in the columns.
-    const byMarket = new Map<number, HeldFill[]>();
-    order.forEach((i, k) => {
-      const fill: HeldFill = {
-        wallet: addresses[wallets[i]!]!,
-        marketId: markets[i]!,
-        outcome: kinds[i]! & 1 ? "NO" : "YES",
-        side: kinds[i]! & 2 ? "SELL" : "BUY",
-        price: prices[i]!,
-        size: sizes[i]!,
-        usd: usds[i]!,
-        ts: times[i]!,
-        id: first + k,
-        at: i,
-      };
-      const group = byMarket.get(fill.marketId);
-      if (group === undefined) byMarket.set(fill.marketId, [fill]);
-      else group.push(fill);
+    const places = new Int32Array(sealed);
+    for (let i = 0, k = 0; i < count; i++) if (sealing.has(markets[i]!)) places[k++] = i;
+    const fillAt = (i: number): TradeFill => ({
+      wallet: addresses[wallets[i]!]!,
+      marketId: markets[i]!,
+      outcome: kinds[i]! & 1 ? "NO" : "YES",
+      side: kinds[i]! & 2 ? "SELL" : "BUY",
+      price: prices[i]!,
+      size: sizes[i]!,
+      usd: usds[i]!,
+      ts: times[i]!,
+      id: ids[i]!,
     });
-    const marketIds = [...byMarket.keys()].sort((a, b) => a - b);
-    const series = new Map<number, PriceSeries>();
-    for (const [marketId, fills] of byMarket) {
-      fills.sort(inTimeOrder);
-      series.set(marketId, seriesOfFills(fills));
-    }
-    // A bet's price 24 hours after its entry comes from its market's own fills: none is stored.
-    const ctx = contextFor(db, now, seriesLookup(series));
-
-    // Each wallet's bet in each market, and its fills in them (for its sealed trades).
-    const betsOf = new Map<string, WalletBetRow[]>();
-    const fillsOf = new Map<string, TradeFill[]>();
-    for (const marketId of marketIds) {
-      const perWallet = new Map<string, TradeFill[]>();
-      for (const fill of byMarket.get(marketId)!) {
-        const group = perWallet.get(fill.wallet);
-        if (group === undefined) perWallet.set(fill.wallet, [fill]);
-        else group.push(fill);
+    const inTimeOrder = (a: number, b: number) => times[a]! - times[b]! || ids[a]! - ids[b]!;
+    /** Calls `each` with the runs of `sorted` that share `keyOf`'s key. */
+    const forEachRun = (
+      sorted: Int32Array,
+      keyOf: (i: number) => number,
+      each: (key: number, run: Int32Array) => void,
+    ) => {
+      for (let start = 0; start < sorted.length; ) {
+        const key = keyOf(sorted[start]!);
+        let end = start;
+        while (end < sorted.length && keyOf(sorted[end]!) === key) end++;
+        each(key, sorted.subarray(start, end));
+        start = end;
       }
-      for (const [wallet, walletFills] of perWallet) {
-        append(betsOf, wallet, [betFromFills(wallet, marketId, walletFills, ctx)]);
-        append(fillsOf, wallet, walletFills);
-      }
-    }
-    const standing = whalesAmong(betsOf, walletIds);
-    const models = marketIds.map((marketId) => {
-      const model = marketModel(byMarket.get(marketId)!, now, standing);
-      return { marketId, stats: model.stats, hours: model.hours };
-    });
+    };
 
+    // The file's order, and each market's fills in the order every model reads them.
+    places.sort((a, b) => markets[a]! - markets[b]! || inTimeOrder(a, b));
+    // The file first, while this process holds least: DuckDB's buffers on top of the page cache
+    // the rows below fill took an import of 1M fills into the large world over 1 GB.
     const dir = historyDir(db.path);
     mkdirSync(dir, { recursive: true });
     const rows = function* () {
-      for (const marketId of marketIds) {
-        for (const f of byMarket.get(marketId)!) {
-          yield [
-            f.id,
-            hashAt(f.at),
-            logIndexes[f.at],
-            walletIds.get(f.wallet),
-            marketId,
-            f.outcome,
-            f.side,
-            f.price,
-            f.size,
-            f.usd,
-            f.ts,
-          ];
-        }
+      for (const i of places) {
+        yield [
+          ids[i],
+          hashAt(i),
+          logIndexes[i],
+          walletIdAt[wallets[i]!],
+          markets[i],
+          kinds[i]! & 1 ? "NO" : "YES",
+          kinds[i]! & 2 ? "SELL" : "BUY",
+          prices[i],
+          sizes[i],
+          usds[i],
+          times[i],
+        ];
       }
     };
-    const sealed = await writePartition(dir, rows, { memoryMb: options.memoryMb, now: Date.now() });
-    if (sealed === null) throw new Error("no fill was written to the history");
+    const file = await writePartition(dir, rows, { memoryMb: options.memoryMb, now: Date.now() });
+    if (file === null) throw new Error("no fill was written to the history");
     try {
-      list(sealed, sealing, marketIds, models, betsOf, fillsOf, walletIds, ctx);
+      storeRows(file);
     } catch (error) {
-      removeWritten(withCopies(sealed, sealed));
+      removeWritten(withCopies(file, file));
       throw error;
     }
-    return { markets: marketIds.length, fills: order.length };
+    return { markets: sealing.size, fills: sealed };
+
+    /** The markets' rows, and the file's listing. */
+    function storeRows(file: WrittenPartition): void {
+      const series = new Map<number, PriceSeries>();
+      forEachRun(
+        places,
+        (i) => markets[i]!,
+        (marketId, run) => {
+          series.set(marketId, seriesOfFills(Array.from(run, fillAt)));
+        },
+      );
+      const base = contextFor(db, now, "seek");
+      // A bet's price 24 hours after its entry comes from its market's fills: none is stored.
+      const ctx = { ...base, prices: seriesLookup(series) };
+
+      const byWallet = places
+        .slice()
+        .sort(
+          (a, b) =>
+            walletIdAt[wallets[a]!]! - walletIdAt[wallets[b]!]! ||
+            markets[a]! - markets[b]! ||
+            inTimeOrder(a, b),
+        );
+      const bets = betWriter();
+      const baseRates = new Map<string, { bets: number; wins: number }>();
+      const whales = new Set<string>();
+      const spans: WalletSpan[] = [];
+      const storedVolumes = w
+        .prepare<[number], [number, number]>(
+          "SELECT market_id, volume FROM wallet_bets WHERE wallet_id = ? ORDER BY market_id",
+        )
+        .raw();
+      const sealedOf = sealedTradesReader(w);
+      const storeSealed = w.prepare<[number, Buffer]>(
+        "INSERT OR REPLACE INTO wallet_sealed_trades (wallet_id, trades) VALUES (?, ?)",
+      );
+      forEachRun(
+        byWallet,
+        (i) => walletIdAt[wallets[i]!]!,
+        (walletId, run) => {
+          const wallet = addresses[wallets[run[0]!]!]!;
+          const stored = storedVolumes.all(walletId);
+          const span: WalletSpan = { walletId, firstTs: Infinity, lastTs: -Infinity, fills: 0 };
+          const added: [number, number][] = [];
+          forEachRun(
+            run,
+            (i) => markets[i]!,
+            (marketId, fills) => {
+              const bet = betFromFills(wallet, marketId, Array.from(fills, fillAt), ctx);
+              bets.add(walletId, bet);
+              added.push([marketId, bet.volume]);
+              span.firstTs = Math.min(span.firstTs, bet.first_ts);
+              span.lastTs = Math.max(span.lastTs, bet.last_ts);
+              span.fills += bet.trade_count;
+              if (bet.resolved === 1 && bet.category !== null) {
+                const rate = baseRates.get(bet.category) ?? { bets: 0, wins: 0 };
+                rate.bets += 1;
+                rate.wins += bet.won ?? 0;
+                baseRates.set(bet.category, rate);
+              }
+            },
+          );
+          spans.push(span);
+          // As the refresh will count it (walletBetStats): every bet's volume in market order.
+          let volume = 0;
+          for (const [, v] of [...stored, ...added].sort((a, b) => a[0] - b[0])) volume += v;
+          if (volume > WHALE_VOLUME_USD) whales.add(wallet);
+          // Its trades here join its sealed trades (sql/0033), for its timing buckets.
+          const fills = Array.from(run.slice().sort(inTimeOrder), fillAt);
+          const trades = keepRecent(sealedOf(walletId), tradesToSeal(fills, base, sealing));
+          if (trades.length > 0) storeSealed.run(walletId, packSealedTrades(trades));
+        },
+      );
+      bets.flush();
+
+      // Only `whale` counts here: the markets' hours count whale volume, and their sentiment, which
+      // weighs insiders and win rates, covers the 30 days before now, long after they last traded.
+      const whale: WalletStanding = { bayesianWinRate: null, whale: true, insider: false };
+      const standing = (wallet: string) => (whales.has(wallet) ? whale : undefined);
+      const writer = createModelWriter(db);
+      forEachRun(
+        places,
+        (i) => markets[i]!,
+        (marketId, run) => {
+          const model = marketModel(Array.from(run, fillAt), now, standing);
+          writer.market(marketId, model.stats, model.hours);
+        },
+      );
+      list(
+        file,
+        [...sealing].sort((a, b) => a - b),
+        spans,
+        baseRates,
+      );
+    }
+  }
+
+  /** wallet_bets rows, many to a statement, for rows given in key order (full-rows.ts). */
+  function betWriter() {
+    const insert = fullTableWriter(db);
+    const width = FULL_REBUILD_TABLES.wallet_bets.length;
+    let pack = newRowPack(BET_ROWS_PER_PACK * width);
+    return {
+      add(walletId: number, bet: WalletBetRow): void {
+        packValues(pack, betValues(walletId, bet));
+        if (pack.length === pack.numbers.length) this.flush();
+      },
+      flush(): void {
+        if (pack.length > 0) insert("wallet_bets", pack);
+        pack = newRowPack(BET_ROWS_PER_PACK * width);
+      },
+    };
   }
 
   /**
-   * Lists the file as a compaction lists its own (retention.ts) and stores the markets' rows,
-   * frozen: the markets are compacted, and the refresh recounts their holders from their bets
-   * (dirty_markets.changed), the category base rates moved by them here.
+   * Lists the file as a compaction lists its own (retention.ts), its markets compacted: their
+   * rows, written already, are frozen from now on, and `spans` say where each wallet's fills are
+   * in it (sql/0036). The refresh recounts the markets' holders (dirty_markets.changed); the
+   * category base rates move by their bets here.
    */
   function list(
-    sealed: WrittenPartition,
-    sealing: ReadonlySet<number>,
+    file: WrittenPartition,
     marketIds: readonly number[],
-    models: readonly { marketId: number; stats: MarketStatsRow; hours: MarketHourRow[] }[],
-    betsOf: ReadonlyMap<string, WalletBetRow[]>,
-    fillsOf: ReadonlyMap<string, TradeFill[]>,
-    walletIds: ReadonlyMap<string, number>,
-    ctx: WalletContext,
+    spans: readonly WalletSpan[],
+    baseRates: ReadonlyMap<string, { bets: number; wins: number }>,
   ): void {
-    const partitionId = listSealed(w, sealed, now);
-    const writer = createModelWriter(db);
-    const baseRates = new Map<string, { bets: number; wins: number }>();
-    for (const [wallet, bets] of betsOf) {
-      writer.newBets(walletIds.get(wallet)!, bets);
-      for (const bet of bets) {
-        if (bet.resolved !== 1 || bet.category === null) continue;
-        const rate = baseRates.get(bet.category) ?? { bets: 0, wins: 0 };
-        rate.bets += 1;
-        rate.wins += bet.won ?? 0;
-        baseRates.set(bet.category, rate);
-      }
-    }
-    for (const { marketId, stats, hours } of models) writer.market(marketId, stats, hours);
-    // Each wallet's trades here join its sealed trades (sql/0033), for its timing buckets.
-    const sealedOf = sealedTradesReader(w);
-    const storeSealed = w.prepare<[number, Buffer]>(
-      "INSERT OR REPLACE INTO wallet_sealed_trades (wallet_id, trades) VALUES (?, ?)",
-    );
-    for (const [wallet, fills] of fillsOf) {
-      const walletId = walletIds.get(wallet)!;
-      const trades = keepRecent(
-        sealedOf(walletId),
-        tradesToSeal(fills.sort(inTimeOrder), ctx, sealing),
-      );
-      if (trades.length > 0) storeSealed.run(walletId, packSealedTrades(trades));
-    }
+    const partitionId = listSealed(w, file, now);
     const markSealed = w.prepare<[number, number]>(
       "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
     );
@@ -393,50 +460,28 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       markCompacted.run(now, marketId);
       markChanged.run(marketId);
     }
-    w.prepare<[number, string]>(LIST_WALLET_SPANS).run(partitionId, JSON.stringify(marketIds));
+    const listSpan = w.prepare<[number, number, number, number, number]>(
+      "INSERT INTO history_wallets (wallet_id, partition_id, first_ts, last_ts, fills) VALUES (?, ?, ?, ?, ?)",
+    );
+    for (const span of spans) {
+      listSpan.run(span.walletId, partitionId, span.firstTs, span.lastTs, span.fills);
+    }
     addToBaseRates(w, baseRates);
   }
 
   /**
-   * The whales among the markets' wallets, as the refresh will count them: their stored bets'
-   * volume and these bets', summed in market order (walletBetStats), over WHALE_VOLUME_USD. Only
-   * `whale` matters here: the markets' hours count whale volume, and their sentiment, which
-   * weighs insiders and win rates, covers 30 days these markets last traded before.
+   * The sealed trades' wallets' ids, by their place in `addresses`; new addresses stored in
+   * sorted order, as insertTrades stores them.
    */
-  function whalesAmong(
-    betsOf: ReadonlyMap<string, WalletBetRow[]>,
-    walletIds: ReadonlyMap<string, number>,
-  ): (wallet: string) => WalletStanding | undefined {
-    const storedVolumes = w
-      .prepare<[number], [number, number]>(
-        "SELECT market_id, volume FROM wallet_bets WHERE wallet_id = ? ORDER BY market_id",
-      )
-      .raw();
-    const whales = new Map<string, WalletStanding>();
-    for (const [wallet, bets] of betsOf) {
-      const walletId = walletIds.get(wallet)!;
-      const volumes = [
-        ...storedVolumes.all(walletId),
-        ...bets.map((b): [number, number] => [b.market_id, b.volume]),
-      ].sort((a, b) => a[0] - b[0]);
-      let total = 0;
-      for (const [, volume] of volumes) total += volume;
-      if (total > WHALE_VOLUME_USD) {
-        whales.set(wallet, { bayesianWinRate: null, whale: true, insider: false });
-      }
-    }
-    return (wallet) => whales.get(wallet);
-  }
-
-  /** The wallets' ids, new addresses stored in sorted order (as insertTrades does). */
-  function storeWalletIds(order: readonly number[]): Map<string, number> {
+  function storeWalletIds(sealing: ReadonlySet<number>): Int32Array {
     const idOf = w.prepare<[string], number>("SELECT id FROM wallet_ids WHERE address = ?").pluck();
     const add = w.prepare<[string]>("INSERT INTO wallet_ids (address) VALUES (?)");
     const used = new Set<number>();
-    for (const i of order) used.add(wallets[i]!);
-    const ids = new Map<string, number>();
-    for (const address of [...used].map((k) => addresses[k]!).sort()) {
-      ids.set(address, idOf.get(address) ?? Number(add.run(address).lastInsertRowid));
+    for (let i = 0; i < count; i++) if (sealing.has(markets[i]!)) used.add(wallets[i]!);
+    const ids = new Int32Array(addresses.length);
+    for (const k of [...used].sort((a, b) => (addresses[a]! < addresses[b]! ? -1 : 1))) {
+      const address = addresses[k]!;
+      ids[k] = idOf.get(address) ?? Number(add.run(address).lastInsertRowid);
     }
     return ids;
   }
