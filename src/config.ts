@@ -337,7 +337,7 @@ export const SETTINGS = [
     field: "fillRetentionMs",
     default: "",
     shown: "(off)",
-    doc: "compact markets resolved (and last traded) longer ago than this after each scheduled refresh: their fills move to the Parquet fill history beside the database and their read-model rows are frozen; at least 720h. Which answers lose detail: [docs/operations.md](operations.md#fill-retention-and-the-fill-history)",
+    doc: "compact markets resolved (and last traded) longer ago than this after each scheduled refresh: their fills move to the Parquet fill history beside the database and their read-model rows are frozen, and an import writes such markets' fills there directly; at least 720h. Which answers lose detail: [docs/operations.md](operations.md#fill-retention-and-the-fill-history)",
     value: (label) =>
       v.pipe(
         v.string(),

