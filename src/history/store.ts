@@ -582,33 +582,38 @@ export function checkHistory(db: Connection, dbPath: string): HistoryCheck {
   return check;
 }
 
-/** The history file holding a sealed market's fills, or undefined (not sealed, or none sealed). */
-export function sealedFileOf(db: Connection, marketId: number): string | undefined {
+/** The history files holding a sealed market's fills (sql/0041): none when none is sealed. */
+export function sealedFilesOf(db: Connection, marketId: number): string[] {
   return db
     .prepare(
       `SELECT p.file FROM history_markets hm JOIN history_partitions p ON p.id = hm.partition_id
-        WHERE hm.market_id = ?`,
+        WHERE hm.market_id = ? ORDER BY p.id`,
     )
     .pluck()
-    .get(marketId) as string | undefined;
+    .all(marketId) as string[];
+}
+
+/** The `read_parquet` list of files of the history. */
+export function historyFiles(dbPath: string, files: readonly string[]): string {
+  return `[${files.map((file) => sqlString(join(historyDir(dbPath), file))).join(", ")}]`;
 }
 
 /**
  * The (tx_hash, log_index) keys of a sealed market's fills, as `0x…:N` (an import's check that a
- * line repeats a sealed fill): each market's fills are in one file, read once.
+ * line repeats a sealed fill): each market's files are read once.
  */
 export async function sealedKeys(
   dbPath: string,
-  markets: ReadonlyMap<number, string>,
+  markets: ReadonlyMap<number, readonly string[]>,
   memoryMb: number,
 ): Promise<Map<number, Set<string>>> {
   const keys = new Map<number, Set<string>>();
   if (markets.size === 0) return keys;
   await withEngine({ memoryMb, threads: 1 }, async (duck) => {
-    for (const [marketId, file] of markets) {
+    for (const [marketId, files] of markets) {
       const result = await duck.runAndReadAll(
         `SELECT '0x' || lower(hex(tx_hash)) || ':' || log_index
-           FROM read_parquet(${sqlString(join(historyDir(dbPath), file))}) WHERE market_id = $1`,
+           FROM read_parquet(${historyFiles(dbPath, files)}) WHERE market_id = $1`,
         [marketId],
       );
       keys.set(marketId, new Set(result.getRowsJS().map((r) => String(r[0]))));

@@ -1,5 +1,5 @@
 import type { Statement } from "../db/open";
-import { sealedFileOf, sealedKeys } from "../history/store";
+import { sealedFilesOf, sealedKeys } from "../history/store";
 import type { DeferredFillIndexes } from "./deferred-fill-indexes";
 import type { ImportDeps, LineError } from "./import";
 import { createIngest, type NewTrade, type NewTransfer } from "./ingest";
@@ -120,8 +120,9 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     marketId: number;
     key: string;
     reason: string;
+    trade: NewTrade;
   }[] = [];
-  const sealedFiles = new Map<number, string>();
+  const sealedFiles = new Map<number, string[]>();
   const compactedReasons = new Map<number, string | null>();
   const compactedReasonOf = (marketId: number): string | null => {
     let reason = compactedReasons.get(marketId);
@@ -205,21 +206,6 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
           needsMarket(line, text, l.condition_id, secondLook);
           return;
         }
-        // A compacted market's fills are in the fill history but for those a signal names,
-        // which stay in `fills`: a line repeating either is present, any other is refused.
-        const refused = compactedReasonOf(marketId);
-        if (refused !== null) {
-          if (ingest.tradeIdOf(l.tx_hash, l.log_index) !== undefined) {
-            counts.trade.present++;
-            return;
-          }
-          const file = sealedFiles.get(marketId) ?? sealedFileOf(writer, marketId);
-          if (file === undefined) return void reject(line, text, refused);
-          sealedFiles.set(marketId, file);
-          const key = `${l.tx_hash}:${l.log_index}`;
-          sealedLines.push({ line, text, marketId, key, reason: refused });
-          return;
-        }
         const trade: NewTrade = {
           tx_hash: l.tx_hash,
           log_index: l.log_index,
@@ -232,6 +218,22 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
           usd_value: l.usd_value ?? l.price * l.size,
           ts: l.timestamp,
         };
+        // A compacted market's fills are in the fill history but for those a signal names,
+        // which stay in `fills`: a line repeating either is present; any other is refused, or
+        // added to the history with past markets' (checkSealed).
+        const refused = compactedReasonOf(marketId);
+        if (refused !== null) {
+          if (ingest.tradeIdOf(l.tx_hash, l.log_index) !== undefined) {
+            counts.trade.present++;
+            return;
+          }
+          const files = sealedFiles.get(marketId) ?? sealedFilesOf(writer, marketId);
+          if (files.length === 0) return void reject(line, text, refused);
+          sealedFiles.set(marketId, files);
+          const key = `${l.tx_hash}:${l.log_index}`;
+          sealedLines.push({ line, text, marketId, key, reason: refused, trade });
+          return;
+        }
         if (options.past?.holds(marketId)) {
           const earlier = options.past.hold(trade, line);
           if (earlier !== undefined) {
@@ -337,12 +339,32 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     flush();
   };
 
-  /** Lines of sealed markets: present when the history holds their fill, else refused. */
+  /**
+   * Lines of sealed markets: present when the history holds their fill; else added to it with
+   * past markets' when the market is still past (every new line of it before the cut), else
+   * refused.
+   */
   const checkSealed = async () => {
     const keys = await sealedKeys(deps.db.path, sealedFiles, 256);
-    for (const s of sealedLines) {
-      if (keys.get(s.marketId)?.has(s.key)) counts.trade.present++;
-      else reject(s.line, s.text, s.reason);
+    const fresh = sealedLines.filter((s) => !keys.get(s.marketId)?.has(s.key));
+    counts.trade.present += sealedLines.length - fresh.length;
+    const lastTs = new Map<number, number>();
+    for (const { marketId, trade } of fresh) {
+      lastTs.set(marketId, Math.max(lastTs.get(marketId) ?? -Infinity, trade.ts));
+    }
+    for (const s of fresh) {
+      if (!options.past?.appends(s.marketId, lastTs.get(s.marketId)!)) {
+        reject(s.line, s.text, s.reason);
+        continue;
+      }
+      const earlier = options.past.hold(s.trade, s.line);
+      if (earlier !== undefined) {
+        reject(
+          s.line,
+          s.text,
+          `duplicate trade: tx_hash ${s.trade.tx_hash} log_index ${s.trade.log_index} is also on line ${earlier}`,
+        );
+      }
     }
     sealedLines.length = 0;
   };
@@ -374,6 +396,7 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     async finish(source) {
       flush();
       if (waiting.length > 0) await revisitWaiting(source);
+      if (sealedLines.length > 0) await checkSealed();
       // A held trade's text is not kept: it is refused only when another market's line of this
       // file has its key (its market has no stored fill, and repeats were refused as held).
       options.past?.release((held) => {
@@ -385,7 +408,6 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
         }
         flushTrades();
       });
-      if (sealedLines.length > 0) await checkSealed();
       if (duplicates.size > 0) await locateDuplicates(source);
     },
     async writePast() {

@@ -1,25 +1,33 @@
 /**
- * The bulk path into the fill history (docs/architecture.md, "The bulk path"): an import's
- * fills of markets that fill retention would compact at once go straight into a Parquet file of
- * the history, never through `fills`, and the markets' read-model rows are built from them as
- * they are written and stored frozen, as a compaction leaves a compacted market
- * (src/refresh/retention.ts). The next refresh counts their bets in each wallet's figures.
+ * The bulk path into the fill history (docs/architecture.md, "Past markets straight to the
+ * history"): an import's fills of markets that fill retention would compact at once go straight
+ * into a Parquet file of the history, never through `fills`, and the markets' read-model rows
+ * are built from them as they are written and stored frozen, as a compaction leaves a compacted
+ * market (src/refresh/retention.ts). The next refresh counts their bets in each wallet's figures.
  *
  * A market's fills take this path when, as its first trade line is read, the market is known
  * and resolved before now − retention, is not compacted, and has no stored fill. Its trades are
- * then held (about 90 bytes each) until the file is read; if its last one, or its resolution as
- * the file left it, turns out to be at or after the cut, they are stored as any other trade.
+ * then held (100 to 200 bytes each) until the file is read; if its last one, or its resolution
+ * as the file left it, turns out to be at or after the cut, they are stored as any other trade.
  * Such fills record no signal: they are far older than SMARTMONEY_ALERT_MAX_AGE, and a signal
  * names a stored fill.
  */
 import { mkdirSync } from "node:fs";
 import type { Db } from "../db/open";
+import type { Outcome, TradeSide } from "../domain";
 import { WHALE_VOLUME_USD } from "../domain";
-import { historyDir, type WrittenPartition, writePartition } from "../history/store";
+import { withEngine } from "../history/engine";
+import {
+  historyDir,
+  historyFiles,
+  sealedFilesOf,
+  type WrittenPartition,
+  writePartition,
+} from "../history/store";
 import { fullTableWriter, newRowPack, packValues } from "../refresh/full-rows";
 import { addToBaseRates } from "../refresh/incremental";
 import { marketModel, type WalletStanding } from "../refresh/market-model";
-import { contextFor } from "../refresh/pass";
+import { contextFor, FILL_COLUMNS, FILLS_BY_MARKET, type FillRow, toFill } from "../refresh/pass";
 import { type PriceSeries, seriesLookup, seriesOfFills } from "../refresh/prices";
 import { listSealed, removeWritten, withCopies } from "../refresh/retention";
 import { keepRecent, packSealedTrades, sealedTradesReader } from "../refresh/sealed-trades";
@@ -97,6 +105,19 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       m.rows === 0
     );
   };
+  /** A compacted market still past the cut: new fills of it add a file to the history. */
+  const appendable = (marketId: number): boolean => {
+    const m = marketFacts.get(marketId);
+    return (
+      m !== undefined &&
+      m.compacted_at !== null &&
+      m.resolved === 1 &&
+      m.resolved_at !== null &&
+      m.resolved_at < cutoff
+    );
+  };
+  /** Compacted markets whose new fills are held (`appends`). */
+  const appending = new Set<number>();
   /** Per market: whether its trades are held, decided at its first trade line. */
   const holding = new Map<number, boolean>();
   /** The markets whose held trades go to the history (`release`). */
@@ -113,6 +134,8 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
   let markets = new Int32Array(INITIAL);
   let kinds = new Int32Array(INITIAL);
   let lines = new Int32Array(INITIAL);
+  /** A stored fill's id, read back to model its market again (`loadStored`); 0 for a new one. */
+  let storedIds = new Float64Array(INITIAL);
   let count = 0;
   const walletIndex = new Map<string, number>();
   const addresses: string[] = [];
@@ -136,20 +159,57 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     markets = doubled(markets);
     kinds = doubled(kinds);
     lines = doubled(lines);
+    storedIds = doubled(storedIds);
   };
 
-  const tradeAt = (i: number): NewTrade => ({
-    tx_hash: `0x${Buffer.from(hashAt(i)).toString("hex")}`,
-    log_index: logIndexes[i]!,
+  /** Appends a fill to the columns; its hash and key are the caller's. */
+  const put = (fill: Omit<TradeFill, "id">, line: number, storedId: number): number => {
+    if (count === logIndexes.length) grow();
+    const i = count++;
+    prices[i] = fill.price;
+    sizes[i] = fill.size;
+    usds[i] = fill.usd;
+    times[i] = fill.ts;
+    let wallet = walletIndex.get(fill.wallet);
+    if (wallet === undefined) {
+      wallet = addresses.length;
+      addresses.push(fill.wallet);
+      walletIndex.set(fill.wallet, wallet);
+    }
+    wallets[i] = wallet;
+    markets[i] = fill.marketId;
+    kinds[i] = (fill.outcome === "NO" ? 1 : 0) | (fill.side === "SELL" ? 2 : 0);
+    lines[i] = line;
+    storedIds[i] = storedId;
+    return i;
+  };
+
+  const outcomeAt = (i: number) => (kinds[i]! & 1 ? "NO" : "YES");
+  const sideAt = (i: number) => (kinds[i]! & 2 ? "SELL" : "BUY");
+  /** The held trade at `i` as the models read it, with the fill id `id`. */
+  const fillAt = (i: number, id: number): TradeFill => ({
     wallet: addresses[wallets[i]!]!,
-    market_id: markets[i]!,
-    outcome: kinds[i]! & 1 ? "NO" : "YES",
-    side: kinds[i]! & 2 ? "SELL" : "BUY",
+    marketId: markets[i]!,
+    outcome: outcomeAt(i),
+    side: sideAt(i),
     price: prices[i]!,
     size: sizes[i]!,
-    usd_value: usds[i]!,
+    usd: usds[i]!,
     ts: times[i]!,
+    id,
   });
+  /** The held trade at `i` as the ingest path stores it. */
+  const tradeAt = (i: number): NewTrade => {
+    const { marketId, usd, id: _, ...fill } = fillAt(i, 0);
+    const hash = `0x${Buffer.from(hashAt(i)).toString("hex")}`;
+    return {
+      ...fill,
+      tx_hash: hash,
+      log_index: logIndexes[i]!,
+      market_id: marketId,
+      usd_value: usd,
+    };
+  };
 
   return {
     /** Whether this trade's market is a past one whose trades are held rather than stored. */
@@ -163,7 +223,18 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     },
 
     /**
-     * Holds a trade of a market `holds` took. Returns the line of an earlier held trade with the
+     * Whether the new fills of a compacted market (their last at `lastTs`) go to the history:
+     * the market is still past the cut, and so are they. Its trades are then held (`hold`), and
+     * the market modelled again from all its fills when they are written.
+     */
+    appends(marketId: number, lastTs: number): boolean {
+      if (lastTs >= cutoff || !appendable(marketId)) return false;
+      appending.add(marketId);
+      return true;
+    },
+
+    /**
+     * Holds a trade of a market `holds` or `appends` took. Returns the line of an earlier held trade with the
      * same key (the line is then refused), else undefined.
      *
      * A key is one log of one transaction, so it belongs to one market: a past market has no
@@ -178,30 +249,12 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
         (id) => logIndexes[id - 1] === trade.log_index && sameHash(id - 1, hash),
       );
       if (earlier !== undefined) return lines[earlier - 1];
-      if (count === logIndexes.length) grow();
-      const i = count++;
+      const { market_id: marketId, usd_value: usd, ...fill } = trade;
+      const i = put({ ...fill, marketId, usd }, line, 0);
       hashes.set(hash, i * 32);
       logIndexes[i] = trade.log_index;
-      prices[i] = trade.price;
-      sizes[i] = trade.size;
-      usds[i] = trade.usd_value;
-      times[i] = trade.ts;
-      let wallet = walletIndex.get(trade.wallet);
-      if (wallet === undefined) {
-        wallet = addresses.length;
-        addresses.push(trade.wallet);
-        walletIndex.set(trade.wallet, wallet);
-      }
-      wallets[i] = wallet;
-      markets[i] = trade.market_id;
-      kinds[i] = (trade.outcome === "NO" ? 1 : 0) | (trade.side === "SELL" ? 2 : 0);
-      lines[i] = line;
       keys.add(hash, trade.log_index, i + 1);
       return undefined;
-    },
-
-    get held(): number {
-      return count;
     },
 
     /**
@@ -216,7 +269,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
         lastTs.set(m, Math.max(lastTs.get(m) ?? Number.NEGATIVE_INFINITY, times[i]!));
       }
       for (const [marketId, last] of lastTs) {
-        if (last < cutoff && past(marketId)) sealing.add(marketId);
+        if (appending.has(marketId) || (last < cutoff && past(marketId))) sealing.add(marketId);
       }
       const others: HeldTrade[] = [];
       for (let i = 0; i < count; i++) {
@@ -238,11 +291,11 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
   };
 
   /**
-   * Two passes over the sealed trades, so that only one wallet's or one market's fills are
-   * objects at a time. By wallet, in wallet_bets' key order (so the bets are inserted in runs,
-   * not all over the table): each bet, the wallet's standing, its sealed trades and its span in
-   * the file. Then by market: its stats and hours, with every wallet's standing known. Then the
-   * file, and its listing.
+   * The file first; then two passes over the sealed trades, so that only one wallet's or one
+   * market's fills are objects at a time. By wallet, in wallet_bets' key order (so the bets are
+   * inserted in runs, not all over the table): each bet, the wallet's standing, its sealed trades
+   * and its span in the file. Then by market: its stats and hours, with every wallet's standing
+   * known. Then the file's listing.
    */
   async function writeToHistory(sealing: ReadonlySet<number>): Promise<PastMarketsSummary> {
     // Ids in file order, from the first no fill has had (sql/0040), as insertTrades gives them.
@@ -252,26 +305,28 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       )
       .pluck()
       .get() as number;
-    const ids = new Float64Array(count);
+    const held = count;
+    const ids = new Float64Array(held);
     let sealed = 0;
-    for (let i = 0; i < count; i++) if (sealing.has(markets[i]!)) ids[i] = first + sealed++;
+    for (let i = 0; i < held; i++) if (sealing.has(markets[i]!)) ids[i] = first + sealed++;
     w.prepare("UPDATE fill_id_floor SET next_id = ?").run(first + sealed);
+    // The new places of the sealed trades in (market, ts, id) order: the file's rows.
+    const newPlaces = new Int32Array(sealed);
+    for (let i = 0, k = 0; i < held; i++) if (sealing.has(markets[i]!)) newPlaces[k++] = i;
+    newPlaces.sort(
+      (a, b) => markets[a]! - markets[b]! || times[a]! - times[b]! || ids[a]! - ids[b]!,
+    );
+    // A market already in the history is modelled again from all its fills: its stored ones
+    // join the columns, with their ids.
+    const again = [...appending].filter((m) => sealing.has(m));
+    if (again.length > 0) await loadStored(again);
+    const idOf = (i: number) => (i < held ? ids[i]! : storedIds[i]!);
     const walletIdAt = storeWalletIds(sealing);
 
-    const places = new Int32Array(sealed);
+    const places = new Int32Array(count - held + sealed);
     for (let i = 0, k = 0; i < count; i++) if (sealing.has(markets[i]!)) places[k++] = i;
-    const fillAt = (i: number): TradeFill => ({
-      wallet: addresses[wallets[i]!]!,
-      marketId: markets[i]!,
-      outcome: kinds[i]! & 1 ? "NO" : "YES",
-      side: kinds[i]! & 2 ? "SELL" : "BUY",
-      price: prices[i]!,
-      size: sizes[i]!,
-      usd: usds[i]!,
-      ts: times[i]!,
-      id: ids[i]!,
-    });
-    const inTimeOrder = (a: number, b: number) => times[a]! - times[b]! || ids[a]! - ids[b]!;
+    const sealedFillAt = (i: number) => fillAt(i, idOf(i));
+    const inTimeOrder = (a: number, b: number) => times[a]! - times[b]! || idOf(a) - idOf(b);
     /** Calls `each` with the runs of `sorted` that share `keyOf`'s key. */
     const forEachRun = (
       sorted: Int32Array,
@@ -287,22 +342,22 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       }
     };
 
-    // The file's order, and each market's fills in the order every model reads them.
+    // Each market's fills, stored and new, in the order every model reads them.
     places.sort((a, b) => markets[a]! - markets[b]! || inTimeOrder(a, b));
     // The file first, while this process holds least: DuckDB's buffers on top of the page cache
     // the rows below fill took an import of 1M fills into the large world over 1 GB.
     const dir = historyDir(db.path);
     mkdirSync(dir, { recursive: true });
     const rows = function* () {
-      for (const i of places) {
+      for (const i of newPlaces) {
         yield [
           ids[i],
           hashAt(i),
           logIndexes[i],
           walletIdAt[wallets[i]!],
           markets[i],
-          kinds[i]! & 1 ? "NO" : "YES",
-          kinds[i]! & 2 ? "SELL" : "BUY",
+          outcomeAt(i),
+          sideAt(i),
           prices[i],
           sizes[i],
           usds[i],
@@ -327,7 +382,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
         places,
         (i) => markets[i]!,
         (marketId, run) => {
-          series.set(marketId, seriesOfFills(Array.from(run, fillAt)));
+          series.set(marketId, seriesOfFills(Array.from(run, sealedFillAt)));
         },
       );
       const base = contextFor(db, now, "seek");
@@ -342,8 +397,8 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
             markets[a]! - markets[b]! ||
             inTimeOrder(a, b),
         );
+      const baseRates = dropStoredRows(again);
       const bets = betWriter();
-      const baseRates = new Map<string, { bets: number; wins: number }>();
       const whales = new Set<string>();
       const spans: WalletSpan[] = [];
       const storedVolumes = w
@@ -361,18 +416,14 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
         (walletId, run) => {
           const wallet = addresses[wallets[run[0]!]!]!;
           const stored = storedVolumes.all(walletId);
-          const span: WalletSpan = { walletId, firstTs: Infinity, lastTs: -Infinity, fills: 0 };
           const added: [number, number][] = [];
           forEachRun(
             run,
             (i) => markets[i]!,
             (marketId, fills) => {
-              const bet = betFromFills(wallet, marketId, Array.from(fills, fillAt), ctx);
+              const bet = betFromFills(wallet, marketId, Array.from(fills, sealedFillAt), ctx);
               bets.add(walletId, bet);
               added.push([marketId, bet.volume]);
-              span.firstTs = Math.min(span.firstTs, bet.first_ts);
-              span.lastTs = Math.max(span.lastTs, bet.last_ts);
-              span.fills += bet.trade_count;
               if (bet.resolved === 1 && bet.category !== null) {
                 const rate = baseRates.get(bet.category) ?? { bets: 0, wins: 0 };
                 rate.bets += 1;
@@ -381,15 +432,23 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
               }
             },
           );
-          spans.push(span);
           // As the refresh will count it (walletBetStats): every bet's volume in market order.
           let volume = 0;
           for (const [, v] of [...stored, ...added].sort((a, b) => a[0] - b[0])) volume += v;
           if (volume > WHALE_VOLUME_USD) whales.add(wallet);
-          // Its trades here join its sealed trades (sql/0033), for its timing buckets.
-          const fills = Array.from(run.slice().sort(inTimeOrder), fillAt);
+          // Its new trades here join its sealed trades (sql/0033), for its timing buckets, and
+          // say where its fills are in the new file (sql/0036).
+          const fresh = run.filter((i) => i < held).sort(inTimeOrder);
+          if (fresh.length === 0) return;
+          const fills = Array.from(fresh, sealedFillAt);
           const trades = keepRecent(sealedOf(walletId), tradesToSeal(fills, base, sealing));
           if (trades.length > 0) storeSealed.run(walletId, packSealedTrades(trades));
+          spans.push({
+            walletId,
+            firstTs: fills[0]!.ts,
+            lastTs: fills[fills.length - 1]!.ts,
+            fills: fills.length,
+          });
         },
       );
       bets.flush();
@@ -403,7 +462,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
         places,
         (i) => markets[i]!,
         (marketId, run) => {
-          const model = marketModel(Array.from(run, fillAt), now, standing);
+          const model = marketModel(Array.from(run, sealedFillAt), now, standing);
           writer.market(marketId, model.stats, model.hours);
         },
       );
@@ -414,6 +473,81 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
         baseRates,
       );
     }
+  }
+
+  /**
+   * The stored fills of markets already in the history, into the columns with their ids: those
+   * in its files, and those a signal named, which the compaction kept in `fills`.
+   */
+  async function loadStored(marketIds: readonly number[]): Promise<void> {
+    const files = [...new Set(marketIds.flatMap((m) => sealedFilesOf(w, m)))];
+    const sealedRows = await withEngine({ memoryMb: options.memoryMb }, async (duck) => {
+      const reader = await duck.runAndReadAll(
+        `SELECT id, wallet_id, market_id, outcome, side, price, size, usd_value, ts
+           FROM read_parquet(${historyFiles(db.path, files)})
+          WHERE market_id IN (${marketIds.map(Number).join(", ")})`,
+      );
+      return reader.getRowsJS();
+    });
+    const addressOf = w
+      .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
+      .pluck();
+    const addressById = new Map<number, string>();
+    for (const [id, walletId, marketId, outcome, side, price, size, usd, ts] of sealedRows) {
+      const wallet = Number(walletId);
+      let address = addressById.get(wallet);
+      if (address === undefined) {
+        address = addressOf.get(wallet)!;
+        addressById.set(wallet, address);
+      }
+      const fill = {
+        wallet: address,
+        marketId: Number(marketId),
+        outcome: outcome as Outcome,
+        side: side as TradeSide,
+        price: Number(price),
+        size: Number(size),
+        usd: Number(usd),
+        ts: Number(ts),
+      };
+      put(fill, 0, Number(id));
+    }
+    const kept = w
+      .prepare(`SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET} WHERE f.market_id = ?`)
+      .raw();
+    for (const marketId of marketIds) {
+      for (const row of kept.all(marketId) as FillRow[]) {
+        const { id, ...fill } = toFill(row);
+        put(fill, 0, id);
+      }
+    }
+  }
+
+  /**
+   * Deletes the stored rows of markets modelled again, and gives the category base rates' move
+   * that takes their bets out (resolved bets and wins, negative), for the new bets to add to.
+   */
+  function dropStoredRows(
+    marketIds: readonly number[],
+  ): Map<string, { bets: number; wins: number }> {
+    const baseRates = new Map<string, { bets: number; wins: number }>();
+    const counted = w.prepare<[number], { category: string; bets: number; wins: number }>(
+      `SELECT category, count(*) AS bets, sum(won) AS wins
+         FROM wallet_bets INDEXED BY wallet_bets_by_market
+        WHERE market_id = ? AND resolved = 1 AND category IS NOT NULL GROUP BY category`,
+    );
+    for (const marketId of marketIds) {
+      for (const { category, bets, wins } of counted.all(marketId)) {
+        const rate = baseRates.get(category) ?? { bets: 0, wins: 0 };
+        rate.bets -= bets;
+        rate.wins -= wins;
+        baseRates.set(category, rate);
+      }
+      for (const table of ["wallet_bets", "market_stats", "market_hours", "market_price_history"]) {
+        w.prepare(`DELETE FROM ${table} WHERE market_id = ?`).run(marketId);
+      }
+    }
+    return baseRates;
   }
 
   /** wallet_bets rows, many to a statement, for rows given in key order (full-rows.ts). */
@@ -450,7 +584,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
     );
     const markCompacted = w.prepare<[number, number]>(
-      "UPDATE markets SET compacted_at = ? WHERE id = ?",
+      "UPDATE markets SET compacted_at = ? WHERE id = ? AND compacted_at IS NULL",
     );
     const markChanged = w.prepare<[number]>(
       "INSERT INTO dirty_markets (market_id, changed) VALUES (?, 1) ON CONFLICT DO UPDATE SET changed = 1",

@@ -780,9 +780,12 @@ async function compact(
             merged.time.bytes,
           ).lastInsertRowid;
           listTxKeys(w, Number(id), merged.txPlaces);
+          // A market in two of the files (sql/0041) is in the merged one once.
           w.prepare(
-            `UPDATE history_markets SET partition_id = ? WHERE partition_id IN (${marks})`,
+            `INSERT OR IGNORE INTO history_markets (market_id, partition_id)
+             SELECT market_id, ? FROM history_markets WHERE partition_id IN (${marks})`,
           ).run(id, ...ids);
+          w.prepare(`DELETE FROM history_markets WHERE partition_id IN (${marks})`).run(...ids);
           w.prepare(`DELETE FROM history_tx_keys WHERE partition_id IN (${marks})`).run(...ids);
           w.prepare(
             `INSERT INTO history_wallets (wallet_id, partition_id, first_ts, last_ts, fills)

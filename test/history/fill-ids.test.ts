@@ -98,7 +98,10 @@ describe("fill ids after a compaction", () => {
     const w = t.db.writer;
     w.exec("DROP TABLE fill_id_floor");
     w.pragma("user_version = 39");
-    expect(migrate(w).applied).toEqual(["0040_fill_id_floor.sql"]);
+    expect(migrate(w).applied).toEqual([
+      "0040_fill_id_floor.sql",
+      "0041_history_markets_by_file.sql",
+    ]);
     const floor = w.prepare("SELECT next_id FROM fill_id_floor").pluck().get() as number;
     expect(floor).toBeGreaterThan(Math.max(...(await sealedIds())));
   });

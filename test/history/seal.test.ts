@@ -254,6 +254,7 @@ describe("upgrading to sql/0036", () => {
         "0038_history_tx_places.sql",
         "0039_signals_by_trade.sql",
         "0040_fill_id_floor.sql",
+        "0041_history_markets_by_file.sql",
       ]);
       expect(
         db.reader.prepare("SELECT count(DISTINCT partition_id) FROM history_wallets").pluck().get(),

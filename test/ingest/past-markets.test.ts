@@ -281,4 +281,110 @@ describe("an import's past markets", () => {
     expect((await load(t, dump(), PAST)).history).toEqual({ markets: 5, fills: 600 });
     expect(await sealedFills(t)).toHaveLength(600);
   });
+
+  it("add a later file's fills of a market already in the history, as if both files had been one", async () => {
+    const lines = dump();
+    const isTrade = (line: string) => line.startsWith('{"type":"trade"');
+    const trades = lines.filter(isTrade);
+    const first = [...lines.filter((line) => !isTrade(line)), ...trades.slice(0, 350)];
+    const second = trades.slice(350);
+
+    const whole = app();
+    await load(whole, lines, PAST);
+    refreshReadModels(whole.db, NOW);
+
+    const split = app();
+    await load(split, first, PAST);
+    refreshReadModels(split.db, NOW);
+    const added = await load(split, second, PAST);
+    expect(added.counts.trade).toEqual({ new: 250, updated: 0, present: 0 });
+    expect(added.history).toEqual({ markets: 5, fills: 250 });
+    expect(refreshReadModels(split.db, NOW).kind).toBe("incremental");
+
+    expect(readModelSnapshot(split.db.reader)).toEqual(readModelSnapshot(whole.db.reader));
+    const sealedTrades = (t: TestApp) =>
+      t.db.reader.prepare("SELECT * FROM wallet_sealed_trades ORDER BY wallet_id").all();
+    expect(sealedTrades(split)).toEqual(sealedTrades(whole));
+    expect(await sealedFills(split)).toEqual(await sealedFills(whole));
+    // Each market is in both files now.
+    expect(split.db.reader.prepare("SELECT count(*) FROM history_markets").pluck().get()).toBe(10);
+
+    refreshReadModels(split.db, NOW, { full: true });
+    expect(readModelSnapshot(split.db.reader)).toEqual(readModelSnapshot(whole.db.reader));
+    // And a third look finds every line present.
+    expect((await load(split, second, PAST)).counts.trade).toEqual({
+      new: 0,
+      updated: 0,
+      present: 250,
+    });
+  });
+
+  it("are merged by a compaction's run with the files they share a market with", async () => {
+    const lines = dump();
+    const isTrade = (line: string) => line.startsWith('{"type":"trade"');
+    const trades = lines.filter(isTrade);
+    const t = app();
+    await load(
+      t,
+      lines.filter((line) => !isTrade(line)),
+      null,
+    );
+    for (let from = 0; from < trades.length; from += 150) {
+      await load(t, trades.slice(from, from + 150), PAST);
+    }
+    const count = (sql: string) => t.db.reader.prepare(sql).pluck().get();
+    expect(count("SELECT count(*) FROM history_partitions")).toBe(4);
+    expect(count("SELECT count(*) FROM history_markets")).toBe(20);
+    refreshReadModels(t.db, NOW);
+    const before = readModelSnapshot(t.db.reader);
+    const sealed = await sealedFills(t);
+    expect(sealed).toHaveLength(600);
+
+    const run = await compactResolvedMarkets(t.db, NOW, RETENTION);
+    expect(run.files_merged).toBe(4);
+    expect(count("SELECT count(*) FROM history_partitions")).toBe(1);
+    expect(count("SELECT count(*) FROM history_markets")).toBe(5);
+    expect(await sealedFills(t)).toEqual(sealed);
+    expect(readModelSnapshot(t.db.reader)).toEqual(before);
+  });
+
+  it("model a compacted market again with the fill a signal kept in the database", async () => {
+    const lines = dump();
+    const isTrade = (line: string) => line.startsWith('{"type":"trade"');
+    const trades = lines.filter(isTrade);
+    const first = [...lines.filter((line) => !isTrade(line)), ...trades.slice(0, 350)];
+    /** A whale signal naming the first fill of old0: a compaction keeps that fill in `fills`. */
+    const signalFirstFill = (t: TestApp) => {
+      const fill = t.db.reader
+        .prepare(
+          `SELECT id, wallet, market_id FROM trades WHERE market_id =
+             (SELECT id FROM markets WHERE slug = 'old0') ORDER BY ts, id LIMIT 1`,
+        )
+        .get() as { id: number; wallet: string; market_id: number };
+      t.db.writer
+        .prepare(
+          `INSERT INTO signals (type, wallet, wallet_type, market_id, trade_id, score, bet_value,
+             side, outcome, price, explanation, created_at)
+           VALUES ('whale', ?, NULL, ?, ?, 1, 1000, 'BUY', 'YES', 0.5, 'test', ?)`,
+        )
+        .run(fill.wallet, fill.market_id, fill.id, NOW - 170 * DAY);
+    };
+
+    const whole = app();
+    await load(whole, lines, null);
+    signalFirstFill(whole);
+    refreshReadModels(whole.db, NOW);
+    await compactResolvedMarkets(whole.db, NOW, RETENTION);
+
+    const split = app();
+    await load(split, first, null);
+    signalFirstFill(split);
+    refreshReadModels(split.db, NOW);
+    expect((await compactResolvedMarkets(split.db, NOW, RETENTION)).fills_kept).toBe(1);
+    await load(split, trades.slice(350), PAST);
+    refreshReadModels(split.db, NOW);
+
+    expect(readModelSnapshot(split.db.reader)).toEqual(readModelSnapshot(whole.db.reader));
+    expect(await sealedFills(split)).toEqual(await sealedFills(whole));
+  });
 });
