@@ -28,7 +28,8 @@ import type { ImportSource } from "./sources";
  * and is left as stored, whatever the line says. Markets, wallets and labels are facts that can
  * change: a line that differs from the stored row updates it ("updated").
  *
- * Memory does not grow with the number of trades or transfers: a batch is a few thousand rows,
+ * Memory does not grow with the number of trades or transfers, but for past markets' trades,
+ * held until the file is read (src/ingest/past-markets.ts): a batch is a few thousand rows,
  * and SQLite spills the transaction's dirty pages to the WAL once its page cache is full. The
  * checks that span lines use the database itself rather than sets in memory: a duplicate fill
  * is one whose key is already stored with an id above the table's maximum at the start of the
