@@ -25,7 +25,8 @@
  * (dbstat's used pages and the fill history's files, over fills stored in both), the history's
  * bytes per fill, peak RSS, and a year at 1M fills a day at that density.
  * `--days N` then imports N successive days of new fills into one copy of each world, one file a
- * day, and prints the same figures for each: how an import's cost moves as the store grows.
+ * day, and prints the same figures for each: how an import's cost moves as the store grows; with
+ * `--days-of past`, N files of the same past markets, each adding to the fill history.
  *
  * Worlds live in $SMARTMONEY_BENCH_WORLDS/bulk (default <tmp>/smartmoney-bench-worlds/bulk).
  */
@@ -115,6 +116,7 @@ const VARIANTS = {
  * PAST_RETENTION: the bulk path into the fill history (src/ingest/past-markets.ts).
  */
 const PAST_MARKETS = 10_000;
+const PAST_MARKETS_SEED = 7;
 const PAST_RETENTION = "2160h";
 type Variant = keyof typeof VARIANTS;
 
@@ -140,14 +142,16 @@ async function writeNewFills(
   const from = past ? newest - 250 * DAY : newest;
   const span = past ? 90 * DAY : DAY;
   if (past) {
-    markets = Array.from({ length: PAST_MARKETS }, () => randomHex(rand, 64));
+    // The same markets for every seed: successive days of a dump add to them (--days-of past).
+    const marketRand = uniform(PAST_MARKETS_SEED);
+    markets = Array.from({ length: PAST_MARKETS }, () => randomHex(marketRand, 64));
     const resolved = new Date(newest - 150 * DAY).toISOString();
     const created = new Date(from - DAY).toISOString();
     for (const [i, condition] of markets.entries()) {
       const line =
         `{"type":"market","slug":"past-${i}","title":"Past market ${i}","category":"${["politics", "crypto", "sports"][i % 3]}"` +
         `,"condition_id":"${condition}","end_date":"${resolved}","created_at":"${created}"` +
-        `,"resolved_outcome":"${rand() < 0.5 ? "YES" : "NO"}","resolved_at":"${resolved}"}\n`;
+        `,"resolved_outcome":"${marketRand() < 0.5 ? "YES" : "NO"}","resolved_at":"${resolved}"}\n`;
       if (!out.write(line)) await new Promise((r) => out.once("drain", r));
     }
   }
@@ -309,10 +313,13 @@ async function main(): Promise<void> {
       binary: { type: "string", default: DEFAULT_BINARY },
       variants: { type: "string", default: Object.keys(VARIANTS).join(",") },
       days: { type: "string", default: "0" },
+      "days-of": { type: "string", default: "new" },
     },
   });
   const days = Number(values.days);
   if (!Number.isInteger(days) || days < 0) throw new Error("--days: a whole number of days");
+  const pastDays = values["days-of"] === "past";
+  if (!pastDays && values["days-of"] !== "new") throw new Error("--days-of: new or past");
   const variants = values.variants
     .split(",")
     .filter(Boolean)
@@ -360,7 +367,10 @@ async function main(): Promise<void> {
       };
       const before = stored();
       console.error(`importing ${count} new fills (${input}) into the ${scale} world ...`);
-      const profileDir = values["cpu-prof"] ? join(PROFILE_DIR, `${scale}-${input}`) : null;
+      // NODE_OPTIONS splits on spaces: "day 1" names its folder "day-1".
+      const profileDir = values["cpu-prof"]
+        ? join(PROFILE_DIR, `${scale}-${input.replaceAll(" ", "-")}`)
+        : null;
       if (profileDir) rmSync(profileDir, { recursive: true, force: true });
       const imported = importChild(binary, file, copy, profileDir, env);
       if (profileDir) {
@@ -398,12 +408,14 @@ async function main(): Promise<void> {
     }
     if (days > 0) {
       // One copy grows a day at a time: each day's fills come after the last day's, with hashes
-      // of their own (a seed per day).
+      // of their own (a seed per day); or, --days-of past, more fills of the same past markets,
+      // each day's added to the history and their markets modelled again.
       const copy = freshCopy("growth");
+      const env = pastDays ? { SMARTMONEY_FILL_RETENTION: PAST_RETENTION } : {};
       for (let day = 1; day <= days; day++) {
         const file = join(dir, `${scale}-day-${day}.jsonl`);
-        await writeNewFills(copy, file, count, "random", 1000 + day);
-        measure(copy, file, `day ${day}`);
+        await writeNewFills(copy, file, count, "random", 1000 + day, pastDays);
+        measure(copy, file, `${pastDays ? "past " : ""}day ${day}`, env);
       }
     }
   }

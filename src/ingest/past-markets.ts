@@ -481,37 +481,40 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
    */
   async function loadStored(marketIds: readonly number[]): Promise<void> {
     const files = [...new Set(marketIds.flatMap((m) => sealedFilesOf(w, m)))];
-    const sealedRows = await withEngine({ memoryMb: options.memoryMb }, async (duck) => {
-      const reader = await duck.runAndReadAll(
-        `SELECT id, wallet_id, market_id, outcome, side, price, size, usd_value, ts
-           FROM read_parquet(${historyFiles(db.path, files)})
-          WHERE market_id IN (${marketIds.map(Number).join(", ")})`,
-      );
-      return reader.getRowsJS();
-    });
     const addressOf = w
       .prepare<[number], string>("SELECT address FROM wallet_ids WHERE id = ?")
       .pluck();
     const addressById = new Map<number, string>();
-    for (const [id, walletId, marketId, outcome, side, price, size, usd, ts] of sealedRows) {
-      const wallet = Number(walletId);
-      let address = addressById.get(wallet);
-      if (address === undefined) {
-        address = addressOf.get(wallet)!;
-        addressById.set(wallet, address);
+    // Streamed a chunk at a time, into the columns: a market's every stored fill as rows of
+    // JavaScript values at once would grow the heap with the market's history.
+    await withEngine({ memoryMb: options.memoryMb }, async (duck) => {
+      const result = await duck.stream(
+        `SELECT id, wallet_id, market_id, outcome, side, price, size, usd_value, ts
+           FROM read_parquet(${historyFiles(db.path, files)})
+          WHERE market_id IN (${marketIds.map(Number).join(", ")})`,
+      );
+      for await (const rows of result.yieldRowsJs()) {
+        for (const [id, walletId, marketId, outcome, side, price, size, usd, ts] of rows) {
+          const wallet = Number(walletId);
+          let address = addressById.get(wallet);
+          if (address === undefined) {
+            address = addressOf.get(wallet)!;
+            addressById.set(wallet, address);
+          }
+          const fill = {
+            wallet: address,
+            marketId: Number(marketId),
+            outcome: outcome as Outcome,
+            side: side as TradeSide,
+            price: Number(price),
+            size: Number(size),
+            usd: Number(usd),
+            ts: Number(ts),
+          };
+          put(fill, 0, Number(id));
+        }
       }
-      const fill = {
-        wallet: address,
-        marketId: Number(marketId),
-        outcome: outcome as Outcome,
-        side: side as TradeSide,
-        price: Number(price),
-        size: Number(size),
-        usd: Number(usd),
-        ts: Number(ts),
-      };
-      put(fill, 0, Number(id));
-    }
+    });
     const kept = w
       .prepare(`SELECT ${FILL_COLUMNS} FROM ${FILLS_BY_MARKET} WHERE f.market_id = ?`)
       .raw();
