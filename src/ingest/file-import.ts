@@ -120,7 +120,6 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     marketId: number;
     key: string;
     reason: string;
-    trade: NewTrade;
   }[] = [];
   const sealedFiles = new Map<number, string[]>();
   const compactedReasons = new Map<number, string | null>();
@@ -219,23 +218,27 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
           ts: l.timestamp,
         };
         // A compacted market's fills are in the fill history but for those a signal names,
-        // which stay in `fills`: a line repeating either is present; any other is refused, or
-        // added to the history with past markets' (checkSealed).
+        // which stay in `fills`: a line repeating either is present, any other is refused, but
+        // when the market is still past: then it is held with past markets' (`release` finds
+        // those the history holds).
         const refused = compactedReasonOf(marketId);
         if (refused !== null) {
           if (ingest.tradeIdOf(l.tx_hash, l.log_index) !== undefined) {
             counts.trade.present++;
             return;
           }
-          const files = sealedFiles.get(marketId) ?? sealedFilesOf(writer, marketId);
-          if (files.length === 0) return void reject(line, text, refused);
-          sealedFiles.set(marketId, files);
-          const key = `${l.tx_hash}:${l.log_index}`;
-          sealedLines.push({ line, text, marketId, key, reason: refused, trade });
-          return;
+          if (!options.past?.appends(marketId)) {
+            const files = sealedFiles.get(marketId) ?? sealedFilesOf(writer, marketId);
+            if (files.length === 0) return void reject(line, text, refused);
+            sealedFiles.set(marketId, files);
+            const key = `${l.tx_hash}:${l.log_index}`;
+            sealedLines.push({ line, text, marketId, key, reason: refused });
+            return;
+          }
         }
-        if (options.past?.holds(marketId)) {
-          const earlier = options.past.hold(trade, line);
+        const past = options.past;
+        if (past && (refused !== null || past.holds(marketId))) {
+          const earlier = past.hold(trade, line);
           if (earlier !== undefined) {
             reject(
               line,
@@ -339,34 +342,30 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     flush();
   };
 
-  /**
-   * Lines of sealed markets: present when the history holds their fill; else added to it with
-   * past markets' when the market is still past (every new line of it before the cut), else
-   * refused.
-   */
+  /** Lines of sealed markets: present when the history holds their fill, else refused. */
   const checkSealed = async () => {
     const keys = await sealedKeys(deps.db.path, sealedFiles, 256);
-    const fresh = sealedLines.filter((s) => !keys.get(s.marketId)?.has(s.key));
-    counts.trade.present += sealedLines.length - fresh.length;
-    const lastTs = new Map<number, number>();
-    for (const { marketId, trade } of fresh) {
-      lastTs.set(marketId, Math.max(lastTs.get(marketId) ?? -Infinity, trade.ts));
-    }
-    for (const s of fresh) {
-      if (!options.past?.appends(s.marketId, lastTs.get(s.marketId)!)) {
-        reject(s.line, s.text, s.reason);
-        continue;
-      }
-      const earlier = options.past.hold(s.trade, s.line);
-      if (earlier !== undefined) {
-        reject(
-          s.line,
-          s.text,
-          `duplicate trade: tx_hash ${s.trade.tx_hash} log_index ${s.trade.log_index} is also on line ${earlier}`,
-        );
-      }
+    for (const s of sealedLines) {
+      if (keys.get(s.marketId)?.has(s.key)) counts.trade.present++;
+      else reject(s.line, s.text, s.reason);
     }
     sealedLines.length = 0;
+  };
+
+  /** Refuses these lines (read again for their text): compacted markets' fills past the cut. */
+  const refuseLines = async (
+    source: ImportSource,
+    refused: { line: number; marketId: number }[],
+  ) => {
+    const byLine = new Map(refused.map((r) => [r.line, r.marketId]));
+    let line = 0;
+    let left = byLine.size;
+    for await (const text of source.open()) {
+      const marketId = byLine.get(++line);
+      if (marketId === undefined) continue;
+      reject(line, text, compactedReasonOf(marketId)!);
+      if (--left === 0) break;
+    }
   };
 
   /** Completes each duplicate fill's reason with the line that holds the stored one. */
@@ -399,7 +398,7 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
       if (sealedLines.length > 0) await checkSealed();
       // A held trade's text is not kept: it is refused only when another market's line of this
       // file has its key (its market has no stored fill, and repeats were refused as held).
-      options.past?.release((held) => {
+      const released = await options.past?.release((held) => {
         for (const { trade, line } of held) {
           trades.rows.push(trade);
           trades.lines.push(line);
@@ -408,6 +407,10 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
         }
         flushTrades();
       });
+      if (released) {
+        counts.trade.present += released.present;
+        if (released.refused.length > 0) await refuseLines(source, released.refused);
+      }
       if (duplicates.size > 0) await locateDuplicates(source);
     },
     async writePast() {

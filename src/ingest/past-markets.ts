@@ -67,6 +67,13 @@ const INITIAL = 1 << 14;
 /** Bets per multi-row batch handed to the table writer. */
 const BET_ROWS_PER_PACK = 4096;
 
+/** What `release` found: held lines whose fill the history holds, and lines to refuse. */
+export interface Released {
+  present: number;
+  /** Lines of compacted markets with a new fill at or after the cut: refused, as before. */
+  refused: { line: number; marketId: number }[];
+}
+
 /** Where one wallet's fills are in the file (history_wallets, sql/0036). */
 interface WalletSpan {
   walletId: number;
@@ -116,8 +123,8 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       m.resolved_at < cutoff
     );
   };
-  /** Compacted markets whose new fills are held (`appends`). */
-  const appending = new Set<number>();
+  /** Compacted markets whose new fills are held (`appends`), by whether they may be. */
+  const appending = new Map<number, boolean>();
   /** Per market: whether its trades are held, decided at its first trade line. */
   const holding = new Map<number, boolean>();
   /** The markets whose held trades go to the history (`release`). */
@@ -223,14 +230,17 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     },
 
     /**
-     * Whether the new fills of a compacted market (their last at `lastTs`) go to the history:
-     * the market is still past the cut, and so are they. Its trades are then held (`hold`), and
-     * the market modelled again from all its fills when they are written.
+     * Whether a compacted market's lines are held (`hold`): it is still past the cut. `release`
+     * then finds those its files hold (present), and the market is modelled again from all its
+     * fills when the new ones are written, unless one is at or after the cut.
      */
-    appends(marketId: number, lastTs: number): boolean {
-      if (lastTs >= cutoff || !appendable(marketId)) return false;
-      appending.add(marketId);
-      return true;
+    appends(marketId: number): boolean {
+      let may = appending.get(marketId);
+      if (may === undefined) {
+        may = appendable(marketId);
+        appending.set(marketId, may);
+      }
+      return may;
     },
 
     /**
@@ -262,21 +272,28 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
      * resolution as the file left it, at or after it) to `store`, the ingest path, in file
      * order. Call once the file is read, in its transaction.
      */
-    release(store: (trades: HeldTrade[]) => void): void {
+    async release(store: (trades: HeldTrade[]) => void): Promise<Released> {
+      const present = await markPresent();
       const lastTs = new Map<number, number>();
       for (let i = 0; i < count; i++) {
+        if (storedIds[i] !== 0) continue;
         const m = markets[i]!;
         lastTs.set(m, Math.max(lastTs.get(m) ?? Number.NEGATIVE_INFINITY, times[i]!));
       }
+      const refused: Released["refused"] = [];
       for (const [marketId, last] of lastTs) {
-        if (appending.has(marketId) || (last < cutoff && past(marketId))) sealing.add(marketId);
+        if (last < cutoff && (appending.get(marketId) || past(marketId))) sealing.add(marketId);
       }
       const others: HeldTrade[] = [];
       for (let i = 0; i < count; i++) {
-        if (!sealing.has(markets[i]!)) others.push({ trade: tradeAt(i), line: lines[i]! });
+        if (storedIds[i] !== 0 || sealing.has(markets[i]!)) continue;
+        // A compacted market's new fill at or after the cut: refused, as without this path.
+        if (appending.get(markets[i]!)) refused.push({ line: lines[i]!, marketId: markets[i]! });
+        else others.push({ trade: tradeAt(i), line: lines[i]! });
       }
       keys.release();
       if (others.length > 0) store(others);
+      return { present, refused };
     },
 
     /**
@@ -306,25 +323,30 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       .pluck()
       .get() as number;
     const held = count;
+    /** A new fill of a sealed market, not one the history holds already (markPresent). */
+    const isNew = (i: number) => storedIds[i] === 0 && sealing.has(markets[i]!);
     const ids = new Float64Array(held);
     let sealed = 0;
-    for (let i = 0; i < held; i++) if (sealing.has(markets[i]!)) ids[i] = first + sealed++;
+    for (let i = 0; i < held; i++) if (isNew(i)) ids[i] = first + sealed++;
     w.prepare("UPDATE fill_id_floor SET next_id = ?").run(first + sealed);
     // The new places of the sealed trades in (market, ts, id) order: the file's rows.
     const newPlaces = new Int32Array(sealed);
-    for (let i = 0, k = 0; i < held; i++) if (sealing.has(markets[i]!)) newPlaces[k++] = i;
+    for (let i = 0, k = 0; i < held; i++) if (isNew(i)) newPlaces[k++] = i;
     newPlaces.sort(
       (a, b) => markets[a]! - markets[b]! || times[a]! - times[b]! || ids[a]! - ids[b]!,
     );
     // A market already in the history is modelled again from all its fills: its stored ones
     // join the columns, with their ids.
-    const again = [...appending].filter((m) => sealing.has(m));
+    const again = [...appending].filter(([m, may]) => may && sealing.has(m)).map(([m]) => m);
     if (again.length > 0) await loadStored(again);
     const idOf = (i: number) => (i < held ? ids[i]! : storedIds[i]!);
     const walletIdAt = storeWalletIds(sealing);
 
+    // Every fill of the sealed markets: the new ones, and those stored (loadStored).
     const places = new Int32Array(count - held + sealed);
-    for (let i = 0, k = 0; i < count; i++) if (sealing.has(markets[i]!)) places[k++] = i;
+    for (let i = 0, k = 0; i < count; i++) {
+      if (i < held ? isNew(i) : sealing.has(markets[i]!)) places[k++] = i;
+    }
     const sealedFillAt = (i: number) => fillAt(i, idOf(i));
     const inTimeOrder = (a: number, b: number) => times[a]! - times[b]! || idOf(a) - idOf(b);
     /** Calls `each` with the runs of `sorted` that share `keyOf`'s key. */
@@ -476,6 +498,40 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
   }
 
   /**
+   * Marks the held trades of compacted markets whose fill the history holds already (their
+   * storedIds set to -1, which keeps them out of everything after), in one pass over the
+   * markets' files; gives how many. A fill those markets kept in `fills` (named by a signal)
+   * was found present as its line was read.
+   */
+  async function markPresent(): Promise<number> {
+    const marketIds = [...appending].filter(([, may]) => may).map(([m]) => m);
+    const files = [...new Set(marketIds.flatMap((m) => sealedFilesOf(w, m)))];
+    if (files.length === 0) return 0;
+    let present = 0;
+    await withEngine({ memoryMb: options.memoryMb }, async (duck) => {
+      const result = await duck.stream(
+        `SELECT tx_hash, log_index FROM read_parquet(${historyFiles(db.path, files)})
+          WHERE market_id IN (${marketIds.map(Number).join(", ")})`,
+      );
+      for await (const rows of result.yieldRowsJs()) {
+        for (const [hash, logIndex] of rows) {
+          const bytes = hash as Uint8Array;
+          const log = Number(logIndex);
+          const held = keys.find(
+            bytes,
+            log,
+            (id) => logIndexes[id - 1] === log && sameHash(id - 1, bytes),
+          );
+          if (held === undefined || storedIds[held - 1] !== 0) continue;
+          storedIds[held - 1] = -1;
+          present++;
+        }
+      }
+    });
+    return present;
+  }
+
+  /**
    * The stored fills of markets already in the history, into the columns with their ids: those
    * in its files, and those a signal named, which the compaction kept in `fills`.
    */
@@ -614,7 +670,9 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     const idOf = w.prepare<[string], number>("SELECT id FROM wallet_ids WHERE address = ?").pluck();
     const add = w.prepare<[string]>("INSERT INTO wallet_ids (address) VALUES (?)");
     const used = new Set<number>();
-    for (let i = 0; i < count; i++) if (sealing.has(markets[i]!)) used.add(wallets[i]!);
+    for (let i = 0; i < count; i++) {
+      if (storedIds[i] !== -1 && sealing.has(markets[i]!)) used.add(wallets[i]!);
+    }
     const ids = new Int32Array(addresses.length);
     for (const k of [...used].sort((a, b) => (addresses[a]! < addresses[b]! ? -1 : 1))) {
       const address = addresses[k]!;

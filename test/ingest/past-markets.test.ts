@@ -387,4 +387,31 @@ describe("an import's past markets", () => {
     expect(readModelSnapshot(split.db.reader)).toEqual(readModelSnapshot(whole.db.reader));
     expect(await sealedFills(split)).toEqual(await sealedFills(whole));
   });
+
+  it("refuse a new fill of a market in the history dated at or after the cut", async () => {
+    const t = app();
+    await load(t, dump(), PAST);
+    const late = JSON.stringify({
+      type: "trade",
+      tx_hash: hashOf(99_999),
+      log_index: 0,
+      wallet: walletOf(1),
+      condition_id: conditionOf("old0"),
+      outcome: "YES",
+      side: "BUY",
+      price: 0.5,
+      size: 10,
+      timestamp: NOW - DAY,
+    });
+    const result = await importJsonl(
+      { db: t.db, clock: t.clock, pastMarkets: PAST },
+      sourceOf([late]),
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors).toEqual([
+      { line: 1, reason: expect.stringContaining("was compacted by SMARTMONEY_FILL_RETENTION") },
+    ]);
+    expect(await sealedFills(t)).toHaveLength(600);
+  });
 });
