@@ -9,6 +9,8 @@
  * and resolved before now − retention, is not compacted, and has no stored fill. Its trades are
  * then held (100 to 200 bytes each) until the file is read; if its last one, or its resolution
  * as the file left it, turns out to be at or after the cut, they are stored as any other trade.
+ * A compacted market still past the cut takes new fills this way too: it is modelled again from
+ * all its fills, stored and new, and its new ones add a file to the history (sql/0041).
  * Such fills record no signal: they are far older than SMARTMONEY_ALERT_MAX_AGE, and a signal
  * names a stored fill.
  */
