@@ -246,12 +246,12 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     },
 
     /**
-     * Holds a trade of a market `holds` or `appends` took. Returns the line of an earlier held trade with the
-     * same key (the line is then refused), else undefined.
+     * Holds a trade of a market `holds` or `appends` took. Returns the line of an earlier held
+     * trade with the same key (the line is then refused), else undefined.
      *
-     * A key is one log of one transaction, so it belongs to one market: a past market has no
-     * stored fill, so no stored fill can have a held trade's key, and only the file's own held
-     * trades are compared.
+     * A key is one log of one transaction, so it belongs to one market: a new past market has no
+     * stored fill, and a compacted one's are looked through by `release`; so only the file's own
+     * held trades are compared here.
      */
     hold(trade: NewTrade, line: number): number | undefined {
       const hash = hashBytes(trade.tx_hash);
@@ -270,9 +270,11 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     },
 
     /**
-     * Hands the held trades of markets no longer past the cut (their last trade, or their
-     * resolution as the file left it, at or after it) to `store`, the ingest path, in file
-     * order. Call once the file is read, in its transaction.
+     * Once the file is read, in its transaction: finds the compacted markets' held trades whose
+     * fill the history holds (present), and hands the held trades of new markets no longer past
+     * the cut (their last trade, or their resolution as the file left it, at or after it) to
+     * `store`, the ingest path, in file order. A compacted market with a new fill past the cut
+     * has its new lines refused, as they were before this path.
      */
     async release(store: (trades: HeldTrade[]) => void): Promise<Released> {
       const present = await markPresent();
