@@ -9,6 +9,7 @@
 import { DAY_MS, WHALE_VOLUME_USD } from "../analytics/fill";
 import type { ScoredBet } from "../analytics/score";
 import { walletWinsTest } from "../analytics/wins-test";
+import { kindOf, outcomeOfKind, sideOfKind } from "../ingest/fill-codec";
 import type { PriceLookup } from "../refresh/prices";
 import {
   betFromFills,
@@ -255,17 +256,13 @@ export interface FillSink {
   ): void;
 }
 
-/** The fill's kind as the fills table encodes it: bit 0 outcome NO, bit 1 side SELL. */
-export const kindOf = (fill: Pick<HistoryFill, "outcome" | "side">): number =>
-  (fill.outcome === "NO" ? 1 : 0) | (fill.side === "SELL" ? 2 : 0);
-
 /** One fill, as the history's reader gives it, into the sink. */
 export function pushFill(sink: FillSink, fill: HistoryFill): void {
   sink.push(
     fill.id,
     sink.wallet(fill.wallet),
     fill.marketId,
-    kindOf(fill),
+    kindOf(fill.outcome, fill.side),
     fill.price,
     fill.size,
     fill.usd,
@@ -401,8 +398,8 @@ export function buildIndex(
       id: i,
       wallet: wallets[columns.wallet[i] as number] as string,
       marketId: columns.market[i] as number,
-      outcome: kind & 1 ? "NO" : "YES",
-      side: kind & 2 ? "SELL" : "BUY",
+      outcome: outcomeOfKind(kind),
+      side: sideOfKind(kind),
       price: columns.price[i] as number,
       size: columns.size[i] as number,
       usd: columns.usd[i] as number,
@@ -620,8 +617,8 @@ export function buildIndex(
       fill.id = i;
       fill.wallet = wallets[columns.wallet[i] as number] as string;
       fill.marketId = columns.market[i] as number;
-      fill.outcome = kind & 1 ? "NO" : "YES";
-      fill.side = kind & 2 ? "SELL" : "BUY";
+      fill.outcome = outcomeOfKind(kind);
+      fill.side = sideOfKind(kind);
       fill.price = columns.price[i] as number;
       fill.size = columns.size[i] as number;
       fill.usd = columns.usd[i] as number;

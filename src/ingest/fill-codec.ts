@@ -14,9 +14,16 @@ export function hashBytes(txHash: string): Buffer {
   return Buffer.from(txHash.slice(2), "hex");
 }
 
+/** A fill's `kind`: bit 0 outcome NO, bit 1 side SELL. */
 export function kindOf(outcome: "YES" | "NO", side: "BUY" | "SELL"): number {
   return (outcome === "NO" ? 1 : 0) + (side === "SELL" ? 2 : 0);
 }
+
+/** The outcome a `kind` (kindOf) holds. */
+export const outcomeOfKind = (kind: number): "YES" | "NO" => (kind & 1 ? "NO" : "YES");
+
+/** The side a `kind` (kindOf) holds. */
+export const sideOfKind = (kind: number): "BUY" | "SELL" => (kind & 2 ? "SELL" : "BUY");
 
 /** Below this magnitude every value with six decimals has an exact millionths integer. */
 const MAX_UNITS_VALUE = 9e9;

@@ -41,7 +41,7 @@ import {
 } from "../refresh/wallet-model";
 import { betValues, createModelWriter, FULL_REBUILD_TABLES } from "../refresh/writer";
 import { doubled } from "../typed-arrays";
-import { hashBytes } from "./fill-codec";
+import { hashBytes, kindOf, outcomeOfKind, sideOfKind } from "./fill-codec";
 import { FillKeyTable } from "./fill-key-table";
 import type { NewTrade } from "./ingest";
 
@@ -187,14 +187,14 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     }
     wallets[i] = wallet;
     markets[i] = fill.marketId;
-    kinds[i] = (fill.outcome === "NO" ? 1 : 0) | (fill.side === "SELL" ? 2 : 0);
+    kinds[i] = kindOf(fill.outcome, fill.side);
     lines[i] = line;
     storedIds[i] = storedId;
     return i;
   };
 
-  const outcomeAt = (i: number) => (kinds[i]! & 1 ? "NO" : "YES");
-  const sideAt = (i: number) => (kinds[i]! & 2 ? "SELL" : "BUY");
+  const outcomeAt = (i: number) => outcomeOfKind(kinds[i]!);
+  const sideAt = (i: number) => sideOfKind(kinds[i]!);
   /** The held trade at `i` as the models read it, with the fill id `id`. */
   const fillAt = (i: number, id: number): TradeFill => ({
     wallet: addresses[wallets[i]!]!,

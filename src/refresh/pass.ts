@@ -4,7 +4,7 @@
  */
 import type { Db } from "../db/open";
 import { type Outcome, type TradeSide, WHALE_VOLUME_USD } from "../domain";
-import { decodedSql } from "../ingest/fill-codec";
+import { decodedSql, outcomeOfKind, sideOfKind } from "../ingest/fill-codec";
 import type { WalletStanding } from "./market-model";
 import { type PriceLookup, seekLookup } from "./prices";
 import type {
@@ -73,8 +73,8 @@ export const ALL_FILLS = `SELECT NULL, f.market_id, f.kind, NULL, ${FILL_AMOUNTS
 export function completeSortedFill(row: FillRow, wallet: string): FillRow {
   const kind = row[2] as unknown as number;
   row[0] = wallet;
-  row[2] = kind & 1 ? "NO" : "YES";
-  row[3] = kind & 2 ? "SELL" : "BUY";
+  row[2] = outcomeOfKind(kind);
+  row[3] = sideOfKind(kind);
   return row;
 }
 
