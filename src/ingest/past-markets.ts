@@ -103,32 +103,31 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
               OR EXISTS (SELECT 1 FROM market_stats s WHERE s.market_id = m.id) AS rows
        FROM markets m WHERE id = ?`,
   );
-  const past = (marketId: number): boolean => {
+  /**
+   * How a market's fills take this path, as the database stands: `new`, a past market with no
+   * stored fill or row; `append`, a compacted one still past the cut, whose new fills add a file
+   * to the history; null, neither (resolved at or after the cut, or not at all).
+   */
+  const pathOf = (marketId: number): "new" | "append" | null => {
     const m = marketFacts.get(marketId);
-    return (
-      m !== undefined &&
-      m.resolved === 1 &&
-      m.resolved_at !== null &&
-      m.resolved_at < cutoff &&
-      m.compacted_at === null &&
-      m.rows === 0
-    );
+    if (m === undefined || m.resolved !== 1 || m.resolved_at === null || m.resolved_at >= cutoff) {
+      return null;
+    }
+    if (m.compacted_at !== null) return "append";
+    return m.rows === 0 ? "new" : null;
   };
-  /** A compacted market still past the cut: new fills of it add a file to the history. */
-  const appendable = (marketId: number): boolean => {
-    const m = marketFacts.get(marketId);
-    return (
-      m !== undefined &&
-      m.compacted_at !== null &&
-      m.resolved === 1 &&
-      m.resolved_at !== null &&
-      m.resolved_at < cutoff
-    );
+  /** Per market: its path as its first trade line found it. */
+  const paths = new Map<number, "new" | "append" | null>();
+  const firstPath = (marketId: number) => {
+    let path = paths.get(marketId);
+    if (path === undefined) {
+      path = pathOf(marketId);
+      paths.set(marketId, path);
+    }
+    return path;
   };
-  /** Compacted markets whose new fills are held (`appends`), by whether they may be. */
-  const appending = new Map<number, boolean>();
-  /** Per market: whether its trades are held, decided at its first trade line. */
-  const holding = new Map<number, boolean>();
+  /** The compacted markets whose new lines are held. */
+  const appending = () => [...paths].filter(([, path]) => path === "append").map(([m]) => m);
   /** The markets whose held trades go to the history (`release`). */
   const sealing = new Set<number>();
 
@@ -223,12 +222,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
   return {
     /** Whether this trade's market is a past one whose trades are held rather than stored. */
     holds(marketId: number): boolean {
-      let held = holding.get(marketId);
-      if (held === undefined) {
-        held = past(marketId);
-        holding.set(marketId, held);
-      }
-      return held;
+      return firstPath(marketId) === "new";
     },
 
     /**
@@ -237,12 +231,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
      * fills when the new ones are written, unless one is at or after the cut.
      */
     appends(marketId: number): boolean {
-      let may = appending.get(marketId);
-      if (may === undefined) {
-        may = appendable(marketId);
-        appending.set(marketId, may);
-      }
-      return may;
+      return firstPath(marketId) === "append";
     },
 
     /**
@@ -286,14 +275,18 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       }
       const refused: Released["refused"] = [];
       for (const [marketId, last] of lastTs) {
-        if (last < cutoff && (appending.get(marketId) || past(marketId))) sealing.add(marketId);
+        // A new market as the file left it (its resolution may have come later); a compacted one
+        // as its first line found it.
+        const path = paths.get(marketId) === "append" ? "append" : pathOf(marketId);
+        if (last < cutoff && path !== null) sealing.add(marketId);
       }
       const others: HeldTrade[] = [];
       for (let i = 0; i < count; i++) {
         if (storedIds[i] !== 0 || sealing.has(markets[i]!)) continue;
         // A compacted market's new fill at or after the cut: refused, as without this path.
-        if (appending.get(markets[i]!)) refused.push({ line: lines[i]!, marketId: markets[i]! });
-        else others.push({ trade: tradeAt(i), line: lines[i]! });
+        if (paths.get(markets[i]!) === "append") {
+          refused.push({ line: lines[i]!, marketId: markets[i]! });
+        } else others.push({ trade: tradeAt(i), line: lines[i]! });
       }
       keys.release();
       if (others.length > 0) store(others);
@@ -341,7 +334,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     );
     // A market already in the history is modelled again from all its fills: its stored ones
     // join the columns, with their ids.
-    const again = [...appending].filter(([m, may]) => may && sealing.has(m)).map(([m]) => m);
+    const again = appending().filter((m) => sealing.has(m));
     if (again.length > 0) await loadStored(again);
     const idOf = (i: number) => (i < held ? ids[i]! : storedIds[i]!);
     const walletIdAt = storeWalletIds(sealing);
@@ -508,7 +501,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
    * was found present as its line was read.
    */
   async function markPresent(): Promise<number> {
-    const marketIds = [...appending].filter(([, may]) => may).map(([m]) => m);
+    const marketIds = appending();
     const files = [...new Set(marketIds.flatMap((m) => sealedFilesOf(w, m)))];
     if (files.length === 0) return 0;
     let present = 0;
