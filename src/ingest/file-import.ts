@@ -331,14 +331,7 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
 
   /** Reads again only the lines that waited for a market defined further down. */
   const revisitWaiting = async (source: ImportSource) => {
-    let line = 0;
-    let next = 0;
-    for await (const text of source.open()) {
-      line++;
-      if (line !== waiting[next]) continue;
-      handle(text, line, true);
-      if (++next === waiting.length) break;
-    }
+    await readAgain(source, waiting, (text, line) => handle(text, line, true));
     flush();
   };
 
@@ -357,15 +350,11 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     source: ImportSource,
     refused: { line: number; marketId: number }[],
   ) => {
-    const byLine = new Map(refused.map((r) => [r.line, r.marketId]));
-    let line = 0;
-    let left = byLine.size;
-    for await (const text of source.open()) {
-      const marketId = byLine.get(++line);
-      if (marketId === undefined) continue;
-      reject(line, text, compactedReasonOf(marketId)!);
-      if (--left === 0) break;
-    }
+    const marketOf = new Map(refused.map((r) => [r.line, r.marketId]));
+    const lines = [...marketOf.keys()].sort((a, b) => a - b);
+    await readAgain(source, lines, (text, line) =>
+      reject(line, text, compactedReasonOf(marketOf.get(line)!)!),
+    );
   };
 
   /** Completes each duplicate fill's reason with the line that holds the stored one. */
@@ -430,6 +419,23 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
     counts,
     errors: () => [...stored].sort((a, b) => a.line - b.line),
   };
+}
+
+/** Reads the file again for `lines` (ascending), and hands each its text; stops after the last. */
+async function readAgain(
+  source: ImportSource,
+  lines: readonly number[],
+  each: (text: string, line: number) => void,
+): Promise<void> {
+  if (lines.length === 0) return;
+  let line = 0;
+  let next = 0;
+  for await (const text of source.open()) {
+    line++;
+    if (line !== lines[next]) continue;
+    each(text, line);
+    if (++next === lines.length) break;
+  }
 }
 
 function isBlank(text: string): boolean {
