@@ -39,6 +39,12 @@ export function units(value: number): bigint | number {
   return micro / 1e6 === value ? BigInt(micro) : value;
 }
 
+/**
+ * SQL, over `fill_id_floor` (sql/0040), for the first id no fill has had: SQLite's max(id) + 1,
+ * or the floor a compaction raised past the ids it deleted.
+ */
+export const NEXT_FILL_ID_SQL = "max(next_id, (SELECT coalesce(max(id), 0) + 1 FROM fills))";
+
 /** SQL for a stored amount's value: millionths when an INTEGER, the value itself when a REAL. */
 export const decodedSql = (column: string) =>
   `CASE typeof(${column}) WHEN 'integer' THEN ${column} / 1e6 ELSE ${column} END`;

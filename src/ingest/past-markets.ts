@@ -41,7 +41,7 @@ import {
 } from "../refresh/wallet-model";
 import { betValues, createModelWriter, FULL_REBUILD_TABLES } from "../refresh/writer";
 import { doubled } from "../typed-arrays";
-import { hashBytes, kindOf, outcomeOfKind, sideOfKind } from "./fill-codec";
+import { hashBytes, kindOf, NEXT_FILL_ID_SQL, outcomeOfKind, sideOfKind } from "./fill-codec";
 import { FillKeyTable } from "./fill-key-table";
 import type { NewTrade } from "./ingest";
 
@@ -314,9 +314,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
   async function writeToHistory(sealing: ReadonlySet<number>): Promise<PastMarketsSummary> {
     // Ids in file order, from the first no fill has had (sql/0040), as insertTrades gives them.
     const first = w
-      .prepare(
-        "SELECT max(next_id, (SELECT coalesce(max(id), 0) + 1 FROM fills)) FROM fill_id_floor",
-      )
+      .prepare(`SELECT ${NEXT_FILL_ID_SQL} FROM fill_id_floor`)
       .pluck()
       .get() as number;
     const held = count;

@@ -25,6 +25,7 @@ import {
   writeTimeCopy,
 } from "../history/store";
 import { listTxKeys } from "../history/tx-keys";
+import { NEXT_FILL_ID_SQL } from "../ingest/fill-codec";
 import { contextFor, FILL_COLUMNS, FILLS_BY_MARKET, type FillRow, toFill } from "./pass";
 import { keepRecent, packSealedTrades, sealedTradesReader } from "./sealed-trades";
 import { tradesToSeal } from "./wallet-model";
@@ -386,9 +387,7 @@ async function compact(
        (SELECT f.id FROM fills f INDEXED BY fills_by_market WHERE f.market_id = ? AND NOT ${named})`,
   );
   // No later fill may take the id of one sealed here (sql/0040): SQLite gives max(id) + 1.
-  const raiseIdFloor = w.prepare(
-    "UPDATE fill_id_floor SET next_id = max(next_id, (SELECT coalesce(max(id), 0) + 1 FROM fills))",
-  );
+  const raiseIdFloor = w.prepare(`UPDATE fill_id_floor SET next_id = ${NEXT_FILL_ID_SQL}`);
   const stillDirty = w
     .prepare<[number], number>("SELECT 1 FROM dirty_markets WHERE market_id = ?")
     .pluck();
