@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import type { Config } from "../../src/config";
 import { bulkCacheMb } from "../../src/db/cache";
 import { isStorageFull } from "../../src/db/storage";
+import { historyReplica } from "../../src/history/replica";
 import {
   formatLineError,
   type ImportProgress,
@@ -102,13 +103,16 @@ export function registerImport(program: Command): void {
 
 /**
  * With fill retention on, an import writes the markets it would compact at once straight to the
- * fill history (src/ingest/past-markets.ts). Not with a replica: a file must be on the replica
- * before it is listed, and the import's one transaction cannot record it there first; those
- * fills are stored, and the next compaction seals them with the replica's protocol.
+ * fill history (src/ingest/past-markets.ts), and with a replica puts the file there before it
+ * lists it, as a compaction does.
  */
 function pastMarketsOf(config: Config): PastMarketsOptions | null {
-  if (config.fillRetentionMs === null || config.replica !== null) return null;
-  return { retentionMs: config.fillRetentionMs, memoryMb: HISTORY_WRITE_MB };
+  if (config.fillRetentionMs === null) return null;
+  return {
+    retentionMs: config.fillRetentionMs,
+    memoryMb: HISTORY_WRITE_MB,
+    ...(config.replica ? { replica: historyReplica(config.replica) } : {}),
+  };
 }
 
 /** DuckDB's memory cap while an import writes its file of the history: 1M fills within 1 GB. */

@@ -201,20 +201,38 @@ export interface WrittenPartition {
   txPlaces: TxPlaces;
 }
 
+/** The names of a new file of the history and of its copies in wallet and time order. */
+export interface PartitionNames {
+  file: string;
+  wallet: string;
+  time: string;
+}
+
+/** Names for a file written at `now` and its copies, chosen before it is written. */
+export function newPartitionNames(now: number): PartitionNames {
+  return {
+    file: newPartitionFile(now),
+    wallet: newPartitionFile(now, "wallets"),
+    time: newPartitionFile(now, "times"),
+  };
+}
+
 /**
  * Writes `rows()` (PARTITION_COLUMNS' order, sorted as they should be stored) to a new file of
  * the history, and the same rows in wallet order and in time order to two more: each beside its
  * name first, synced, then renamed into place and the folder synced, so a file under its name is
- * whole. The rows are read in one go once DuckDB is ready, with no await in between, so a
- * statement iterating the database's connection is never left open while other work uses it.
- * Returns null for no rows (no file is written).
+ * whole. Under `names` when given (reserved before, src/ingest/past-markets.ts), else new ones.
+ * The rows are read in one go once DuckDB is ready, with no await in between, so a statement
+ * iterating the database's connection is never left open while other work uses it. Returns null
+ * for no rows (no file is written).
  */
 export async function writePartition(
   dir: string,
   rows: () => Iterable<unknown[]>,
-  options: { memoryMb: number; now: number },
+  options: { memoryMb: number; now: number; names?: PartitionNames },
 ): Promise<WrittenPartition | null> {
-  const file = newPartitionFile(options.now);
+  const names = options.names ?? newPartitionNames(options.now);
+  const file = names.file;
   const path = join(dir, file);
   return withEngine({ memoryMb: options.memoryMb }, async (duck) => {
     await duck.run(
@@ -262,7 +280,7 @@ export async function writePartition(
     try {
       const written = await copyTo(duck, "stage", dir, file, PARTITION_ROW_GROUP);
       const txPlaces = await txPlacesOf(duck, written.path);
-      const copies = await writeCopies(duck, "stage", dir, options.now);
+      const copies = await writeCopies(duck, "stage", dir, names);
       return { ...written, fills, ...copies, minTs, maxTs, perMarket, txPlaces };
     } catch (error) {
       rmSync(path, { force: true });
@@ -330,14 +348,14 @@ async function writeCopies(
   duck: DuckDBConnection,
   relation: string,
   dir: string,
-  now: number,
+  names: Pick<PartitionNames, "wallet" | "time">,
 ): Promise<{ wallet: WrittenFile; time: WrittenFile }> {
   // Named apart, so `fills-*.parquet` still names each fill once (docs/scaling.md).
   const wallet = await copyTo(
     duck,
     `(SELECT * FROM ${relation} ORDER BY wallet_id, ts, id)`,
     dir,
-    newPartitionFile(now, "wallets"),
+    names.wallet,
     WALLET_ROW_GROUP,
   );
   try {
@@ -345,7 +363,7 @@ async function writeCopies(
       duck,
       `(SELECT * FROM ${relation} ORDER BY ts, id)`,
       dir,
-      newPartitionFile(now, "times"),
+      names.time,
       TIME_ROW_GROUP,
     );
     return { wallet, time };
@@ -370,16 +388,17 @@ export async function mergePartitions(
     await duck.run(
       `CREATE TEMP VIEW merged AS ${await withWalletIds(duck, dir, files, options.wallets)}`,
     );
+    const names = newPartitionNames(options.now);
     const file = await copyTo(
       duck,
       "(SELECT * FROM merged ORDER BY market_id, ts, id)",
       dir,
-      newPartitionFile(options.now),
+      names.file,
       PARTITION_ROW_GROUP,
     );
     try {
       const txPlaces = await txPlacesOf(duck, file.path);
-      return { file, ...(await writeCopies(duck, "merged", dir, options.now)), txPlaces };
+      return { file, ...(await writeCopies(duck, "merged", dir, names)), txPlaces };
     } catch (error) {
       rmSync(file.path, { force: true });
       throw error;

@@ -1,5 +1,6 @@
 import type { Statement } from "../db/open";
 import { sealedFilesOf, sealedKeys } from "../history/store";
+import { ok, type Result } from "../result";
 import type { DeferredFillIndexes } from "./deferred-fill-indexes";
 import type { ImportDeps, LineError } from "./import";
 import { createIngest, type NewTrade, type NewTransfer } from "./ingest";
@@ -24,8 +25,11 @@ export interface FileImport {
    * past markets' trades no longer past stored.
    */
   finish(source: ImportSource): Promise<void>;
-  /** Writes past markets' trades to the fill history: once the file is accepted. */
-  writePast(): Promise<PastMarketsSummary>;
+  /**
+   * Writes past markets' trades to the fill history: once the file is accepted. Fails when the
+   * history's replica refuses the file (the file is then refused whole).
+   */
+  writePast(): Promise<Result<PastMarketsSummary>>;
   /** Leaves nothing of the import's bookkeeping behind; call just before COMMIT. */
   close(): void;
   readonly rows: number;
@@ -403,8 +407,8 @@ export function createFileImport(deps: ImportDeps, options: FileImportOptions): 
       if (duplicates.size > 0) await locateDuplicates(source);
     },
     async writePast() {
-      const written = (await options.past?.write()) ?? { markets: 0, fills: 0 };
-      counts.trade.new += written.fills;
+      const written = (await options.past?.write()) ?? ok({ markets: 0, fills: 0 });
+      if (written.ok) counts.trade.new += written.value.fills;
       return written;
     },
     close() {

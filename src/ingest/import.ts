@@ -8,6 +8,7 @@ import {
   createPastMarkets,
   type PastMarketsOptions,
   type PastMarketsSummary,
+  reserveHistoryFile,
 } from "./past-markets";
 import { createRejectsFile, type RejectsFile } from "./rejects";
 import type { ImportSource } from "./sources";
@@ -144,6 +145,8 @@ async function importFile(
   // file, as the migrations do. It can only change outside a transaction; it is put back after.
   const foreignKeys = writer.pragma("foreign_keys", { simple: true }) as number;
   writer.pragma("foreign_keys = OFF");
+  // With a replica, the history file's names are recorded before the transaction (past-markets.ts).
+  const reserved = deps.pastMarkets?.replica ? reserveHistoryFile(writer, deps.clock.now()) : null;
   writer.exec("BEGIN IMMEDIATE");
   try {
     // Into an empty store, fills_by_tx and fills_by_time are built after the load
@@ -159,7 +162,7 @@ async function importFile(
       maxErrors: MAX_REPORTED_ERRORS,
       deferred,
       past: deps.pastMarkets
-        ? createPastMarkets(deps.db, deps.clock.now(), deps.pastMarkets)
+        ? createPastMarkets(deps.db, deps.clock.now(), deps.pastMarkets, reserved)
         : null,
     });
     let lines = 0;
@@ -192,6 +195,7 @@ async function importFile(
       );
     }
     const history = await file.writePast();
+    if (!history.ok) return refuse(`${source.name}: refused, ${history.reason}`, [], 0);
     file.close();
     if (deferred?.active) {
       options.onProgress?.({ ...progress(), building: "the fill indexes" });
@@ -206,7 +210,7 @@ async function importFile(
         source: source.name,
         rows: file.rows,
         counts: file.counts,
-        history,
+        history: history.value,
         rejected: file.errorCount,
         rejectsPath,
         errors: file.errors(),

@@ -15,13 +15,16 @@
  * names a stored fill.
  */
 import { mkdirSync } from "node:fs";
-import type { Db } from "../db/open";
+import type { Connection, Db } from "../db/open";
 import type { Outcome, TradeSide } from "../domain";
 import { WHALE_VOLUME_USD } from "../domain";
 import { withEngine } from "../history/engine";
+import type { HistoryReplica } from "../history/replica";
 import {
   historyDir,
   historyFiles,
+  newPartitionNames,
+  type PartitionNames,
   sealedFilesOf,
   type WrittenPartition,
   writePartition,
@@ -31,7 +34,13 @@ import { addToBaseRates } from "../refresh/incremental";
 import { marketModel, type WalletStanding } from "../refresh/market-model";
 import { contextFor, FILL_COLUMNS, FILLS_BY_MARKET, type FillRow, toFill } from "../refresh/pass";
 import { type PriceSeries, seriesLookup, seriesOfFills } from "../refresh/prices";
-import { listSealed, removeWritten, withCopies } from "../refresh/retention";
+import {
+  listSealed,
+  putRecorded,
+  recordUnlisted,
+  removeWritten,
+  withCopies,
+} from "../refresh/retention";
 import { keepRecent, packSealedTrades, sealedTradesReader } from "../refresh/sealed-trades";
 import {
   betFromFills,
@@ -40,6 +49,7 @@ import {
   type WalletBetRow,
 } from "../refresh/wallet-model";
 import { betValues, createModelWriter, FULL_REBUILD_TABLES } from "../refresh/writer";
+import { fail, ok, type Result } from "../result";
 import { doubled } from "../typed-arrays";
 import { hashBytes, kindOf, NEXT_FILL_ID_SQL, outcomeOfKind, sideOfKind } from "./fill-codec";
 import { FillKeyTable } from "./fill-key-table";
@@ -50,6 +60,28 @@ export interface PastMarketsOptions {
   retentionMs: number;
   /** DuckDB's memory cap while the file is written, MB. */
   memoryMb: number;
+  /**
+   * The history's replica, with SMARTMONEY_REPLICA_URL (docs/operations.md, "Replicate"): the
+   * file is put there before the import's transaction lists it, under the names
+   * reserveHistoryFile recorded before that transaction began.
+   */
+  replica?: HistoryReplica;
+}
+
+/**
+ * Names the file an import with a replica may write to the history, and records them as on the
+ * replica but not listed (history_replica_unlisted, sql/0035), committed: call before the
+ * import's transaction begins. The file is put on the replica before that transaction lists it
+ * and drops the record; put but never listed (the import refused or killed after the put), a
+ * compaction's run deletes it from the replica in time, as it does a seal's. No compaction can
+ * take the record meanwhile: the import holds the write lock from its first line to its commit.
+ * A record whose file was never written is dropped by the import that wrote none, or deleted
+ * later as an absent file.
+ */
+export function reserveHistoryFile(w: Connection, now: number): PartitionNames {
+  const names = newPartitionNames(now);
+  recordUnlisted(w, [names.file, names.wallet, names.time], now);
+  return names;
 }
 
 export interface PastMarketsSummary {
@@ -91,8 +123,18 @@ export type PastMarkets = ReturnType<typeof createPastMarkets>;
  * market the rest of the file took out of the past (`release`), and writes the others to the
  * history (`write`): all in the import's transaction.
  */
-export function createPastMarkets(db: Db, now: number, options: PastMarketsOptions) {
+export function createPastMarkets(
+  db: Db,
+  now: number,
+  options: PastMarketsOptions,
+  reserved: PartitionNames | null = null,
+) {
   const w = db.writer;
+  if (options.replica && reserved === null) {
+    throw new Error(
+      "an import with a replica reserves its history file first (reserveHistoryFile)",
+    );
+  }
   const cutoff = now - options.retentionMs;
   const marketFacts = w.prepare<
     [number],
@@ -298,8 +340,11 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
      * the file's transaction, once the file is accepted: the file is listed in it, and removed
      * if this throws.
      */
-    async write(): Promise<PastMarketsSummary> {
-      if (sealing.size === 0) return { markets: 0, fills: 0 };
+    async write(): Promise<Result<PastMarketsSummary>> {
+      if (sealing.size === 0) {
+        unreserve();
+        return ok({ markets: 0, fills: 0 });
+      }
       return writeToHistory(sealing);
     },
   };
@@ -311,7 +356,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
    * and its span in the file. Then by market: its stats and hours, with every wallet's standing
    * known. Then the file's listing.
    */
-  async function writeToHistory(sealing: ReadonlySet<number>): Promise<PastMarketsSummary> {
+  async function writeToHistory(sealing: ReadonlySet<number>): Promise<Result<PastMarketsSummary>> {
     // Ids in file order, from the first no fill has had (sql/0040), as insertTrades gives them.
     const first = w
       .prepare(`SELECT ${NEXT_FILL_ID_SQL} FROM fill_id_floor`)
@@ -382,15 +427,28 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
         ];
       }
     };
-    const file = await writePartition(dir, rows, { memoryMb: options.memoryMb, now: Date.now() });
+    const file = await writePartition(dir, rows, {
+      memoryMb: options.memoryMb,
+      now: Date.now(),
+      names: reserved ?? undefined,
+    });
     if (file === null) throw new Error("no fill was written to the history");
+    const files = withCopies(file, file);
+    if (options.replica) {
+      const refused = await putRecorded(options.replica, files);
+      if (refused !== null) {
+        return fail(
+          `the history's replica refused the file for its past markets (${refused}); import it again once the replica takes files`,
+        );
+      }
+    }
     try {
       storeRows(file);
     } catch (error) {
-      removeWritten(withCopies(file, file));
+      removeWritten(files);
       throw error;
     }
-    return { markets: sealing.size, fills: sealed };
+    return ok({ markets: sealing.size, fills: sealed });
 
     /** The markets' rows, and the file's listing. */
     function storeRows(file: WrittenPartition): void {
@@ -634,6 +692,7 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
     baseRates: ReadonlyMap<string, { bets: number; wins: number }>,
   ): void {
     const partitionId = listSealed(w, file, now);
+    unreserve();
     const markSealed = w.prepare<[number, number]>(
       "INSERT INTO history_markets (partition_id, market_id) VALUES (?, ?)",
     );
@@ -655,6 +714,13 @@ export function createPastMarkets(db: Db, now: number, options: PastMarketsOptio
       listSpan.run(span.walletId, partitionId, span.firstTs, span.lastTs, span.fills);
     }
     addToBaseRates(w, baseRates);
+  }
+
+  /** In the import's transaction: its reserved names are listed now, or were never written. */
+  function unreserve(): void {
+    if (reserved === null) return;
+    const drop = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
+    for (const name of [reserved.file, reserved.wallet, reserved.time]) drop.run(name);
   }
 
   /**

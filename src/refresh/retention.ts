@@ -218,6 +218,17 @@ async function putOnReplica(
 ): Promise<string | null> {
   if (!replica) return null;
   recordUnlisted(w, namesOf(files), at);
+  return putRecorded(replica, files);
+}
+
+/**
+ * Puts files already recorded as unlisted (recordUnlisted) on the replica. Refused: all are
+ * removed here, and the answer says why; null once they are there.
+ */
+export async function putRecorded(
+  replica: HistoryReplica,
+  files: readonly WrittenFile[],
+): Promise<string | null> {
   try {
     for (const file of files) await replica.put(file.file, file.path);
     return null;
@@ -227,8 +238,11 @@ async function putOnReplica(
   }
 }
 
-/** Records `files` as on the replica but not listed since `at` (sql/0035). */
-function recordUnlisted(w: Connection, files: readonly string[], at: number): void {
+/**
+ * Records `files` as on the replica but not listed since `at` (sql/0035), committed at once
+ * unless the caller's transaction is open.
+ */
+export function recordUnlisted(w: Connection, files: readonly string[], at: number): void {
   const record = w.prepare<[string, number]>(
     "INSERT OR REPLACE INTO history_replica_unlisted (file, at) VALUES (?, ?)",
   );
@@ -295,6 +309,12 @@ async function compact(
     replica_files_deleted: 0,
     duration_ms: 0,
   };
+  const clock = options.clock ?? Date.now;
+  const { replica } = options;
+  const dropRecord = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
+  // Files put on the replica, and kept there, only for the restores that may list them: whatever
+  // else this run does (an import refused after its put leaves some in a database with no fill).
+  if (replica) await deleteFromReplica(replica);
   const refreshed = w
     .prepare("SELECT max_trade_id IS NOT NULL FROM refresh_runs ORDER BY id DESC LIMIT 1")
     .pluck()
@@ -325,14 +345,9 @@ async function compact(
     summary.files_rewritten -
     summary.time_copies_written -
     summary.tx_keys_placed;
-  const clock = options.clock ?? Date.now;
-  const { replica } = options;
   // What a killed seal left: files no manifest row lists, once surely not another seal's.
   removeUnlisted(w, dir, Date.now(), options.unlistedMinAgeMs);
-  const dropRecord = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
   const listPartition = w.prepare(LIST_PARTITION);
-  // Files put on the replica, and kept there, only for the restores that may list them.
-  if (replica) await deleteFromReplica(replica);
   const isRecorded = w
     .prepare<[string], number>("SELECT 1 FROM history_replica_unlisted WHERE file = ? AND at > 0")
     .pluck();

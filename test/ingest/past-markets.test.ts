@@ -1,15 +1,18 @@
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Connection } from "../../src/db/open";
+import { type Connection, openDb } from "../../src/db/open";
 import { withEngine } from "../../src/history/engine";
+import { historyReplica } from "../../src/history/replica";
 import { historyDir } from "../../src/history/store";
 import { type ImportResult, importJsonl } from "../../src/ingest/import";
 import type { PastMarketsOptions } from "../../src/ingest/past-markets";
 import type { ImportSource } from "../../src/ingest/sources";
 import { refreshReadModels } from "../../src/refresh/refresh";
-import { compactResolvedMarkets } from "../../src/refresh/retention";
+import { compactResolvedMarkets, REPLICA_DELETE_AFTER_MS } from "../../src/refresh/retention";
+import type { ReplicaConfig } from "../../src/replication/replica-url";
+import { restoreHistory } from "../../src/replication/restore";
 import { createTestApp, type TestApp } from "../helpers/app";
 import { runCli } from "../helpers/cli";
 import { FakeClock } from "../helpers/clock";
@@ -125,6 +128,27 @@ function historyRows(db: Connection) {
   };
 }
 
+/** The history's listed files and their copies, sorted. */
+const listedFiles = (db: Connection) =>
+  (
+    db
+      .prepare("SELECT file, wallet_file, time_file FROM history_partitions")
+      .raw()
+      .all() as string[][]
+  )
+    .flat()
+    .sort();
+
+/** Files recorded as on the replica but not listed (sql/0035), sorted. */
+const unlistedRecords = (db: Connection) =>
+  db.prepare("SELECT file FROM history_replica_unlisted ORDER BY file").pluck().all();
+
+/** The history's files on a folder replica, sorted. */
+const onReplica = (path: string) => {
+  const dir = join(path, "history");
+  return existsSync(dir) ? readdirSync(dir).sort() : [];
+};
+
 /** Every fill of the history's files, as stored, in id order. */
 async function sealedFills(t: TestApp): Promise<unknown[][]> {
   const dir = historyDir(t.db.path);
@@ -238,7 +262,7 @@ describe("an import's past markets", () => {
     ).toEqual([]);
   });
 
-  it("take this path in `smartmoney import` with fill retention on, and not with a replica", async () => {
+  it("take this path in `smartmoney import` with fill retention on, and put the file on a replica", async () => {
     const dir = mkdtempSync(join(tmpdir(), "smartmoney-past-"));
     const file = join(dir, "dump.jsonl");
     writeFileSync(file, `${dump().join("\n")}\n`);
@@ -255,15 +279,80 @@ describe("an import's past markets", () => {
     const status = await runCli(["status", "--db", join(dir, "bulk.db"), "--json"]);
     expect(JSON.parse(status.stdout).fills.total).toBe(600);
 
-    const replicated = await runCli(
-      ["import", file, "--db", join(dir, "replicated.db"), "--json"],
-      {
-        ...retention,
-        SMARTMONEY_REPLICA_URL: `file://${join(dir, "replica")}`,
-      },
+    // With a replica: the file and its copies are put there, listed, and no record is left to
+    // delete them; a restore from the replica finds every file the database lists.
+    const path = join(dir, "replicated.db");
+    const replica: ReplicaConfig = { type: "file", path: join(dir, "replica") };
+    const env = { ...retention, SMARTMONEY_REPLICA_URL: `file://${replica.path}` };
+    const replicated = await runCli(["import", file, "--db", path, "--json"], env);
+    expect(replicated.code, replicated.stderr).toBe(0);
+    expect(report(replicated.stdout).history).toEqual({ markets: 5, fills: 600 });
+    const again = await runCli(["import", file, "--db", path, "--json"], env);
+    expect(report(again.stdout).counts.trade.present).toBe(600);
+    const db = openDb(path);
+    try {
+      const files = listedFiles(db.reader);
+      expect(files).toHaveLength(3);
+      expect(onReplica(replica.path)).toEqual(files);
+      expect(unlistedRecords(db.reader)).toEqual([]);
+      const fetched = await restoreHistory(path, join(dir, "restored-history"), replica);
+      expect(fetched.ok).toBe(true);
+      expect(readdirSync(join(dir, "restored-history")).sort()).toEqual(files);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("refuse the file whole when the replica refuses the history file", async () => {
+    const t = app();
+    const dir = mkdtempSync(join(tmpdir(), "smartmoney-past-"));
+    const notAFolder = join(dir, "replica");
+    writeFileSync(notAFolder, "");
+    const replica = historyReplica({ type: "file", path: notAFolder });
+    const result = await importJsonl(
+      { db: t.db, clock: t.clock, pastMarkets: { ...PAST, replica } },
+      sourceOf(dump()),
     );
-    expect(report(replicated.stdout).history).toEqual({ markets: 0, fills: 0 });
-    expect(report(replicated.stdout).counts.trade.new).toBe(600);
+    expect(result.ok).toBe(false);
+    expect(result.ok ? "" : result.reason).toMatch(
+      /^dump\.jsonl: refused, the history's replica refused the file for its past markets \(file:\/\/.*ENOTDIR.*\); import it again once the replica takes files$/,
+    );
+    const count = (table: string) =>
+      t.db.reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+    expect([count("markets"), count("history_partitions"), count("fills")]).toEqual([0, 0, 0]);
+    expect(readdirSync(historyDir(t.db.path))).toEqual([]);
+    // Its names stay recorded, committed before the import: a compaction deletes them in time.
+    expect(unlistedRecords(t.db.reader)).toHaveLength(3);
+  });
+
+  it("leave a file put on the replica but never listed for a compaction to delete in time", async () => {
+    const t = app();
+    const replicaPath = mkdtempSync(join(tmpdir(), "smartmoney-past-replica-"));
+    const replica = historyReplica({ type: "file", path: replicaPath });
+    t.db.writer.exec(`CREATE TRIGGER fail_listing BEFORE INSERT ON history_markets
+      BEGIN SELECT RAISE(ABORT, 'listing failed'); END`);
+    await expect(load(t, dump(), { ...PAST, replica })).rejects.toThrow("listing failed");
+    expect(onReplica(replicaPath)).toHaveLength(3);
+    expect(unlistedRecords(t.db.reader)).toEqual(onReplica(replicaPath));
+    t.db.writer.exec("DROP TRIGGER fail_listing");
+
+    // Within Litestream's retention they stay; past it, they are deleted.
+    const compact = (at: number) =>
+      compactResolvedMarkets(t.db, NOW, RETENTION, { replica, clock: () => at });
+    expect(await compact(NOW + DAY)).toMatchObject({ replica_files_deleted: 0 });
+    expect(await compact(NOW + REPLICA_DELETE_AFTER_MS + 1)).toMatchObject({
+      replica_files_deleted: 3,
+      replica_error: null,
+    });
+    expect(onReplica(replicaPath)).toEqual([]);
+    expect(unlistedRecords(t.db.reader)).toEqual([]);
+
+    expect((await load(t, dump(), { ...PAST, replica })).history).toEqual({
+      markets: 5,
+      fills: 600,
+    });
+    expect(onReplica(replicaPath)).toEqual(listedFiles(t.db.reader));
+    expect(unlistedRecords(t.db.reader)).toEqual([]);
   });
 
   it("leaves nothing, not even the file, when listing it fails, and the next try writes it", async () => {
