@@ -273,7 +273,7 @@ export const SETTINGS = [
     // and the bulk commands and serve's jobs process their V8 heap (src/heap.ts).
     field: "memoryMb",
     default: "1024",
-    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is a quarter of it (at most a quarter of the machine), with the memory map off; the bulk commands (import, seed, ingest, jobs, migrate, export, backtest) and serve's jobs process cap V8's old generation at half of it (operations.md)",
+    doc: "memory, MB, a bulk load (import, seed) plans within: its page cache is a quarter of it (at most a quarter of the machine), with the memory map off, and an import holds at most 1,024 trades of past markets a MB (operations.md#importing-past-markets); the bulk commands (import, seed, ingest, jobs, migrate, export, backtest) and serve's jobs process cap V8's old generation at half of it (operations.md)",
     value: (label) =>
       v.pipe(
         v.string(),

@@ -12,7 +12,7 @@ import {
   type LineError,
 } from "../../src/ingest/import";
 import { LINE_TYPES } from "../../src/ingest/lines";
-import type { PastMarketsOptions } from "../../src/ingest/past-markets";
+import { heldFillsWithin, type PastMarketsOptions } from "../../src/ingest/past-markets";
 import { fileSource, type ImportSource, spoolStream } from "../../src/ingest/sources";
 import { tabularFormatOf, tabularSource } from "../../src/ingest/tabular";
 import { type CommonOptions, table, withApp, withDbOption } from "../context";
@@ -111,6 +111,7 @@ function pastMarketsOf(config: Config): PastMarketsOptions | null {
   return {
     retentionMs: config.fillRetentionMs,
     memoryMb: HISTORY_WRITE_MB,
+    maxHeldFills: heldFillsWithin(config.memoryMb),
     ...(config.replica ? { replica: historyReplica(config.replica) } : {}),
   };
 }

@@ -8,6 +8,7 @@ import {
   createPastMarkets,
   type PastMarketsOptions,
   type PastMarketsSummary,
+  PastMarketsTooLarge,
   reserveHistoryFile,
 } from "./past-markets";
 import { createRejectsFile, type RejectsFile } from "./rejects";
@@ -173,11 +174,16 @@ async function importFile(
       rows: file.rows,
       seconds: (performance.now() - started) / 1000,
     });
-    for await (const text of source.open()) {
-      lines++;
-      bytes += text.length + 1;
-      file.handle(text, lines);
-      if (lines % PROGRESS_EVERY === 0) options.onProgress?.(progress());
+    try {
+      for await (const text of source.open()) {
+        lines++;
+        bytes += text.length + 1;
+        file.handle(text, lines);
+        if (lines % PROGRESS_EVERY === 0) options.onProgress?.(progress());
+      }
+    } catch (error) {
+      if (!(error instanceof PastMarketsTooLarge)) throw error;
+      return refuse(`${source.name}: ${error.message}`, [], 0);
     }
     file.flush();
     await file.finish(source);

@@ -7,7 +7,7 @@
  *
  * A market's fills take this path when, as its first trade line is read, the market is known
  * and resolved before now − retention, is not compacted, and has no stored fill. Its trades are
- * then held (100 to 200 bytes each) until the file is read; if its last one, or its resolution
+ * then held (heldFillsWithin bounds them) until the file is read; if its last one, or its resolution
  * as the file left it, turns out to be at or after the cut, they are stored as any other trade.
  * A compacted market still past the cut takes new fills this way too: it is modelled again from
  * all its fills, stored and new, and its new ones add a file to the history (sql/0041).
@@ -61,11 +61,38 @@ export interface PastMarketsOptions {
   /** DuckDB's memory cap while the file is written, MB. */
   memoryMb: number;
   /**
+   * The most trades one file may hold (heldFillsWithin): past it, the file is refused
+   * (PastMarketsTooLarge) rather than take the process past its memory.
+   */
+  maxHeldFills: number;
+  /**
    * The history's replica, with SMARTMONEY_REPLICA_URL (docs/operations.md, "Replicate"): the
    * file is put there before the import's transaction lists it, under the names
    * reserveHistoryFile recorded before that transaction began.
    */
   replica?: HistoryReplica;
+}
+
+/**
+ * The trades of past markets one import may hold within SMARTMONEY_MEMORY_MB: 1,024 a MB, about
+ * 1M at the default 1024 MB. A held trade costs about 220 bytes (its columns and key, its place
+ * and id as the file is written, its share of the models and bets): 1M of them took an import to
+ * about 960 MB on the medium world and 980 on the large one, 4M to 1,630 on the medium
+ * (`npm run bench:bulk -- --variants past [--fills N]`). The rest is the page cache, DuckDB's and
+ * V8's.
+ */
+export function heldFillsWithin(memoryMb: number): number {
+  return memoryMb * 1024;
+}
+
+/** A file whose past markets hold more trades than `maxHeldFills`: refused whole. */
+export class PastMarketsTooLarge extends Error {
+  constructor(line: number, maxHeldFills: number) {
+    const most = maxHeldFills.toLocaleString("en-US");
+    super(
+      `refused at line ${line}: its past markets' trades pass ${most}, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB`,
+    );
+  }
 }
 
 /**
@@ -292,6 +319,7 @@ export function createPastMarkets(
         (id) => logIndexes[id - 1] === trade.log_index && sameHash(id - 1, hash),
       );
       if (earlier !== undefined) return lines[earlier - 1];
+      if (count >= options.maxHeldFills) throw new PastMarketsTooLarge(line, options.maxHeldFills);
       const { market_id: marketId, usd_value: usd, ...fill } = trade;
       const i = put({ ...fill, marketId, usd }, line, 0);
       hashes.set(hash, i * 32);

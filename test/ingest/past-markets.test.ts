@@ -7,7 +7,7 @@ import { withEngine } from "../../src/history/engine";
 import { historyReplica } from "../../src/history/replica";
 import { historyDir } from "../../src/history/store";
 import { type ImportResult, importJsonl } from "../../src/ingest/import";
-import type { PastMarketsOptions } from "../../src/ingest/past-markets";
+import { heldFillsWithin, type PastMarketsOptions } from "../../src/ingest/past-markets";
 import type { ImportSource } from "../../src/ingest/sources";
 import { refreshReadModels } from "../../src/refresh/refresh";
 import { compactResolvedMarkets, REPLICA_DELETE_AFTER_MS } from "../../src/refresh/retention";
@@ -22,7 +22,7 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const NOW = Date.parse("2026-11-01T12:00:00.000Z");
 const RETENTION = 90 * DAY;
-const PAST: PastMarketsOptions = { retentionMs: RETENTION, memoryMb: 64 };
+const PAST: PastMarketsOptions = { retentionMs: RETENTION, memoryMb: 64, maxHeldFills: 100_000 };
 const CATEGORIES = ["politics", "crypto", "sports"];
 
 const apps: TestApp[] = [];
@@ -353,6 +353,28 @@ describe("an import's past markets", () => {
     });
     expect(onReplica(replicaPath)).toEqual(listedFiles(t.db.reader));
     expect(unlistedRecords(t.db.reader)).toEqual([]);
+  });
+
+  it("refuse a file whose past markets hold more trades than its memory allows, keeping nothing", async () => {
+    const t = app();
+    const lines = dump();
+    const result = await importJsonl(
+      { db: t.db, clock: t.clock, pastMarkets: { ...PAST, maxHeldFills: 250 } },
+      sourceOf(lines),
+    );
+    // The 251st trade, after the five markets' lines.
+    expect(result.ok ? "" : result.reason).toBe(
+      "dump.jsonl: refused at line 256: its past markets' trades pass 250, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB",
+    );
+    const count = (table: string) =>
+      t.db.reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+    expect([count("markets"), count("fills"), count("history_partitions")]).toEqual([0, 0, 0]);
+    // With room for every trade, the same file goes to the history.
+    expect((await load(t, lines, { ...PAST, maxHeldFills: 600 })).history).toEqual({
+      markets: 5,
+      fills: 600,
+    });
+    expect(heldFillsWithin(1024)).toBe(1_048_576);
   });
 
   it("leaves nothing, not even the file, when listing it fails, and the next try writes it", async () => {
