@@ -90,7 +90,7 @@ export class PastMarketsTooLarge extends Error {
   constructor(line: number, maxHeldFills: number) {
     const most = maxHeldFills.toLocaleString("en-US");
     super(
-      `refused at line ${line}: its past markets' trades pass ${most}, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB`,
+      `refused at line ${line}: its past markets' trades, with those it would model again of its markets already in the history, pass ${most}, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB`,
     );
   }
 }
@@ -199,6 +199,12 @@ export function createPastMarkets(
   const appending = () => [...paths].filter(([, path]) => path === "append").map(([m]) => m);
   /** The markets whose held trades go to the history (`release`). */
   const sealing = new Set<number>();
+  /** Compacted markets with a held trade, and how many fills they hold in all (hold). */
+  const toReload = new Set<number>();
+  let reloading = 0;
+  const storedFillCount = w
+    .prepare<[number], number>("SELECT trade_count FROM market_stats WHERE market_id = ?")
+    .pluck();
 
   // The held trades, column by column.
   let hashes = new Uint8Array(INITIAL * 32);
@@ -319,8 +325,16 @@ export function createPastMarkets(
         (id) => logIndexes[id - 1] === trade.log_index && sameHash(id - 1, hash),
       );
       if (earlier !== undefined) return lines[earlier - 1];
-      if (count >= options.maxHeldFills) throw new PastMarketsTooLarge(line, options.maxHeldFills);
       const { market_id: marketId, usd_value: usd, ...fill } = trade;
+      // A market already in the history is modelled again from all its fills: they are loaded
+      // into these columns too (loadStored), all of them counted in its frozen stats.
+      if (paths.get(marketId) === "append" && !toReload.has(marketId)) {
+        toReload.add(marketId);
+        reloading += storedFillCount.get(marketId) ?? 0;
+      }
+      if (count + reloading >= options.maxHeldFills) {
+        throw new PastMarketsTooLarge(line, options.maxHeldFills);
+      }
       const i = put({ ...fill, marketId, usd }, line, 0);
       hashes.set(hash, i * 32);
       logIndexes[i] = trade.log_index;

@@ -364,7 +364,7 @@ describe("an import's past markets", () => {
     );
     // The 251st trade, after the five markets' lines.
     expect(result.ok ? "" : result.reason).toBe(
-      "dump.jsonl: refused at line 256: its past markets' trades pass 250, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB",
+      "dump.jsonl: refused at line 256: its past markets' trades, with those it would model again of its markets already in the history, pass 250, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB",
     );
     const count = (table: string) =>
       t.db.reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
@@ -375,6 +375,27 @@ describe("an import's past markets", () => {
       fills: 600,
     });
     expect(heldFillsWithin(1024)).toBe(1_048_576);
+
+    // A later file's trades count with the stored fills of its markets in the history, which
+    // it loads to model them again: 250 new and 350 stored, 600 in all.
+    const isTrade = (line: string) => line.startsWith('{"type":"trade"');
+    const trades = lines.filter(isTrade);
+    const split = app();
+    await load(split, [...lines.filter((line) => !isTrade(line)), ...trades.slice(0, 350)], PAST);
+    refreshReadModels(split.db, NOW);
+    const before = readModelSnapshot(split.db.reader);
+    const second = await importJsonl(
+      { db: split.db, clock: split.clock, pastMarkets: { ...PAST, maxHeldFills: 599 } },
+      sourceOf(trades.slice(350)),
+    );
+    expect(second.ok ? "" : second.reason).toMatch(
+      /^dump\.jsonl: refused at line 250: .* pass 599,/,
+    );
+    expect(readModelSnapshot(split.db.reader)).toEqual(before);
+    expect((await load(split, trades.slice(350), { ...PAST, maxHeldFills: 601 })).history).toEqual({
+      markets: 5,
+      fills: 250,
+    });
   });
 
   it("leaves nothing, not even the file, when listing it fails, and the next try writes it", async () => {
