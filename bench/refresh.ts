@@ -3,7 +3,7 @@
  *
  * For each world (bench/lib/world.ts, seeded once and cached) it copies the database to a scratch
  * folder and measures, each in a child process of its own so its peak RSS is its own (started
- * with the heap limits `serve` gives its jobs process, src/heap.ts):
+ * with the heap limits and malloc arenas `serve` gives its jobs process, src/heap.ts):
  *   full         refreshNow(app, {full: true}), the job's full rebuild, then the funding graph
  *                (clusters, connections, coordinated timing, investigations) rebuilt in full,
  *                unless the refresh already ran it as an extension;
@@ -56,7 +56,7 @@ import { parseArgs } from "node:util";
 import type { App } from "../src/app";
 import { loadConfig } from "../src/config";
 import { type Connection, openConnection, openDb } from "../src/db/open";
-import { heapFlags } from "../src/heap";
+import { heapFlags, sizedHeapEnv } from "../src/heap";
 import { createIngest } from "../src/ingest/ingest";
 import { refreshNow } from "../src/jobs/refresh";
 import { migrate } from "../src/migrations/migrate";
@@ -276,25 +276,31 @@ function runChild(
   const config = loadConfig(process.env);
   if (!config.ok) throw new Error(config.problems.join("; "));
   const heap = heapFlags(config.config.memoryMb);
+  // And its malloc arenas, read by glibc as a process starts.
+  const arenas = { MALLOC_ARENA_MAX: sizedHeapEnv(config.config.memoryMb).MALLOC_ARENA_MAX };
   // This script again, as the child that writes the trades and (without --binary) refreshes.
   const ownChild = (nodeFlags: string[], mode: "wal-pages" | "ingest-only" | "") =>
-    childOutput(process.execPath, [
-      ...nodeFlags,
-      ...process.execArgv,
-      self,
-      "--child",
-      kind,
-      dbPath,
-      String(now),
-      String(trades),
-      mode,
-    ]);
+    childOutput(
+      process.execPath,
+      [
+        ...nodeFlags,
+        ...process.execArgv,
+        self,
+        "--child",
+        kind,
+        dbPath,
+        String(now),
+        String(trades),
+        mode,
+      ],
+      { ...process.env, ...arenas },
+    );
   if (binary !== null) {
     const ingested =
       kind === "incremental"
         ? (ownChild([], "ingest-only") as Ingested)
         : { ingestSeconds: null, tradesInserted: null };
-    return { ...refreshInBinary(binary, kind, dbPath, now, heap), ...ingested };
+    return { ...refreshInBinary(binary, kind, dbPath, now, heap, arenas), ...ingested };
   }
   return ownChild([...heap, ...profile], mapWal ? "wal-pages" : "") as Measured;
 }
@@ -324,6 +330,7 @@ function refreshInBinary(
   dbPath: string,
   now: number,
   heap: string[],
+  arenas: NodeJS.ProcessEnv,
 ): Omit<Measured, "ingestSeconds" | "tradesInserted"> {
   const probeOut = `${dbPath}.io.json`;
   rmSync(probeOut, { force: true });
@@ -342,6 +349,7 @@ function refreshInBinary(
     ],
     {
       ...process.env,
+      ...arenas,
       NODE_OPTIONS: [`--require ${IO_PROBE}`, ...heap].join(" "),
       SMARTMONEY_BENCH_IO_OUT: probeOut,
     },

@@ -28,16 +28,25 @@ export function heapFlags(memoryMb: number): string[] {
 }
 
 /**
+ * glibc's malloc arenas for a bulk process (MALLOC_ARENA_MAX), unless the operator set them. By
+ * default each thread that allocates may get an arena of its own, up to eight a core, and memory
+ * freed in one stays mapped: a bulk process has its worker threads and SQLite's sorter threads,
+ * each allocating hundreds of MB over its life. With two, `seed --scale medium` peaked at 698 MB
+ * against 798, `seed --scale large` at 1,397 against 1,552, in the same time.
+ */
+export const MALLOC_ARENAS = "2";
+
+/**
  * The environment for a bulk process: the flags go through NODE_OPTIONS, which both the
  * single binary (its arguments are the CLI's) and Node running cli/main.ts read. Flags the
- * operator set in NODE_OPTIONS come after, so they win.
+ * operator set in NODE_OPTIONS come after, so they win; so does their MALLOC_ARENA_MAX.
  */
 export function sizedHeapEnv(
   memoryMb: number,
   env: NodeJS.ProcessEnv = process.env,
 ): NodeJS.ProcessEnv {
   const flags = [...heapFlags(memoryMb), env.NODE_OPTIONS ?? ""].join(" ").trim();
-  return { ...env, NODE_OPTIONS: flags };
+  return { ...env, NODE_OPTIONS: flags, MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? MALLOC_ARENAS };
 }
 
 /** Whether Node flags (the process's own or NODE_OPTIONS) already set the old generation's limit. */

@@ -18,6 +18,11 @@ describe("a bulk process's heap limits", () => {
     );
   });
 
+  it("gives glibc two malloc arenas, unless the operator chose", () => {
+    expect(sizedHeapEnv(1024, { PATH: "/bin" }).MALLOC_ARENA_MAX).toBe("2");
+    expect(sizedHeapEnv(1024, { MALLOC_ARENA_MAX: "8" }).MALLOC_ARENA_MAX).toBe("8");
+  });
+
   it("knows a heap already sized, by a flag of the process or of NODE_OPTIONS", () => {
     expect(heapIsSized([], {})).toBe(false);
     expect(heapIsSized(["--import", "tsx"], { NODE_OPTIONS: "--require x.cjs" })).toBe(false);
