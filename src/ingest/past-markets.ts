@@ -7,8 +7,9 @@
  *
  * A market's fills take this path when, as its first trade line is read, the market is known
  * and resolved before now − retention, is not compacted, and has no stored fill. Its trades are
- * then held (heldFillsWithin bounds them) until the file is read; if its last one, or its resolution
- * as the file left it, turns out to be at or after the cut, they are stored as any other trade.
+ * then held (heldFillsWithin bounds them) until the file is read; if its last one, or its
+ * resolution as the file left it, turns out to be at or after the cut, they are stored as any
+ * other trade.
  * A compacted market still past the cut takes new fills this way too: it is modelled again from
  * all its fills, stored and new, and its new ones add a file to the history (sql/0041).
  * Such fills record no signal: they are far older than SMARTMONEY_ALERT_MAX_AGE, and a signal
@@ -90,7 +91,7 @@ export class PastMarketsTooLarge extends Error {
   constructor(line: number, maxHeldFills: number) {
     const most = maxHeldFills.toLocaleString("en-US");
     super(
-      `refused at line ${line}: its past markets' trades, with those it would model again of its markets already in the history, pass ${most}, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB`,
+      `refused at line ${line}: the trades of its past markets (with the stored fills of those already in the history) pass ${most}, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB`,
     );
   }
 }

@@ -364,7 +364,7 @@ describe("an import's past markets", () => {
     );
     // The 251st trade, after the five markets' lines.
     expect(result.ok ? "" : result.reason).toBe(
-      "dump.jsonl: refused at line 256: its past markets' trades, with those it would model again of its markets already in the history, pass 250, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB",
+      "dump.jsonl: refused at line 256: the trades of its past markets (with the stored fills of those already in the history) pass 250, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB",
     );
     const count = (table: string) =>
       t.db.reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
