@@ -126,6 +126,13 @@ export interface HeldTrade {
 
 const INITIAL = 1 << 14;
 
+/**
+ * How far from WHALE_VOLUME_USD a wallet's volume summed in any order decides its standing: the
+ * rounding of a sum of n doubles is at most about n·2⁻⁵³ of their total, under a cent near
+ * 50,000 USD for any wallet with fewer than a billion bets.
+ */
+const WHALE_MARGIN_USD = 0.01;
+
 /** Bets per multi-row batch handed to the table writer. */
 const BET_ROWS_PER_PACK = 4096;
 
@@ -519,11 +526,30 @@ export function createPastMarkets(
       const bets = betWriter();
       const whales = new Set<string>();
       const spans: WalletSpan[] = [];
+      const storedTotal = w
+        .prepare<[number], number | null>("SELECT sum(volume) FROM wallet_bets WHERE wallet_id = ?")
+        .pluck();
       const storedVolumes = w
         .prepare<[number], [number, number]>(
           "SELECT market_id, volume FROM wallet_bets WHERE wallet_id = ? ORDER BY market_id",
         )
         .raw();
+      /**
+       * Whether a wallet's volume, its stored bets' and its new ones', passes WHALE_VOLUME_USD as
+       * the refresh will count it (walletBetStats): every bet's volume added in market order.
+       * Added in another order, the sum differs from that one by less than WHALE_MARGIN_USD, so
+       * only a total that near the line needs the refresh's order, and the wallet's bets read
+       * one by one: reading every wallet's took a fifth of a large import.
+       */
+      const isWhale = (walletId: number, added: readonly [number, number][]) => {
+        let total = storedTotal.get(walletId) ?? 0;
+        for (const [, v] of added) total += v;
+        if (Math.abs(total - WHALE_VOLUME_USD) > WHALE_MARGIN_USD) return total > WHALE_VOLUME_USD;
+        let volume = 0;
+        const all = [...storedVolumes.all(walletId), ...added].sort((a, b) => a[0] - b[0]);
+        for (const [, v] of all) volume += v;
+        return volume > WHALE_VOLUME_USD;
+      };
       const sealedOf = sealedTradesReader(w);
       const storeSealed = w.prepare<[number, Buffer]>(
         "INSERT OR REPLACE INTO wallet_sealed_trades (wallet_id, trades) VALUES (?, ?)",
@@ -533,7 +559,6 @@ export function createPastMarkets(
         (i) => walletIdAt[wallets[i]!]!,
         (walletId, run) => {
           const wallet = addresses[wallets[run[0]!]!]!;
-          const stored = storedVolumes.all(walletId);
           const added: [number, number][] = [];
           forEachRun(
             run,
@@ -550,10 +575,7 @@ export function createPastMarkets(
               }
             },
           );
-          // As the refresh will count it (walletBetStats): every bet's volume in market order.
-          let volume = 0;
-          for (const [, v] of [...stored, ...added].sort((a, b) => a[0] - b[0])) volume += v;
-          if (volume > WHALE_VOLUME_USD) whales.add(wallet);
+          if (isWhale(walletId, added)) whales.add(wallet);
           // Its new trades here join its sealed trades (sql/0033), for its timing buckets, and
           // say where its fills are in the new file (sql/0036).
           const fresh = run.filter((i) => i < held).sort(inTimeOrder);

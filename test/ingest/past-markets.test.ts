@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Connection, openDb } from "../../src/db/open";
+import { WHALE_VOLUME_USD } from "../../src/domain";
 import { withEngine } from "../../src/history/engine";
 import { historyReplica } from "../../src/history/replica";
 import { historyDir } from "../../src/history/store";
@@ -200,6 +201,55 @@ describe("an import's past markets", () => {
     const incremental = readModelSnapshot(bulk.db.reader);
     refreshReadModels(bulk.db, NOW, { full: true });
     expect(readModelSnapshot(bulk.db.reader)).toEqual(incremental);
+  });
+
+  it("count a wallet within a cent of the whale line as the refresh will, in its order", async () => {
+    const dumped = dump();
+    const isTrade = (line: string) => line.startsWith('{"type":"trade"');
+    const wallet = walletOf(99);
+    const trade = (n: number, slug: string, usd: number, ts: number) =>
+      JSON.stringify({
+        type: "trade",
+        tx_hash: hashOf(n),
+        log_index: 0,
+        wallet,
+        condition_id: conditionOf(slug),
+        outcome: "YES",
+        side: "BUY",
+        price: 0.5,
+        size: usd * 2,
+        timestamp: ts,
+      });
+    // A bet stored before, in the recent market, and two in past markets: 50,000.005 USD in all.
+    const before = [
+      ...dump({ markets: 0, recent: true, trades: 50, firstHash: 10_000 }),
+      ...dumped.filter((line) => !isTrade(line)),
+      trade(20_000, "recent", 10_000.005, NOW - 3 * DAY),
+    ];
+    const lines = [
+      ...dumped.filter(isTrade),
+      trade(20_001, "old0", 25_000, NOW - 170 * DAY),
+      trade(20_002, "old1", 15_000, NOW - 170 * DAY),
+    ];
+    const stored = app();
+    await load(stored, before, null);
+    refreshReadModels(stored.db, NOW);
+    await load(stored, lines, null);
+    refreshReadModels(stored.db, NOW);
+    await compactResolvedMarkets(stored.db, NOW, RETENTION);
+
+    const bulk = app();
+    await load(bulk, before, null);
+    refreshReadModels(bulk.db, NOW);
+    await load(bulk, lines, PAST);
+    refreshReadModels(bulk.db, NOW);
+    const total = bulk.db.reader
+      .prepare("SELECT total_volume FROM wallet_stats WHERE address = ?")
+      .pluck()
+      .get(wallet) as number;
+    expect(total).toBeGreaterThan(WHALE_VOLUME_USD);
+    expect(total - WHALE_VOLUME_USD).toBeLessThan(0.01);
+    expect(readModelSnapshot(bulk.db.reader)).toEqual(readModelSnapshot(stored.db.reader));
   });
 
   it("stores a market still traded after the cut, beside the past ones, as any other", async () => {
