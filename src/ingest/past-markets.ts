@@ -128,8 +128,8 @@ const INITIAL = 1 << 14;
 
 /**
  * How far from WHALE_VOLUME_USD a wallet's volume summed in any order decides its standing: the
- * rounding of a sum of n doubles is at most about n·2⁻⁵³ of their total, under a cent near
- * 50,000 USD for any wallet with fewer than a billion bets.
+ * rounding of a sum of n doubles is at most about n·2⁻⁵³ of their total, under a cent at that
+ * line for any wallet with fewer than a billion bets.
  */
 const WHALE_MARGIN_USD = 0.01;
 
