@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { loadConfig } from "../src/config";
 import { heapIsSized, oldSpaceMb, sizedHeapEnv } from "../src/heap";
@@ -68,15 +68,19 @@ export function runInSizedHeap(argv: readonly string[]): Promise<number> | null 
  */
 export function runSized(launch: SizedLaunch): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(launch.command, launch.args, { env: launch.env, stdio: "inherit" });
+    // The handlers come first: the child exists (and can be seen) while spawn still runs, and a
+    // signal then must not end this process with the child left running. A handler runs on the
+    // event loop, so after spawn has returned, with the child known.
+    let child: ChildProcess | undefined;
     const forward = (signal: NodeJS.Signals) => () => {
       // A terminal's Ctrl-C went to the whole group: the child has it already.
-      if (signal !== "SIGINT") child.kill(signal);
+      if (signal !== "SIGINT") child?.kill(signal);
     };
     const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map(
       (signal) => [signal, forward(signal)] as const,
     );
     for (const [signal, handler] of handlers) process.on(signal, handler);
+    child = spawn(launch.command, launch.args, { env: launch.env, stdio: "inherit" });
     const done = (code: number) => {
       for (const [signal, handler] of handlers) process.off(signal, handler);
       resolve(code);
