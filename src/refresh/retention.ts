@@ -150,7 +150,7 @@ const LIST_PARTITION = `INSERT INTO history_partitions (file, fills, bytes, min_
  * Where each wallet's sealed fills are (sql/0036), from the frozen bets of the file's markets:
  * bound to the file's id and its markets' ids as a JSON array.
  */
-export const LIST_WALLET_SPANS = `INSERT INTO history_wallets (wallet_id, partition_id, first_ts,
+const LIST_WALLET_SPANS = `INSERT INTO history_wallets (wallet_id, partition_id, first_ts,
     last_ts, fills)
   SELECT b.wallet_id, ?, min(b.first_ts), max(b.last_ts), sum(b.trade_count)
     FROM wallet_bets b INDEXED BY wallet_bets_by_market

@@ -163,11 +163,6 @@ export function createModelWriter(db: Db) {
 
     timing: storeTiming,
 
-    /** Writes bets of markets the wallet had none in (past-markets.ts): no row to replace. */
-    newBets(walletId: number, bets: readonly WalletBetRow[]): void {
-      for (const bet of bets) putBet(betValues(walletId, bet), undefined);
-    },
-
     /**
      * Writes the market's stats and its hours from `fromHour` on. `previous` holds the rows
      * stored before (none in a full rebuild, which passes every hour of the market), so only
