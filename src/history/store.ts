@@ -208,6 +208,13 @@ export interface PartitionNames {
   time: string;
 }
 
+/** The three names, the file's first. */
+export const partitionFileNames = (names: PartitionNames): string[] => [
+  names.file,
+  names.wallet,
+  names.time,
+];
+
 /** Names for a file written at `now` and its copies, chosen before it is written. */
 export function newPartitionNames(now: number): PartitionNames {
   return {

@@ -167,6 +167,14 @@ export function compactedMarketMessage(slug: string): string {
 const MAX_REMEMBERED = 500_000;
 
 /**
+ * Marks a market whose outcome or facts changed (bound to its id): the next refresh recomputes
+ * every bet in it, not just the new fills' (the ingest path's, and the bulk path's frozen
+ * markets, src/ingest/past-markets.ts).
+ */
+export const MARK_MARKET_CHANGED =
+  "INSERT INTO dirty_markets (market_id, changed) VALUES (?, 1) ON CONFLICT DO UPDATE SET changed = 1";
+
+/**
  * A stored fill by its key, (tx_hash, log_index) with the hash as its 32 bytes: through
  * fills_by_tx's key, the hash's first and last 4 bytes (sql/0030), then the whole hash. Exported
  * for the test that holds it to that index. Bound as (hash, hash, log_index, hash).
@@ -248,10 +256,7 @@ export function createIngest(
   const markMarkets = w.prepare(
     "INSERT INTO dirty_markets (market_id) SELECT value FROM json_each(?) WHERE true ON CONFLICT DO NOTHING",
   );
-  // A market whose outcome or facts changed: every bet in it is recomputed, not just the new fills.
-  const markMarketChanged = w.prepare(
-    "INSERT INTO dirty_markets (market_id, changed) VALUES (?, 1) ON CONFLICT DO UPDATE SET changed = 1",
-  );
+  const markMarketChanged = w.prepare(MARK_MARKET_CHANGED);
   const markWallet = w.prepare(
     "INSERT INTO dirty_wallets (address) VALUES (?) ON CONFLICT DO NOTHING",
   );

@@ -26,6 +26,7 @@ import {
   historyFiles,
   newPartitionNames,
   type PartitionNames,
+  partitionFileNames,
   sealedFilesOf,
   type WrittenPartition,
   writePartition,
@@ -54,7 +55,7 @@ import { fail, ok, type Result } from "../result";
 import { doubled } from "../typed-arrays";
 import { hashBytes, kindOf, NEXT_FILL_ID_SQL, outcomeOfKind, sideOfKind } from "./fill-codec";
 import { FillKeyTable } from "./fill-key-table";
-import type { NewTrade } from "./ingest";
+import { MARK_MARKET_CHANGED, type NewTrade } from "./ingest";
 
 export interface PastMarketsOptions {
   /** SMARTMONEY_FILL_RETENTION: markets resolved, and last traded, before now − this. */
@@ -108,7 +109,7 @@ export class PastMarketsTooLarge extends Error {
  */
 export function reserveHistoryFile(w: Connection, now: number): PartitionNames {
   const names = newPartitionNames(now);
-  recordUnlisted(w, [names.file, names.wallet, names.time], now);
+  recordUnlisted(w, partitionFileNames(names), now);
   return names;
 }
 
@@ -713,6 +714,9 @@ export function createPastMarkets(
          FROM wallet_bets INDEXED BY wallet_bets_by_market
         WHERE market_id = ? AND resolved = 1 AND category IS NOT NULL GROUP BY category`,
     );
+    const deletes = ["wallet_bets", "market_stats", "market_hours", "market_price_history"].map(
+      (table) => w.prepare<[number]>(`DELETE FROM ${table} WHERE market_id = ?`),
+    );
     for (const marketId of marketIds) {
       for (const { category, bets, wins } of counted.all(marketId)) {
         const rate = baseRates.get(category) ?? { bets: 0, wins: 0 };
@@ -720,9 +724,7 @@ export function createPastMarkets(
         rate.wins -= wins;
         baseRates.set(category, rate);
       }
-      for (const table of ["wallet_bets", "market_stats", "market_hours", "market_price_history"]) {
-        w.prepare(`DELETE FROM ${table} WHERE market_id = ?`).run(marketId);
-      }
+      for (const remove of deletes) remove.run(marketId);
     }
     return baseRates;
   }
@@ -764,9 +766,7 @@ export function createPastMarkets(
     const markCompacted = w.prepare<[number, number]>(
       "UPDATE markets SET compacted_at = ? WHERE id = ? AND compacted_at IS NULL",
     );
-    const markChanged = w.prepare<[number]>(
-      "INSERT INTO dirty_markets (market_id, changed) VALUES (?, 1) ON CONFLICT DO UPDATE SET changed = 1",
-    );
+    const markChanged = w.prepare<[number]>(MARK_MARKET_CHANGED);
     for (const marketId of marketIds) {
       markSealed.run(partitionId, marketId);
       markCompacted.run(now, marketId);
@@ -785,7 +785,7 @@ export function createPastMarkets(
   function unreserve(): void {
     if (reserved === null) return;
     const drop = w.prepare<[string]>("DELETE FROM history_replica_unlisted WHERE file = ?");
-    for (const name of [reserved.file, reserved.wallet, reserved.time]) drop.run(name);
+    for (const name of partitionFileNames(reserved)) drop.run(name);
   }
 
   /**
