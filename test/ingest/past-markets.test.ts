@@ -129,6 +129,10 @@ function historyRows(db: Connection) {
   };
 }
 
+/** The rows in `table`. */
+const rowsIn = (t: TestApp, table: string) =>
+  t.db.reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+
 /** The history's listed files and their copies, sorted. */
 const listedFiles = (db: Connection) =>
   (
@@ -367,9 +371,9 @@ describe("an import's past markets", () => {
     expect(result.ok ? "" : result.reason).toMatch(
       /^dump\.jsonl: refused, the history's replica refused the file for its past markets \(file:\/\/.*ENOTDIR.*\); import it again once the replica takes files$/,
     );
-    const count = (table: string) =>
-      t.db.reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
-    expect([count("markets"), count("history_partitions"), count("fills")]).toEqual([0, 0, 0]);
+    expect([rowsIn(t, "markets"), rowsIn(t, "history_partitions"), rowsIn(t, "fills")]).toEqual([
+      0, 0, 0,
+    ]);
     expect(readdirSync(historyDir(t.db.path))).toEqual([]);
     // Its names stay recorded, committed before the import: a compaction deletes them in time.
     expect(unlistedRecords(t.db.reader)).toHaveLength(3);
@@ -416,9 +420,9 @@ describe("an import's past markets", () => {
     expect(result.ok ? "" : result.reason).toBe(
       "dump.jsonl: refused at line 256: the trades of its past markets (with the stored fills of those already in the history) pass 250, the most one import holds within SMARTMONEY_MEMORY_MB; nothing was imported from it: split it into files of whole markets (sorted by market) of fewer trades, or raise SMARTMONEY_MEMORY_MB",
     );
-    const count = (table: string) =>
-      t.db.reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
-    expect([count("markets"), count("fills"), count("history_partitions")]).toEqual([0, 0, 0]);
+    expect([rowsIn(t, "markets"), rowsIn(t, "fills"), rowsIn(t, "history_partitions")]).toEqual([
+      0, 0, 0,
+    ]);
     // With room for every trade, the same file goes to the history.
     expect((await load(t, lines, { ...PAST, maxHeldFills: 600 })).history).toEqual({
       markets: 5,
@@ -453,11 +457,11 @@ describe("an import's past markets", () => {
     t.db.writer.exec(`CREATE TRIGGER fail_listing BEFORE INSERT ON history_markets
       BEGIN SELECT RAISE(ABORT, 'listing failed'); END`);
     await expect(load(t, dump(), PAST)).rejects.toThrow("listing failed");
-    const count = (table: string) =>
-      t.db.reader.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
-    expect([count("markets"), count("history_partitions"), count("wallet_bets")]).toEqual([
-      0, 0, 0,
-    ]);
+    expect([
+      rowsIn(t, "markets"),
+      rowsIn(t, "history_partitions"),
+      rowsIn(t, "wallet_bets"),
+    ]).toEqual([0, 0, 0]);
     expect(readdirSync(historyDir(t.db.path))).toEqual([]);
     t.db.writer.exec("DROP TRIGGER fail_listing");
     expect((await load(t, dump(), PAST)).history).toEqual({ markets: 5, fills: 600 });
@@ -514,9 +518,8 @@ describe("an import's past markets", () => {
     for (let from = 0; from < trades.length; from += 150) {
       await load(t, trades.slice(from, from + 150), PAST);
     }
-    const count = (sql: string) => t.db.reader.prepare(sql).pluck().get();
-    expect(count("SELECT count(*) FROM history_partitions")).toBe(4);
-    expect(count("SELECT count(*) FROM history_markets")).toBe(20);
+    expect(rowsIn(t, "history_partitions")).toBe(4);
+    expect(rowsIn(t, "history_markets")).toBe(20);
     refreshReadModels(t.db, NOW);
     const before = readModelSnapshot(t.db.reader);
     const sealed = await sealedFills(t);
@@ -524,8 +527,8 @@ describe("an import's past markets", () => {
 
     const run = await compactResolvedMarkets(t.db, NOW, RETENTION);
     expect(run.files_merged).toBe(4);
-    expect(count("SELECT count(*) FROM history_partitions")).toBe(1);
-    expect(count("SELECT count(*) FROM history_markets")).toBe(5);
+    expect(rowsIn(t, "history_partitions")).toBe(1);
+    expect(rowsIn(t, "history_markets")).toBe(5);
     expect(await sealedFills(t)).toEqual(sealed);
     expect(readModelSnapshot(t.db.reader)).toEqual(before);
   });
